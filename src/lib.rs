@@ -1,0 +1,16 @@
+//! gpu-preflight: find GPUs whose PCI BARs were left unassigned, say why with
+//! the numbers, and name the fix for this hypervisor.
+//!
+//! The pipeline, one module per step:
+//! read sysfs and the kernel log (`root`, `sysfs`, `kmsg`, `sources`)
+//! -> model devices and BARs (`pci`, `bars`, `select`, `kernel_log`)
+//! -> diagnose (`diagnosis`) -> hint (`hints`) -> report (`report`)
+//! -> optionally remediate (`remediate`).
+
+pub mod check;
+pub mod cmdline;
+pub mod kernel_log;
+pub mod pci;
+pub mod report;
+pub mod root;
+pub mod select;
