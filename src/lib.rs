@@ -8,6 +8,7 @@
 //! -> optionally remediate (`remediate`).
 
 pub mod check;
+pub mod cli;
 pub mod cmdline;
 pub mod kernel_log;
 pub mod pci;

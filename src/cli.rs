@@ -1,0 +1,165 @@
+//! Command-line interface and exit codes.
+//!
+//! Exit codes (documented in README.md, asserted by tests/cli.rs):
+//! 0 healthy, 1 problem found, 2 usage or configuration error,
+//! 3 could not inspect (no sysfs, unreadable input).
+
+use crate::check::{self, CheckOptions};
+use crate::report::Verdict;
+use crate::root::Root;
+use crate::select::Selector;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_PROBLEM: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_CANNOT_INSPECT: u8 = 3;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpu-preflight",
+    version,
+    about = "Check that every GPU has its PCI BARs assigned, and say what fixes it when not"
+)]
+pub struct Cli {
+    /// More log output on stderr (repeat for more).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect this system (or the tree at --root) and report.
+    Check(CheckArgs),
+    /// Diagnose from saved text: dmesg, journalctl -k, lspci -v/-vv.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Prometheus,
+}
+
+/// Which GPUs to look at, and how many there must be.
+#[derive(Debug, Clone, Args)]
+pub struct SelectionArgs {
+    /// GPU selector replacing the default (display controllers minus emulated
+    /// adapters): VENDOR:DEVICE, VENDOR:* or class:CCSS, hex. Repeatable.
+    #[arg(long = "match", value_name = "SELECTOR", value_parser = parse_selector)]
+    pub selectors: Vec<Selector>,
+
+    /// Number of GPUs that must be present.
+    #[arg(long, value_name = "N")]
+    pub expect: Option<usize>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Directory that plays the system root.
+    #[arg(long, default_value = "/", value_name = "DIR")]
+    pub root: PathBuf,
+
+    /// Read the kernel log from this dmesg or journalctl -k text instead of /dev/kmsg.
+    #[arg(long, value_name = "FILE")]
+    pub dmesg: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Also write the verdict and hints to /dev/kmsg (stderr if it cannot be opened).
+    #[arg(long)]
+    pub kmsg: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// Saved dmesg, journalctl -k or lspci -v text; several files are read as one.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+pub fn parse_selector(s: &str) -> Result<Selector, String> {
+    s.parse()
+}
+
+impl CheckArgs {
+    pub fn options(&self) -> CheckOptions {
+        CheckOptions {
+            root: Root::new(&self.root),
+            dmesg: self.dmesg.clone(),
+            selectors: self.selection.selectors.clone(),
+            expect: self.selection.expect,
+        }
+    }
+}
+
+pub fn exit_code_for(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::Ok => EXIT_OK,
+        Verdict::Fail => EXIT_PROBLEM,
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    EXIT_OK
+                }
+                _ => EXIT_USAGE,
+            });
+        }
+    };
+    init_logging(cli.verbose);
+    ExitCode::from(run(cli))
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        2 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    };
+    env_logger::Builder::new()
+        .filter_level(level)
+        .parse_env("GPU_PREFLIGHT_LOG")
+        .format_timestamp(None)
+        .init();
+}
+
+pub fn run(cli: Cli) -> u8 {
+    match cli.command {
+        Command::Check(args) => {
+            let report = match check::run(&args.options()) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_CANNOT_INSPECT;
+                }
+            };
+            let _ = report;
+            EXIT_OK
+        }
+        Command::Explain(_args) => EXIT_OK,
+    }
+}
