@@ -1,0 +1,102 @@
+# The VM scenarios, in one place. Sourced by bash (vm-tests/lib.sh defines
+# `scenario`). Each call names a scenario and sets its fields as key=value:
+#
+#   fw        seabios | ovmf (OVMF via -bios OVMF.fd)
+#   cpu       the -cpu value; qemu64 without phys-bits advertises 40 bits
+#   gpus      COUNTxSIZE of ivshmem-plain stand-ins, each behind its own
+#             pcie-root-port (8x128G); 0 for none
+#   vga       none (default) | std: std keeps QEMU's emulated VGA 1234:1111
+#             at 00:01.0, which a real guest has and which is not a GPU
+#   ports     extra empty pcie-root-ports after the stand-ins (I/O-window noise)
+#   nic       virtio: a virtio-net behind one more root port; none (default)
+#   host      extra QEMU arguments (the host-side knob under test)
+#   guest     extra guest kernel command line
+#   observed  what FIELD-NOTES.md section 2 measured for this setup
+#   capture   yes: tests/fixtures/<name>/ is captured from this scenario
+#
+# Fields for the boot-time check (vm-tests/run):
+#   args      gpu_preflight.* keys added to the guest command line
+#   verdict   ok | fail, from report.json
+#   diagnosis the report's diagnosis
+#   unassigned  BDFs (DDDD:BB:DD.F) the report must list as unassigned,
+#             comma-separated; "-" for none
+#   hints     hint ids that must be present, comma-separated; "-" for none
+#   nohints   hint ids that must be absent, comma-separated
+#   gens      generators to boot with: "itools dracut" (default) or one of them
+#   required  yes (default) | no: a required scenario that is skipped fails
+#             the suite
+
+# The stand-ins are ivshmem-plain (1af4:1110, class 0x0500), so the check is
+# told which devices are the GPUs; the count makes a missing one visible.
+sel8='gpu_preflight.match=1af4:1110 gpu_preflight.expect=8'
+sel7='gpu_preflight.match=1af4:1110 gpu_preflight.expect=7'
+sel2='gpu_preflight.match=1af4:1110 gpu_preflight.expect=2'
+hole1t='-global q35-pcihost.pci-hole64-size=1T'
+
+scenario seabios-46bit-8x128g capture=yes \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=8x128G \
+  observed='all 8 assigned, 0x2000000000-0x11fffffffff' \
+  args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
+
+scenario seabios-40bit-8x128g capture=yes \
+  fw=seabios cpu=qemu64 gpus=8x128G \
+  observed='01:00.0 BAR 2 unassigned; firmware put it at 1 TiB, above what 40 bits address' \
+  args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
+  unassigned=0000:01:00.0 hints=cpu-phys-bits
+
+scenario seabios-40bit-8x128g-realloc capture=yes \
+  fw=seabios cpu=qemu64 gpus=8x128G guest=pci=realloc \
+  observed='still unassigned: root window 896 GiB < 1 TiB needed' \
+  args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
+  unassigned=0000:01:00.0 hints=cpu-phys-bits nohints=guest-pci-realloc
+
+scenario seabios-40bit-7x128g capture=yes \
+  fw=seabios cpu=qemu64 gpus=7x128G \
+  observed='all 7 assigned' \
+  args="$sel7" verdict=ok diagnosis=ok unassigned=- hints=-
+
+scenario ovmf-8x16g capture=yes \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x16G \
+  observed='all 8 assigned in a 128 GiB window at 0xe000000000' \
+  args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
+
+scenario ovmf-8x32g capture=yes \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G \
+  observed='5 of 8 unassigned (04:00.0-08:00.0); root window 0xe000000000-0xf89fffffff' \
+  args="$sel8" verdict=fail diagnosis=window_too_small \
+  unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=qemu-pci-hole64-size,ovmf-mmio64-aperture
+
+scenario ovmf-8x32g-realloc capture=yes \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G guest=pci=realloc \
+  observed='still 5 unassigned: realloc cannot grow the root window' \
+  args="$sel8" verdict=fail diagnosis=window_too_small \
+  unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=qemu-pci-hole64-size,ovmf-mmio64-aperture nohints=guest-pci-realloc
+
+scenario ovmf-8x32g-hole1t capture=yes \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" \
+  observed='5 of 8 unassigned, but the root window is now 1 TiB (0xe000000000-0x1dfffffffff)' \
+  args="$sel8" verdict=fail diagnosis=firmware_left_unassigned \
+  unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=guest-pci-realloc
+
+scenario ovmf-8x32g-hole1t-realloc capture=yes \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" guest=pci=realloc \
+  observed='all 8 assigned after "No. 2 try to assign unassigned res"' \
+  args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
+
+scenario ovmf-7x32g-hole1t-expect8 capture=yes \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=7x32G host="$hole1t" guest=pci=realloc \
+  observed='all 7 assigned (not a FIELD-NOTES row: 7 stand-ins where 8 are expected)' \
+  args="$sel8" verdict=fail diagnosis=gpus_missing unassigned=- hints=check-passthrough
+
+scenario ovmf-8x16g-vga capture=yes \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x16G vga=std \
+  observed='all 8 assigned (as ovmf-8x16g, plus the emulated VGA 1234:1111 at 00:01.0)' \
+  args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
+
+scenario seabios-noisy-rootports capture=yes \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G ports=12 nic=virtio \
+  observed='healthy (not a FIELD-NOTES row: empty root ports leave I/O windows unassigned, harmless)' \
+  args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=-
