@@ -15,3 +15,7 @@ pub mod pci;
 pub mod report;
 pub mod root;
 pub mod select;
+pub mod bars;
+pub mod sysfs;
+pub mod system;
+pub mod diagnosis;
