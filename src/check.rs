@@ -1,9 +1,15 @@
 //! The `check` pipeline: read sysfs and the kernel log under a root, model
 //! devices and BARs, diagnose, hint, and hand back one `Report`.
 
-use crate::report::Report;
+use crate::diagnosis::{self, Evidence, Gpu, WindowSource};
+use crate::hints;
+use crate::kernel_log::{self, Event, Space};
+use crate::kmsg;
+use crate::report::{self, Report};
 use crate::root::Root;
-use crate::select::Selector;
+use crate::select::{self, Selector};
+use crate::sysfs;
+use crate::system::{self, Range};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -20,18 +26,143 @@ pub struct CheckOptions {
 pub enum CheckError {
     /// No PCI devices directory under the root: nothing can be inspected.
     NoSysfs(PathBuf, std::io::Error),
+    /// The kernel log file given with `--dmesg` cannot be read.
+    Dmesg(PathBuf, std::io::Error),
 }
 
 impl std::fmt::Display for CheckError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CheckError::NoSysfs(p, e) => write!(f, "cannot list PCI devices in {}: {e}", p.display()),
+            CheckError::NoSysfs(p, e) => {
+                write!(f, "cannot list PCI devices in {}: {e}", p.display())
+            }
+            CheckError::Dmesg(p, e) => write!(f, "cannot read kernel log {}: {e}", p.display()),
         }
     }
 }
 
 impl std::error::Error for CheckError {}
 
-pub fn run(_opts: &CheckOptions) -> Result<Report, CheckError> {
-    unimplemented!("check pipeline")
+/// What the kernel log says beyond per-device events.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct LogFacts {
+    pub windows: Vec<Range>,
+    pub unaddressable_from: Option<u64>,
+    pub realloc_advised: bool,
+    pub command_line: Option<String>,
+}
+
+pub fn log_facts(events: &[Event]) -> LogFacts {
+    let mut f = LogFacts::default();
+    for e in events {
+        match e {
+            Event::RootBusWindow { resource, .. } if resource.space == Space::Mem => {
+                if let Some(start) = resource.start {
+                    let end = start.saturating_add(resource.size.saturating_sub(1));
+                    if let Some(r) = system::above_4g(Range { start, end }) {
+                        // A log may hold several boots or repeat itself.
+                        if !f.windows.contains(&r) {
+                            f.windows.push(r);
+                        }
+                    }
+                }
+            }
+            Event::NotCpuAddressable { start, .. } => {
+                f.unaddressable_from = Some(f.unaddressable_from.map_or(*start, |u| u.min(*start)));
+            }
+            Event::ReallocAdvised => f.realloc_advised = true,
+            Event::CommandLine(c) => f.command_line = Some(c.clone()),
+            _ => {}
+        }
+    }
+    f
+}
+
+/// The kernel log: the file given, else the root's `/dev/kmsg` when it is
+/// the real device, else nothing (a fixture tree without a log).
+fn read_log(opts: &CheckOptions, warnings: &mut Vec<String>) -> Result<String, CheckError> {
+    if let Some(p) = &opts.dmesg {
+        let bytes = std::fs::read(p).map_err(|e| CheckError::Dmesg(p.clone(), e))?;
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    let dev = opts.root.join("dev/kmsg");
+    if kmsg::is_char_device(&dev) {
+        match kmsg::read_all(&dev) {
+            Ok(t) => return Ok(t),
+            Err(e) => warnings.push(format!(
+                "reading {}: {e}; BAR sizes and windows from the log are unknown",
+                dev.display()
+            )),
+        }
+    }
+    Ok(String::new())
+}
+
+pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
+    let scan = sysfs::scan(&opts.root).map_err(|(p, e)| CheckError::NoSysfs(p, e))?;
+    let mut warnings = scan.warnings.clone();
+    let log_text = read_log(opts, &mut warnings)?;
+    let events = kernel_log::parse_log(&log_text);
+    let facts = log_facts(&events);
+
+    let mut gpus: Vec<Gpu> = scan
+        .functions
+        .iter()
+        .filter(|f| {
+            !f.is_bridge() && select::is_selected(&opts.selectors, f.vendor, f.device, f.class)
+        })
+        .map(|f| Gpu {
+            addr: f.addr,
+            vendor: f.vendor,
+            device: f.device,
+            class: f.class,
+            bars: f.bars.clone(),
+            upstream: f.upstream.clone(),
+        })
+        .collect();
+    diagnosis::fill_sizes(&mut gpus, &events);
+
+    let cmdline = system::read_text(&opts.root, "proc/cmdline")
+        .ok()
+        .or_else(|| facts.command_line.clone());
+    if cmdline.is_none() {
+        warnings.push("no kernel command line (proc/cmdline): pci=realloc taken as off".into());
+    }
+    let realloc_active = cmdline
+        .as_deref()
+        .is_some_and(crate::cmdline::realloc_active);
+
+    let mut windows: Vec<(Range, WindowSource)> = Vec::new();
+    match system::read_text(&opts.root, "proc/iomem") {
+        Ok(t) => match system::iomem_root_windows(&t) {
+            Ok(w) => windows.extend(w.into_iter().map(|r| (r, WindowSource::Iomem))),
+            Err(e) => warnings.push(format!("proc/iomem: {e}")),
+        },
+        Err(e) => warnings.push(e),
+    }
+    if windows.is_empty() {
+        windows.extend(facts.windows.iter().map(|r| (*r, WindowSource::KernelLog)));
+    }
+    let phys_bits = system::read_text(&opts.root, "proc/cpuinfo")
+        .ok()
+        .as_deref()
+        .and_then(system::cpuinfo_phys_bits);
+
+    let ev = Evidence {
+        gpus,
+        expected: opts.expect,
+        windows,
+        phys_bits,
+        unaddressable_from: facts.unaddressable_from,
+        realloc_active,
+        realloc_advised: facts.realloc_advised,
+        firmware: system::read_firmware(&opts.root),
+        other_failed: Vec::new(),
+    };
+    let d = diagnosis::diagnose(&ev);
+    let h = hints::hints(&ev, &d);
+    for w in &warnings {
+        log::warn!("{w}");
+    }
+    Ok(report::build("check", &ev, &d, &h, warnings))
 }

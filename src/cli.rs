@@ -5,10 +5,13 @@
 //! 3 could not inspect (no sysfs, unreadable input).
 
 use crate::check::{self, CheckOptions};
-use crate::report::Verdict;
+use crate::explain;
+use crate::kmsg;
+use crate::report::{self, Report, Verdict};
 use crate::root::Root;
 use crate::select::Selector;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -149,17 +152,54 @@ fn init_logging(verbose: u8) {
 
 pub fn run(cli: Cli) -> u8 {
     match cli.command {
-        Command::Check(args) => {
-            let report = match check::run(&args.options()) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return EXIT_CANNOT_INSPECT;
+        Command::Check(args) => match check::run(&args.options()) {
+            Ok(report) => {
+                if args.kmsg {
+                    send_to_kmsg(&Root::new(&args.root), &report);
                 }
-            };
-            let _ = report;
-            EXIT_OK
+                emit(&report, args.format)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                EXIT_CANNOT_INSPECT
+            }
+        },
+        Command::Explain(args) => match explain::run(
+            &args.files,
+            &args.selection.selectors,
+            args.selection.expect,
+        ) {
+            Ok(report) => emit(&report, args.format),
+            Err(e) => {
+                eprintln!("error: {e}");
+                EXIT_CANNOT_INSPECT
+            }
+        },
+    }
+}
+
+/// Prints the report in the chosen format; the exit code follows the verdict.
+pub fn emit(report: &Report, format: Format) -> u8 {
+    let text = match format {
+        Format::Text => report::to_text(report),
+        Format::Json => report::to_json(report),
+        Format::Prometheus => report::to_prometheus(report),
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // A closed pipe is the reader's choice; anything else is worth a line.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: writing the report: {e}");
         }
-        Command::Explain(_args) => EXIT_OK,
+    }
+    exit_code_for(report.verdict)
+}
+
+/// Writes the verdict and hints to the root's /dev/kmsg, or stderr.
+pub fn send_to_kmsg(root: &Root, report: &Report) {
+    let records = report::kmsg_records(report);
+    let dev = root.join("dev/kmsg");
+    if let Err(e) = kmsg::write_records(&dev, &records, &mut std::io::stderr()) {
+        log::warn!("writing to {}: {e}", dev.display());
     }
 }

@@ -19,3 +19,7 @@ pub mod bars;
 pub mod sysfs;
 pub mod system;
 pub mod diagnosis;
+pub mod names;
+pub mod hints;
+pub mod kmsg;
+pub mod explain;

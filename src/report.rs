@@ -152,3 +152,415 @@ impl Report {
         self.hints.iter().any(|h| h.id == id)
     }
 }
+
+use crate::diagnosis::{human, Diagnosis, Evidence};
+use crate::hints::Hint;
+use std::fmt::Write as _;
+
+/// Assembles the report from the evidence and what was concluded from it.
+pub fn build(
+    mode: &'static str,
+    ev: &Evidence,
+    d: &Diagnosis,
+    hints: &[Hint],
+    warnings: Vec<String>,
+) -> Report {
+    let gpus: Vec<GpuReport> = ev
+        .gpus
+        .iter()
+        .map(|g| GpuReport {
+            bdf: g.addr,
+            vendor: format!("{:04x}", g.vendor),
+            device: format!("{:04x}", g.device),
+            class: format!("{:06x}", g.class),
+            name: crate::names::device_name(g.vendor, g.device),
+            ok: g.ok(),
+            upstream: g.upstream.clone(),
+            bars: g
+                .bars
+                .iter()
+                .map(|b| BarReport {
+                    index: b.index,
+                    state: b.state.as_str(),
+                    size: b.size,
+                    start: b.start,
+                    assigned: b.assigned(),
+                    io: b.io,
+                    mem64: b.mem64,
+                    prefetchable: b.prefetchable,
+                    size_source: b.size_source.map(|s| s.as_str()),
+                })
+                .collect(),
+        })
+        .collect();
+    let mut unassigned: Vec<UnassignedBar> = ev
+        .gpus
+        .iter()
+        .flat_map(|g| {
+            g.bars
+                .iter()
+                .filter(|b| b.fails_gpu())
+                .map(move |b| UnassignedBar {
+                    bdf: g.addr,
+                    bar: b.index,
+                    size: b.size,
+                })
+        })
+        .collect();
+    unassigned.extend(
+        ev.other_failed
+            .iter()
+            .map(|(bdf, bar, size)| UnassignedBar {
+                bdf: *bdf,
+                bar: *bar,
+                size: *size,
+            }),
+    );
+    unassigned.sort_by_key(|u| (u.bdf, u.bar));
+    unassigned.dedup_by_key(|u| (u.bdf, u.bar));
+    let verdict = if d.kind == DiagnosisKind::Ok {
+        Verdict::Ok
+    } else {
+        Verdict::Fail
+    };
+    Report {
+        schema: SCHEMA_VERSION,
+        mode,
+        verdict,
+        diagnosis: d.kind,
+        summary: d.summary.clone(),
+        expected: ev.expected,
+        found: ev.gpus.len(),
+        realloc_active: ev.realloc_active,
+        firmware: FirmwareReport {
+            kind: ev.firmware.kind().as_str(),
+            bios_vendor: ev.firmware.bios_vendor.clone(),
+            bios_version: ev.firmware.bios_version.clone(),
+            sys_vendor: ev.firmware.sys_vendor.clone(),
+            product_name: ev.firmware.product_name.clone(),
+            platform: ev.firmware.platform().as_str(),
+        },
+        gpus,
+        unassigned,
+        capacity: Capacity {
+            needed_bytes: d.needed_bytes,
+            window_bytes: d.window_bytes,
+            windows: ev
+                .windows
+                .iter()
+                .map(|(r, s)| WindowReport {
+                    start: r.start,
+                    end: r.end,
+                    size: r.size(),
+                    source: s.as_str(),
+                })
+                .collect(),
+            phys_bits: ev.phys_bits,
+            needed_end: d.needed_end,
+        },
+        hints: hints
+            .iter()
+            .map(|h| HintReport {
+                id: h.id,
+                text: h.text.clone(),
+            })
+            .collect(),
+        warnings,
+    }
+}
+
+pub fn to_json(r: &Report) -> String {
+    let mut s =
+        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+fn opt_human(v: Option<u64>) -> String {
+    v.map(human).unwrap_or_else(|| "unknown".into())
+}
+
+pub fn to_text(r: &Report) -> String {
+    let mut s = String::new();
+    let verdict = match r.verdict {
+        Verdict::Ok => "OK",
+        Verdict::Fail => "FAIL",
+    };
+    let expected = r
+        .expected
+        .map(|e| format!(" of {e} expected"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "gpu-preflight: {verdict}: {} GPU(s){expected}, diagnosis {}",
+        r.found,
+        r.diagnosis.as_str()
+    );
+    for g in &r.gpus {
+        let _ = write!(
+            s,
+            "  {} [{}:{}] {:<4} {}",
+            g.bdf,
+            g.vendor,
+            g.device,
+            if g.ok { "ok" } else { "FAIL" },
+            g.name.as_deref().unwrap_or("")
+        );
+        let _ = writeln!(s);
+        for b in &g.bars {
+            let kind = if b.io {
+                "io".to_string()
+            } else {
+                format!(
+                    "{}{}",
+                    if b.mem64 { "64-bit" } else { "32-bit" },
+                    if b.prefetchable { " pref" } else { "" }
+                )
+            };
+            let place = match b.start {
+                Some(a) => format!("at {a:#x}"),
+                None => format!("<{}>", b.state),
+            };
+            let src = match (b.size_source, b.assigned) {
+                (Some(src), false) => format!(" (size from {src})"),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                s,
+                "      BAR {} {kind} {} {place}{src}",
+                b.index,
+                opt_human(b.size)
+            );
+        }
+    }
+    for u in r
+        .unassigned
+        .iter()
+        .filter(|u| !r.gpus.iter().any(|g| g.bdf == u.bdf))
+    {
+        let _ = writeln!(
+            s,
+            "  {} BAR {} unassigned ({})",
+            u.bdf,
+            u.bar,
+            opt_human(u.size)
+        );
+    }
+    let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
+    let c = &r.capacity;
+    let windows: Vec<String> = c
+        .windows
+        .iter()
+        .map(|w| {
+            format!(
+                "{:#x}-{:#x} ({}, from {})",
+                w.start,
+                w.end,
+                human(w.size),
+                w.source
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "  needed:   {} of 64-bit prefetchable space",
+        opt_human(c.needed_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  window:   {}{}",
+        opt_human(c.window_bytes),
+        if windows.is_empty() {
+            String::new()
+        } else {
+            format!(" = {}", windows.join(" + "))
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  cpu:      {}",
+        c.phys_bits
+            .map(|b| format!("{b} physical address bits ({})", human(1u64 << b.min(63))))
+            .unwrap_or_else(|| "physical address bits unknown".into())
+    );
+    let _ = writeln!(
+        s,
+        "  realloc:  pci=realloc {}",
+        if r.realloc_active {
+            "active"
+        } else {
+            "not active"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  firmware: {} ({}), platform {}",
+        r.firmware.kind,
+        r.firmware
+            .bios_vendor
+            .as_deref()
+            .unwrap_or("unknown vendor"),
+        r.firmware.platform
+    );
+    if !r.hints.is_empty() {
+        let _ = writeln!(s, "hints:");
+        for h in &r.hints {
+            let _ = writeln!(s, "  [{}] {}", h.id, h.text);
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
+
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// node_exporter textfile collector format.
+pub fn to_prometheus(r: &Report) -> String {
+    let mut s = String::new();
+    let mut metric = |name: &str, help: &str, samples: &[(String, f64)]| {
+        let _ = writeln!(s, "# HELP gpu_preflight_{name} {help}");
+        let _ = writeln!(s, "# TYPE gpu_preflight_{name} gauge");
+        for (labels, v) in samples {
+            let _ = writeln!(s, "gpu_preflight_{name}{labels} {v}");
+        }
+    };
+    let one = |v: f64| vec![(String::new(), v)];
+    metric(
+        "ok",
+        "1 when every selected GPU is present with every memory BAR assigned.",
+        &one(f64::from(u8::from(r.verdict == Verdict::Ok))),
+    );
+    metric(
+        "diagnosis",
+        "The diagnosis, one series per kind, 1 for the current one.",
+        &DiagnosisKind::ALL
+            .iter()
+            .map(|k| {
+                (
+                    format!("{{diagnosis=\"{}\"}}", k.as_str()),
+                    f64::from(u8::from(*k == r.diagnosis)),
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric("gpus_found", "Selected GPUs present.", &one(r.found as f64));
+    if let Some(e) = r.expected {
+        metric(
+            "gpus_expected",
+            "GPUs that must be present.",
+            &one(e as f64),
+        );
+    }
+    metric(
+        "unassigned_bars",
+        "Memory BARs of selected GPUs without an address.",
+        &one(r.unassigned.len() as f64),
+    );
+    metric(
+        "realloc_active",
+        "1 when the kernel command line has pci=realloc.",
+        &one(f64::from(u8::from(r.realloc_active))),
+    );
+    if let Some(n) = r.capacity.needed_bytes {
+        metric(
+            "needed_bytes",
+            "64-bit prefetchable space the selected GPUs need.",
+            &one(n as f64),
+        );
+    }
+    if let Some(w) = r.capacity.window_bytes {
+        metric(
+            "window_bytes",
+            "Size of the 64-bit root bus windows.",
+            &one(w as f64),
+        );
+    }
+    if let Some(b) = r.capacity.phys_bits {
+        metric(
+            "phys_bits",
+            "CPU physical address bits.",
+            &one(f64::from(b)),
+        );
+    }
+    metric(
+        "gpu_ok",
+        "1 when this GPU has every memory BAR assigned.",
+        &r.gpus
+            .iter()
+            .map(|g| {
+                (
+                    format!(
+                        "{{bdf=\"{}\",vendor=\"{}\",device=\"{}\",name=\"{}\"}}",
+                        g.bdf,
+                        g.vendor,
+                        g.device,
+                        label(g.name.as_deref().unwrap_or(""))
+                    ),
+                    f64::from(u8::from(g.ok)),
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "hint",
+        "Hints given, by id.",
+        &r.hints
+            .iter()
+            .map(|h| (format!("{{id=\"{}\"}}", h.id), 1.0))
+            .collect::<Vec<_>>(),
+    );
+    s
+}
+
+/// The kernel-log records: the verdict line first, then hints, at most
+/// `kmsg::MAX_RECORDS` in all.
+pub fn kmsg_records(r: &Report) -> Vec<(u8, String)> {
+    use crate::kmsg::{MAX_RECORDS, PRIO_INFO, PRIO_WARNING};
+    let unassigned: Vec<String> = r
+        .unassigned
+        .iter()
+        .map(|u| format!("{}/BAR{}", u.bdf, u.bar))
+        .collect();
+    let prio = if r.verdict == Verdict::Ok {
+        PRIO_INFO
+    } else {
+        PRIO_WARNING
+    };
+    let mut out = vec![(
+        prio,
+        format!(
+            "verdict={} diagnosis={} found={} expected={} realloc={} unassigned={}",
+            match r.verdict {
+                Verdict::Ok => "ok",
+                Verdict::Fail => "fail",
+            },
+            r.diagnosis.as_str(),
+            r.found,
+            r.expected
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "-".into()),
+            u8::from(r.realloc_active),
+            if unassigned.is_empty() {
+                "-".to_string()
+            } else {
+                unassigned.join(",")
+            }
+        ),
+    )];
+    if r.verdict == Verdict::Fail {
+        out.push((prio, r.summary.clone()));
+    }
+    for h in &r.hints {
+        if out.len() >= MAX_RECORDS {
+            break;
+        }
+        out.push((prio, format!("hint {}: {}", h.id, h.text)));
+    }
+    out
+}

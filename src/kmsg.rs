@@ -1,0 +1,143 @@
+//! `/dev/kmsg`: reading the kernel log without blocking, and writing our
+//! verdict into it.
+//!
+//! Reading: each `read` returns one record; `EAGAIN` means we reached the
+//! end, `EPIPE` that a record was overwritten while we read (skip it).
+//! Writing: at most 1024 bytes a record, and the kernel silently drops
+//! beyond 10 records per 5 s per descriptor, so we send at most 8.
+
+use nix::errno::Errno;
+use std::fs::OpenOptions;
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Stop reading after this much: a log larger than this is not a boot's
+/// PCI story, and the boot step has a deadline.
+pub const READ_LIMIT: usize = 8 << 20;
+pub const MAX_RECORDS: usize = 8;
+pub const MAX_RECORD_BYTES: usize = 1024;
+
+/// Reads every record currently in the buffer, as text with one message per
+/// line in the `/dev/kmsg` format (`prio,seq,usec,flags;message`).
+pub fn read_all(path: &Path) -> io::Result<String> {
+    let mut f = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if !out.ends_with(b"\n") {
+                    out.push(b'\n');
+                }
+                if out.len() >= READ_LIMIT {
+                    break;
+                }
+            }
+            Err(e) if e.raw_os_error() == Some(Errno::EAGAIN as i32) => break,
+            Err(e) if e.raw_os_error() == Some(Errno::EPIPE as i32) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Syslog priorities for the `<N>` prefix.
+pub const PRIO_ERR: u8 = 3;
+pub const PRIO_WARNING: u8 = 4;
+pub const PRIO_INFO: u8 = 6;
+
+/// Cuts a message to fit one record with its prefix, on a char boundary.
+pub fn record(prio: u8, msg: &str) -> String {
+    let prefix = format!("<{prio}>gpu-preflight: ");
+    let room = MAX_RECORD_BYTES - prefix.len() - 1;
+    let mut m = msg.replace('\n', " ");
+    if m.len() > room {
+        let mut cut = room - 3;
+        while !m.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        m.truncate(cut);
+        m.push_str("...");
+    }
+    format!("{prefix}{m}\n")
+}
+
+/// Writes up to `MAX_RECORDS` records to the kmsg device at `path`; if it
+/// cannot be opened (e.g. `printk.devkmsg=off`) they go to `fallback`.
+pub fn write_records(
+    path: &Path,
+    records: &[(u8, String)],
+    fallback: &mut dyn Write,
+) -> io::Result<bool> {
+    let lines: Vec<String> = records
+        .iter()
+        .take(MAX_RECORDS)
+        .map(|(p, m)| record(*p, m))
+        .collect();
+    match OpenOptions::new().write(true).open(path) {
+        Ok(mut f) => {
+            for l in &lines {
+                // One write per record: the kernel takes each write as one.
+                f.write_all(l.as_bytes())?;
+            }
+            Ok(true)
+        }
+        Err(_) => {
+            for l in &lines {
+                // Strip the priority prefix for humans.
+                let text = l.split_once('>').map(|(_, t)| t).unwrap_or(l);
+                fallback.write_all(text.as_bytes())?;
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// Whether `path` is the kmsg character device, not a leftover file in a
+/// fixture tree.
+pub fn is_char_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path)
+        .map(|m| m.file_type().is_char_device())
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_bounded_and_prefixed() {
+        let r = record(PRIO_WARNING, &"é".repeat(2000));
+        assert!(r.len() <= MAX_RECORD_BYTES);
+        assert!(r.starts_with("<4>gpu-preflight: ") && r.ends_with("...\n"));
+        assert_eq!(record(6, "a\nb"), "<6>gpu-preflight: a b\n");
+    }
+
+    #[test]
+    fn falls_back_when_the_device_cannot_be_opened() {
+        let mut out = Vec::new();
+        let recs: Vec<(u8, String)> = (0..12).map(|i| (PRIO_INFO, format!("r{i}"))).collect();
+        let wrote = write_records(Path::new("/nonexistent/kmsg"), &recs, &mut out).unwrap();
+        assert!(!wrote);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), MAX_RECORDS);
+        assert!(text.starts_with("gpu-preflight: r0\n"));
+    }
+
+    #[test]
+    fn reading_a_plain_file_returns_its_text() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("kmsg");
+        std::fs::write(&p, b"6,1,0,-;hello\n").unwrap();
+        assert_eq!(read_all(&p).unwrap(), "6,1,0,-;hello\n");
+        assert!(!is_char_device(&p));
+    }
+}
