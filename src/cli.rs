@@ -41,6 +41,13 @@ pub enum Command {
     Check(CheckArgs),
     /// Diagnose from saved text: dmesg, journalctl -k, lspci -v/-vv.
     Explain(ExplainArgs),
+    /// Run at boot from the initramfs hook: check, leave the report in
+    /// /run/gpu-preflight, log the verdict. Exit 4 only in strict mode on failure.
+    Boot(crate::boot::BootArgs),
+    /// Make the next boot carry pci=realloc when the diagnosis calls for it (once).
+    Remediate(crate::remediate::RemediateArgs),
+    /// In the running system: publish the boot's metrics, remediate if configured.
+    Publish(crate::publish::PublishArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -175,6 +182,9 @@ pub fn run(cli: Cli) -> u8 {
                 EXIT_CANNOT_INSPECT
             }
         },
+        Command::Boot(args) => crate::boot::run(&args),
+        Command::Remediate(args) => crate::remediate::run(&args),
+        Command::Publish(args) => crate::publish::run(&args),
     }
 }
 

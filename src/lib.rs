@@ -23,3 +23,8 @@ pub mod names;
 pub mod hints;
 pub mod kmsg;
 pub mod explain;
+pub mod atomic_file;
+pub mod boot;
+pub mod publish;
+pub mod remediate;
+pub mod settings;
