@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The VM scenarios, in one place. Sourced by bash (vm-tests/lib.sh defines
 # `scenario`). Each call names a scenario and sets its fields as key=value:
 #

@@ -1,0 +1,194 @@
+# Building what the VM tests boot: the release binary, the staged install,
+# initramfs images from both generators, and the test root disk.
+# Sourced by bash after lib.sh.
+# shellcheck shell=bash
+
+VT_BIN_PATH=${VT_BIN_PATH:-$VT_REPO/target/x86_64-unknown-linux-gnu/release/gpu-preflight}
+
+# vt_build_binary: the static release binary (what the images carry).
+vt_build_binary() {
+    if [ -n "${VT_SKIP_BUILD-}" ]; then
+        [ -x "$VT_BIN_PATH" ] || vt_die "VT_SKIP_BUILD set but $VT_BIN_PATH is missing"
+        return 0
+    fi
+    command -v cargo >/dev/null 2>&1 || vt_die "cargo is needed to build the binary (see README)"
+    (cd "$VT_REPO" && cargo build --release --quiet) >&2 || vt_die "cargo build --release failed"
+    [ -x "$VT_BIN_PATH" ] || vt_die "cargo build did not produce $VT_BIN_PATH"
+}
+
+# vt_stage DIR: the project installed under DIR with `make install`, as a
+# package would. Prints nothing; DIR is empty when there is no install rule.
+vt_stage() {
+    local dir=$1
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    if [ -f "$VT_REPO/Makefile" ] && grep -q '^install:' "$VT_REPO/Makefile"; then
+        make -s -C "$VT_REPO" install DESTDIR="$dir" PREFIX=/usr >&2 ||
+            vt_die "make install DESTDIR=$dir PREFIX=/usr failed"
+    else
+        vt_log "no 'install' rule in Makefile: the images will lack the boot integration"
+    fi
+    # VT_STAGE_OVERLAY=DIR: files laid over the staged install, to try a
+    # change to the boot integration without touching the tree.
+    if [ -n "${VT_STAGE_OVERLAY-}" ]; then
+        cp -a "$VT_STAGE_OVERLAY/." "$dir/" || vt_die "cannot copy $VT_STAGE_OVERLAY into $dir"
+    fi
+}
+
+# vt_staged_binary DIR: path of the installed binary inside a staged tree.
+vt_staged_binary() {
+    local f
+    for f in usr/bin/gpu-preflight usr/sbin/gpu-preflight usr/libexec/gpu-preflight/gpu-preflight; do
+        if [ -e "$1/$f" ]; then
+            printf '%s' "$1/$f"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# vt_stage_fault BASE DIR FAULT: a copy of the staged tree BASE with one
+# boot-path fault planted.
+#   missing  the binary is not installed, so the image lacks it
+#   crash    the binary dies of SIGSEGV at once
+#   hang     the binary never returns (the hook's deadline must end it)
+#   badconf  /etc/gpu-preflight.conf is garbage
+vt_stage_fault() {
+    local base=$1 dir=$2 fault=$3 bin
+    rm -rf "$dir"
+    cp -a "$base" "$dir"
+    bin=$(vt_staged_binary "$dir") || vt_die "no binary in staged tree $base"
+    case $fault in
+    missing)
+        rm -f "$bin"
+        # A whiteout: the host's /usr must not show through the overlay the
+        # images are built under (see vt_in_stage).
+        mknod "$bin" c 0 0
+        ;;
+    crash)
+        printf '#!/bin/sh\nkill -SEGV $$\n' >"$bin"
+        chmod 0755 "$bin"
+        ;;
+    hang)
+        # Blocks on a pipe nobody writes to: no CPU burnt under TCG, and
+        # only a kill ends it.
+        printf '#!/bin/sh\nmkfifo /tmp/vm-tests-hang.$$ 2>/dev/null\nread -r _ </tmp/vm-tests-hang.$$\nwhile :; do :; done\n' >"$bin"
+        chmod 0755 "$bin"
+        ;;
+    badconf)
+        mkdir -p "$dir/etc"
+        printf '%s\n' 'this is not a configuration' 'mode=sometimes' 'expect=eight' \
+            'timeout=-5' 'match=zz:yy' '[section]' 'gpu_preflight.remediate=maybe' >"$dir/etc/gpu-preflight.conf"
+        printf '\001\377\376 binary junk\n' >>"$dir/etc/gpu-preflight.conf"
+        ;;
+    *) vt_die "unknown fault $fault" ;;
+    esac
+}
+
+# vt_in_stage STAGE CMD...: run CMD in a private mount namespace where the
+# staged tree is laid over /usr and /etc (read-only overlays), so generators
+# find the project's hooks, module and binary where a package puts them,
+# and the host's own files stay untouched.
+vt_in_stage() {
+    local stage=$1
+    shift
+    # shellcheck disable=SC2016 # the inner script expands its own arguments
+    unshare -m /bin/bash -c '
+        stage=$1; shift
+        set -e
+        mount --make-rprivate /
+        for d in usr etc; do
+            if [ -d "$stage/$d" ]; then
+                mount -t overlay "vm-tests-$d" -o "lowerdir=$stage/$d:/$d" "/$d"
+            fi
+        done
+        set +e
+        exec "$@"
+    ' vt-stage "$stage" "$@"
+}
+
+# vt_itools_conf DIR STAGE: a private initramfs-tools configuration
+# directory (mkinitramfs -d), never /etc/initramfs-tools.
+vt_itools_conf() {
+    local dir=$1 stage=$2 sub
+    rm -rf "$dir"
+    mkdir -p "$dir/hooks" "$dir/scripts" "$dir/conf.d"
+    cat >"$dir/initramfs.conf" <<'EOF'
+MODULES=most
+BUSYBOX=y
+COMPRESS=gzip
+RESUME=none
+FSTYPE=auto
+RUNSIZE=10%
+EOF
+    : >"$dir/modules"
+    # Files a package would put in /etc/initramfs-tools belong here.
+    for sub in hooks scripts conf.d; do
+        if [ -d "$stage/etc/initramfs-tools/$sub" ]; then
+            cp -a "$stage/etc/initramfs-tools/$sub/." "$dir/$sub/"
+        fi
+    done
+}
+
+# vt_build_image GEN STAGE OUT: an initramfs for the test kernel built by
+# GEN (itools: mkinitramfs; dracut) from the host's generator with the
+# staged project installed. Output and logs go next to OUT.
+vt_build_image() {
+    local gen=$1 stage=$2 out=$3 kver rc
+    kver=$(vt_kver)
+    rm -f "$out"
+    case $gen in
+    itools)
+        vt_itools_conf "$out.conf" "$stage"
+        vt_in_stage "$stage" mkinitramfs -d "$out.conf" -o "$out" "$kver" >"$out.log" 2>&1
+        rc=$?
+        ;;
+    dracut)
+        mkdir -p "$out.confdir"
+        # --conf/--confdir: nothing from the host's dracut configuration.
+        vt_in_stage "$stage" dracut --force --no-hostonly --no-hostonly-cmdline \
+            --conf /dev/null --confdir "$out.confdir" --compress gzip \
+            --kver "$kver" "$out" >"$out.log" 2>&1
+        rc=$?
+        ;;
+    *) vt_die "unknown generator $gen" ;;
+    esac
+    if [ $rc -ne 0 ] || [ ! -s "$out" ]; then
+        vt_log "building the $gen image $out failed (status $rc); log tail:"
+        tail -n 20 "$out.log" >&2
+        rm -f "$out"
+        return 1
+    fi
+}
+
+# vt_image_has IMAGE PATH-REGEX: whether the image lists a matching path.
+vt_image_has() {
+    local img=$1 re=$2
+    if command -v lsinitramfs >/dev/null 2>&1; then
+        lsinitramfs "$img" 2>/dev/null | grep -Eq "$re"
+    else
+        return 2
+    fi
+}
+
+# vt_root_disk OUT: a small ext4 root file system (built without mounting)
+# whose /sbin/init reports what the boot left behind (guest/report-init).
+vt_root_disk() {
+    local out=$1 tree a
+    tree=$(mktemp -d "$VT_WORK/rootfs.XXXXXX")
+    mkdir -p "$tree/bin" "$tree/sbin" "$tree/dev" "$tree/proc" "$tree/sys" "$tree/run" \
+        "$tree/tmp" "$tree/etc" "$tree/usr/lib"
+    cp /bin/busybox "$tree/bin/busybox"
+    for a in sh mount grep cat dmesg ls tar gzip base64 cp mkdir sync sleep poweroff echo; do
+        ln -s busybox "$tree/bin/$a"
+    done
+    cp "$VT_DIR/guest/report-init" "$tree/sbin/init"
+    chmod 0755 "$tree/sbin/init"
+    # systemd's switch-root wants an OS tree.
+    printf 'ID=vmtest\nNAME="gpu-preflight test root"\n' >"$tree/usr/lib/os-release"
+    ln -s ../usr/lib/os-release "$tree/etc/os-release"
+    : >"$tree/etc/fstab"
+    rm -f "$out"
+    mke2fs -q -t ext4 -L vmroot -d "$tree" "$out" 32M >/dev/null || vt_die "mke2fs of $out failed"
+    rm -rf "$tree"
+}
