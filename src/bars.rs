@@ -243,16 +243,13 @@ pub fn decode_bars(config: Option<&[u8]>, resources: &[Option<ResourceLine>]) ->
                 if res.is_empty() {
                     continue;
                 }
-                let mem64 = res.flags & flags::MEM_64 != 0;
+                // Contradictory flags (I/O and 64-bit) read as I/O.
+                let io = res.flags & flags::IO != 0;
+                let mem64 = !io && res.flags & flags::MEM_64 != 0;
                 if mem64 && reg.is_none() {
                     i += 1;
                 }
-                (
-                    res.flags & flags::IO != 0,
-                    mem64,
-                    res.flags & flags::PREFETCH != 0,
-                    0,
-                )
+                (io, mem64, !io && res.flags & flags::PREFETCH != 0, 0)
             }
         };
         let state = if kernel_addr.is_some() {
@@ -418,5 +415,55 @@ mod tests {
     fn all_ones_config_reads_as_absent() {
         let cfg = config_with_bars(&[0xffff_ffff; 6]);
         assert!(decode_bars(Some(&cfg), &[]).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = ResourceLine> {
+        (any::<u64>(), any::<u64>(), any::<u64>()).prop_map(|(start, end, flags)| ResourceLine {
+            start,
+            end,
+            flags,
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn resource_lines_round_trip(lines in proptest::collection::vec(line(), 0..20)) {
+            let text: String = lines.iter().map(|l| format!("0x{:016x} 0x{:016x} 0x{:016x}\n", l.start, l.end, l.flags)).collect();
+            let (parsed, errors) = parse_resource(&text);
+            prop_assert!(errors.is_empty());
+            prop_assert_eq!(parsed, lines.into_iter().map(Some).collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn resource_parser_never_panics(text in "\\PC{0,400}") {
+            let (lines, errors) = parse_resource(&text);
+            prop_assert_eq!(lines.len(), text.lines().count());
+            prop_assert_eq!(errors.len(), lines.iter().filter(|l| l.is_none()).count());
+        }
+
+        #[test]
+        fn bar_decoding_never_panics_and_stays_in_range(
+            config in proptest::collection::vec(any::<u8>(), 0..80),
+            lines in proptest::collection::vec(proptest::option::of(line()), 0..18),
+        ) {
+            let bars = decode_bars(Some(&config), &lines);
+            prop_assert!(bars.len() <= 6);
+            let mut last = None;
+            for b in &bars {
+                prop_assert!(b.index < 6);
+                prop_assert!(last.is_none_or(|l| b.index > l), "indices ascend");
+                last = Some(b.index);
+                prop_assert_eq!(b.assigned(), b.start.is_some());
+                prop_assert!(!(b.io && b.mem64));
+            }
+            let _ = decode_bars(None, &lines);
+            let _ = bridge_windows(&lines);
+        }
     }
 }

@@ -378,3 +378,51 @@ struct LspciBar {
 fn lspci_devices(_text: &str) -> Vec<LspciEntry> {
     Vec::new()
 }
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn pci_line() -> impl Strategy<Value = String> {
+        let bdf =
+            (0u8..4, 0u8..32, 0u8..8).prop_map(|(b, d, f)| format!("0000:{b:02x}:{d:02x}.{f}"));
+        let tail = prop_oneof![
+            Just("[10de:2330] type 00 class 0x030200".to_string()),
+            (0u8..6, 20u32..38).prop_map(|(i, s)| format!(
+                "BAR {i} [mem size 0x{:x} 64bit pref]: can't assign; no space",
+                1u64 << s
+            )),
+            (0u8..6, 20u32..38).prop_map(|(i, s)| format!(
+                "BAR {i} [mem 0x{:x}-0x{:x} 64bit pref]: assigned",
+                1u64 << 40,
+                (1u64 << 40) + (1u64 << s) - 1
+            )),
+            (0u8..6).prop_map(|i| format!(
+                "reg 0x{:x}: [mem 0x00000000-0x3ffffffff 64bit pref]",
+                0x10 + 4 * i
+            )),
+            "\\PC{0,40}",
+        ];
+        (bdf, tail).prop_map(|(b, t)| format!("[    1.0] pci {b}: {t}"))
+    }
+
+    proptest! {
+        #[test]
+        fn explain_never_panics_on_noise(text in "\\PC{0,600}") {
+            let _ = explain_text(&text, &[], None);
+        }
+
+        #[test]
+        fn explain_is_consistent_on_pci_like_logs(lines in proptest::collection::vec(pci_line(), 1..40), expect in proptest::option::of(0usize..4)) {
+            let text = lines.join("\n");
+            if let Ok(r) = explain_text(&text, &[], expect) {
+                let failed = r.gpus.iter().any(|g| !g.ok) || !r.unassigned.is_empty();
+                prop_assert_eq!(r.verdict == crate::report::Verdict::Fail, failed || r.expected.is_some_and(|e| e > r.found));
+                for u in &r.unassigned {
+                    prop_assert!(u.bar < 6);
+                }
+            }
+        }
+    }
+}

@@ -277,3 +277,32 @@ e000000000-f89fffffff : PCI Bus 0000:00
         assert_eq!(Firmware::default().platform(), Platform::Unknown);
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn iomem_and_cpuinfo_parsers_never_panic(text in "\\PC{0,300}", bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = iomem_root_windows(&text);
+            let _ = cpuinfo_phys_bits(&text);
+            let lossy = String::from_utf8_lossy(&bytes);
+            let _ = iomem_root_windows(&lossy);
+            let _ = cpuinfo_phys_bits(&lossy);
+        }
+
+        #[test]
+        fn iomem_windows_round_trip(ranges in proptest::collection::vec((1u64 << 32..1u64 << 52, 1u64..1u64 << 40), 0..6)) {
+            let text: String = ranges.iter().enumerate()
+                .map(|(i, (s, len))| format!("{:x}-{:x} : PCI Bus 0000:{:02x}\n  {:x}-{:x} : 0000:{:02x}:00.0\n", s, s + len - 1, i, s, s, i + 1))
+                .collect();
+            let w = iomem_root_windows(&text).unwrap();
+            prop_assert_eq!(w.len(), ranges.len());
+            for (r, (s, len)) in w.iter().zip(&ranges) {
+                prop_assert_eq!((r.start, r.size()), (*s, *len));
+            }
+        }
+    }
+}
