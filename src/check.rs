@@ -1,9 +1,10 @@
 //! The `check` pipeline: read sysfs and the kernel log under a root, model
 //! devices and BARs, diagnose, hint, and hand back one `Report`.
 
+use crate::bars::{Bar, BarState, SizeSource};
 use crate::diagnosis::{self, Evidence, Gpu, WindowSource};
 use crate::hints;
-use crate::kernel_log::{self, Event, Space};
+use crate::kernel_log::{self, Event, ResourceRef, Space};
 use crate::kmsg;
 use crate::report::{self, Report};
 use crate::root::Root;
@@ -98,6 +99,47 @@ fn read_log(opts: &CheckOptions, warnings: &mut Vec<String>) -> Result<String, C
     Ok(String::new())
 }
 
+/// Without config space, sysfs cannot tell a failed BAR from an absent one;
+/// the kernel log can: a BAR whose last word there is a failure is added as
+/// unassigned.
+fn with_failures_from_log(f: &sysfs::Function, events: &[Event]) -> Vec<Bar> {
+    let mut bars = f.bars.clone();
+    for i in 0..6u8 {
+        if bars.iter().any(|b| b.index == i && b.assigned()) {
+            continue;
+        }
+        let last = events.iter().rev().find_map(|e| match e {
+            Event::AssignFailed {
+                bdf,
+                res: ResourceRef::Bar(n),
+                resource,
+                ..
+            } if *bdf == f.addr && *n == i => Some((false, *resource)),
+            Event::Assigned {
+                bdf,
+                res: ResourceRef::Bar(n),
+                resource,
+            } if *bdf == f.addr && *n == i => Some((true, Some(*resource))),
+            _ => None,
+        });
+        if let Some((false, r)) = last {
+            bars.retain(|b| b.index != i);
+            bars.push(Bar {
+                index: i,
+                state: BarState::Unassigned,
+                io: r.is_some_and(|r| r.space == Space::Io),
+                mem64: r.is_some_and(|r| r.mem64),
+                prefetchable: r.is_some_and(|r| r.prefetchable),
+                start: None,
+                size: r.map(|r| r.size).filter(|s| *s > 0),
+                size_source: r.map(|_| SizeSource::KernelLog),
+            });
+        }
+    }
+    bars.sort_by_key(|b| b.index);
+    bars
+}
+
 pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
     let scan = sysfs::scan(&opts.root).map_err(|(p, e)| CheckError::NoSysfs(p, e))?;
     let mut warnings = scan.warnings.clone();
@@ -116,7 +158,11 @@ pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
             vendor: f.vendor,
             device: f.device,
             class: f.class,
-            bars: f.bars.clone(),
+            bars: if f.config_read {
+                f.bars.clone()
+            } else {
+                with_failures_from_log(f, &events)
+            },
             upstream: f.upstream.clone(),
         })
         .collect();

@@ -28,6 +28,9 @@ pub struct Function {
     pub windows: Vec<BridgeWindow>,
     /// Bridges between this function and its root bus, nearest first.
     pub upstream: Vec<PciAddress>,
+    /// The BAR registers could be read; without them an all-zero resource
+    /// line cannot be told from an absent BAR.
+    pub config_read: bool,
 }
 
 impl Function {
@@ -199,6 +202,7 @@ fn read_function(dir: &Path, addr: PciAddress) -> Result<(Function, Vec<String>)
             bars,
             windows,
             upstream,
+            config_read: config.is_some(),
         },
         warnings,
     ))

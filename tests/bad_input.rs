@@ -180,8 +180,18 @@ fn missing_config_and_proc_files_degrade_to_what_is_known() {
     assert_eq!(v["capacity"]["windows"][0]["source"], "kernel_log");
     assert_eq!(v["capacity"]["window_bytes"], 1u64 << 40);
     // Without config space an all-zero resource line cannot be told from an
-    // absent BAR: 04-06 look healthy from sysfs; 07 and 08 still fail.
-    assert_eq!(bdfs(&v, "unassigned"), ["0000:07:00.0", "0000:08:00.0"]);
+    // absent BAR; the kernel log's last word on 04-06 BAR 2 is a failure.
+    assert_eq!(
+        bdfs(&v, "unassigned"),
+        [
+            "0000:04:00.0",
+            "0000:05:00.0",
+            "0000:06:00.0",
+            "0000:07:00.0",
+            "0000:08:00.0"
+        ]
+    );
+    assert_eq!(v["unassigned"][0]["size"], 32u64 << 30);
 }
 
 #[test]
