@@ -332,9 +332,9 @@ fn firmware_from_log(text: &str) -> Firmware {
         if let Some(i) = line.find("DMI: ") {
             let dmi = &line[i + 5..];
             let (machine, bios) = dmi.split_once(", BIOS ").unwrap_or((dmi, ""));
-            if machine.starts_with("QEMU ") {
+            if let Some(product) = machine.strip_prefix("QEMU ") {
                 fw.sys_vendor = Some("QEMU".into());
-                fw.product_name = Some(machine["QEMU ".len()..].trim().to_string());
+                fw.product_name = Some(product.trim().to_string());
             } else if !machine.trim().is_empty() {
                 fw.sys_vendor = Some(machine.trim().to_string());
             }
