@@ -26,7 +26,15 @@ struct Case {
 const STANDIN: &str = "1af4:1110";
 
 const CASES: &[Case] = &[
-    Case { name: "seabios-46bit-8x128g", exit: 0, diagnosis: "ok", unassigned: &[], hints: &[], found: 8, expect: 8 },
+    Case {
+        name: "seabios-46bit-8x128g",
+        exit: 0,
+        diagnosis: "ok",
+        unassigned: &[],
+        hints: &[],
+        found: 8,
+        expect: 8,
+    },
     Case {
         name: "seabios-40bit-8x128g",
         exit: 1,
@@ -45,15 +53,53 @@ const CASES: &[Case] = &[
         found: 8,
         expect: 8,
     },
-    Case { name: "seabios-40bit-7x128g", exit: 0, diagnosis: "ok", unassigned: &[], hints: &[], found: 7, expect: 7 },
-    Case { name: "seabios-noisy-rootports", exit: 0, diagnosis: "ok", unassigned: &[], hints: &[], found: 2, expect: 2 },
-    Case { name: "ovmf-8x16g", exit: 0, diagnosis: "ok", unassigned: &[], hints: &[], found: 8, expect: 8 },
-    Case { name: "ovmf-8x16g-vga", exit: 0, diagnosis: "ok", unassigned: &[], hints: &[], found: 8, expect: 8 },
+    Case {
+        name: "seabios-40bit-7x128g",
+        exit: 0,
+        diagnosis: "ok",
+        unassigned: &[],
+        hints: &[],
+        found: 7,
+        expect: 7,
+    },
+    Case {
+        name: "seabios-noisy-rootports",
+        exit: 0,
+        diagnosis: "ok",
+        unassigned: &[],
+        hints: &[],
+        found: 2,
+        expect: 2,
+    },
+    Case {
+        name: "ovmf-8x16g",
+        exit: 0,
+        diagnosis: "ok",
+        unassigned: &[],
+        hints: &[],
+        found: 8,
+        expect: 8,
+    },
+    Case {
+        name: "ovmf-8x16g-vga",
+        exit: 0,
+        diagnosis: "ok",
+        unassigned: &[],
+        hints: &[],
+        found: 8,
+        expect: 8,
+    },
     Case {
         name: "ovmf-8x32g",
         exit: 1,
         diagnosis: "window_too_small",
-        unassigned: &["0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"],
+        unassigned: &[
+            "0000:04:00.0",
+            "0000:05:00.0",
+            "0000:06:00.0",
+            "0000:07:00.0",
+            "0000:08:00.0",
+        ],
         hints: &["qemu-pci-hole64-size", "ovmf-mmio64-aperture"],
         found: 8,
         expect: 8,
@@ -62,7 +108,13 @@ const CASES: &[Case] = &[
         name: "ovmf-8x32g-realloc",
         exit: 1,
         diagnosis: "window_too_small",
-        unassigned: &["0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"],
+        unassigned: &[
+            "0000:04:00.0",
+            "0000:05:00.0",
+            "0000:06:00.0",
+            "0000:07:00.0",
+            "0000:08:00.0",
+        ],
         hints: &["qemu-pci-hole64-size", "ovmf-mmio64-aperture"],
         found: 8,
         expect: 8,
@@ -71,12 +123,26 @@ const CASES: &[Case] = &[
         name: "ovmf-8x32g-hole1t",
         exit: 1,
         diagnosis: "firmware_left_unassigned",
-        unassigned: &["0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"],
+        unassigned: &[
+            "0000:04:00.0",
+            "0000:05:00.0",
+            "0000:06:00.0",
+            "0000:07:00.0",
+            "0000:08:00.0",
+        ],
         hints: &["guest-pci-realloc"],
         found: 8,
         expect: 8,
     },
-    Case { name: "ovmf-8x32g-hole1t-realloc", exit: 0, diagnosis: "ok", unassigned: &[], hints: &[], found: 8, expect: 8 },
+    Case {
+        name: "ovmf-8x32g-hole1t-realloc",
+        exit: 0,
+        diagnosis: "ok",
+        unassigned: &[],
+        hints: &[],
+        found: 8,
+        expect: 8,
+    },
     Case {
         name: "ovmf-7x32g-hole1t-expect8",
         exit: 1,
@@ -94,7 +160,12 @@ fn bin() -> &'static str {
 
 fn run_check(root: &Path, dmesg: &Path, args: &[&str]) -> (i32, Value, String) {
     let mut cmd = Command::new(bin());
-    cmd.arg("check").arg("--root").arg(root).arg("--dmesg").arg(dmesg).args(args);
+    cmd.arg("check")
+        .arg("--root")
+        .arg(root)
+        .arg("--dmesg")
+        .arg(dmesg)
+        .args(args);
     let json = cmd.output().expect("run gpu-preflight");
     let text = Command::new(bin())
         .arg("check")
@@ -108,22 +179,46 @@ fn run_check(root: &Path, dmesg: &Path, args: &[&str]) -> (i32, Value, String) {
     let v: Value = serde_json::from_slice(&json.stdout)
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&json.stdout)));
     assert_eq!(json.status.code(), text.status.code());
-    (json.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&text.stdout).into_owned())
+    (
+        json.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&text.stdout).into_owned(),
+    )
 }
 
 fn assert_case(c: &Case, code: i32, v: &Value) {
     assert_eq!(code, c.exit, "{}: exit code", c.name);
     assert_eq!(v["diagnosis"], c.diagnosis, "{}: {}", c.name, v["summary"]);
-    assert_eq!(v["verdict"], if c.exit == 0 { "ok" } else { "fail" }, "{}", c.name);
+    assert_eq!(
+        v["verdict"],
+        if c.exit == 0 { "ok" } else { "fail" },
+        "{}",
+        c.name
+    );
     assert_eq!(v["found"], c.found, "{}", c.name);
-    let mut un: Vec<&str> = v["unassigned"].as_array().unwrap().iter().map(|u| u["bdf"].as_str().unwrap()).collect();
+    let mut un: Vec<&str> = v["unassigned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["bdf"].as_str().unwrap())
+        .collect();
     un.dedup();
     assert_eq!(un, c.unassigned, "{}: unassigned", c.name);
     for u in v["unassigned"].as_array().unwrap() {
         assert_eq!(u["bar"], 2, "{}: the stand-ins' big BAR is BAR 2", c.name);
-        assert!(u["size"].as_u64().is_some(), "{}: size of {} unknown", c.name, u["bdf"]);
+        assert!(
+            u["size"].as_u64().is_some(),
+            "{}: size of {} unknown",
+            c.name,
+            u["bdf"]
+        );
     }
-    let hints: Vec<&str> = v["hints"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap()).collect();
+    let hints: Vec<&str> = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
     assert_eq!(hints, c.hints, "{}: hints", c.name);
     assert!(!hints.contains(&"pci-nocrs"));
 }
@@ -132,22 +227,41 @@ fn assert_case(c: &Case, code: i32, v: &Value) {
 fn captured_boots_get_the_diagnosis_the_guest_showed() {
     for c in CASES {
         let dir = fixtures().join(c.name);
-        let (code, v, text) =
-            run_check(&dir.join("root"), &dir.join("dmesg.txt"), &["--match", STANDIN, "--expect", &c.expect.to_string(), "--format", "json"]);
+        let (code, v, text) = run_check(
+            &dir.join("root"),
+            &dir.join("dmesg.txt"),
+            &[
+                "--match",
+                STANDIN,
+                "--expect",
+                &c.expect.to_string(),
+                "--format",
+                "json",
+            ],
+        );
         assert_case(c, code, &v);
         let golden = dir.join("expected.txt");
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
             std::fs::write(&golden, &text).unwrap();
         }
-        let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
-        assert_eq!(text, want, "{}: text report differs from expected.txt", c.name);
+        let want = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+        assert_eq!(
+            text, want,
+            "{}: text report differs from expected.txt",
+            c.name
+        );
     }
 }
 
 #[test]
 fn the_numbers_behind_the_issue_scenarios() {
     let dir = fixtures().join("ovmf-8x32g");
-    let (_, v, _) = run_check(&dir.join("root"), &dir.join("dmesg.txt"), &["--match", STANDIN, "--format", "json"]);
+    let (_, v, _) = run_check(
+        &dir.join("root"),
+        &dir.join("dmesg.txt"),
+        &["--match", STANDIN, "--format", "json"],
+    );
     let needed = v["capacity"]["needed_bytes"].as_u64().unwrap();
     let window = v["capacity"]["window_bytes"].as_u64().unwrap();
     assert!(needed >= 256 << 30, "needed {needed}");
@@ -156,12 +270,20 @@ fn the_numbers_behind_the_issue_scenarios() {
     assert_eq!(v["firmware"]["kind"], "ovmf");
 
     let dir = fixtures().join("ovmf-8x32g-hole1t");
-    let (_, v, _) = run_check(&dir.join("root"), &dir.join("dmesg.txt"), &["--match", STANDIN, "--format", "json"]);
+    let (_, v, _) = run_check(
+        &dir.join("root"),
+        &dir.join("dmesg.txt"),
+        &["--match", STANDIN, "--format", "json"],
+    );
     assert_eq!(v["capacity"]["window_bytes"], 1u64 << 40);
     assert_eq!(v["realloc_active"], false);
 
     let dir = fixtures().join("seabios-40bit-8x128g");
-    let (_, v, _) = run_check(&dir.join("root"), &dir.join("dmesg.txt"), &["--match", STANDIN, "--format", "json"]);
+    let (_, v, _) = run_check(
+        &dir.join("root"),
+        &dir.join("dmesg.txt"),
+        &["--match", STANDIN, "--format", "json"],
+    );
     assert_eq!(v["capacity"]["phys_bits"], 40);
     assert_eq!(v["firmware"]["kind"], "seabios");
     assert_eq!(v["capacity"]["needed_bytes"], 1u64 << 40);
@@ -169,12 +291,28 @@ fn the_numbers_behind_the_issue_scenarios() {
 
 #[test]
 fn realloc_boots_are_seen_as_realloc() {
-    for name in ["ovmf-8x32g-realloc", "ovmf-8x32g-hole1t-realloc", "seabios-40bit-8x128g-realloc"] {
+    for name in [
+        "ovmf-8x32g-realloc",
+        "ovmf-8x32g-hole1t-realloc",
+        "seabios-40bit-8x128g-realloc",
+    ] {
         let dir = fixtures().join(name);
-        let (_, v, _) = run_check(&dir.join("root"), &dir.join("dmesg.txt"), &["--match", STANDIN, "--format", "json"]);
+        let (_, v, _) = run_check(
+            &dir.join("root"),
+            &dir.join("dmesg.txt"),
+            &["--match", STANDIN, "--format", "json"],
+        );
         assert_eq!(v["realloc_active"], true, "{name}");
-        let hints: Vec<&str> = v["hints"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap()).collect();
-        assert!(!hints.contains(&"guest-pci-realloc"), "{name}: realloc is already on");
+        let hints: Vec<&str> = v["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap())
+            .collect();
+        assert!(
+            !hints.contains(&"guest-pci-realloc"),
+            "{name}: realloc is already on"
+        );
     }
 }
 
@@ -205,7 +343,9 @@ fn relabel_as_nvidia(src: &Path, dst: &Path) {
             }
         }
         let vendor = dir.join("vendor");
-        if std::fs::read_to_string(&vendor).map(|v| v.trim() == "0x1af4").unwrap_or(false)
+        if std::fs::read_to_string(&vendor)
+            .map(|v| v.trim() == "0x1af4")
+            .unwrap_or(false)
             && std::fs::read_to_string(dir.join("device")).unwrap().trim() == "0x1110"
         {
             std::fs::write(&vendor, "0x10de\n").unwrap();
@@ -227,11 +367,44 @@ fn stand_ins_relabelled_as_nvidia_gpus_need_no_match() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
         relabel_as_nvidia(&dir.join("root"), &root);
-        let (code, v, _) = run_check(&root, &dir.join("dmesg.txt"), &["--expect", &c.expect.to_string(), "--format", "json"]);
+        let (code, v, _) = run_check(
+            &root,
+            &dir.join("dmesg.txt"),
+            &["--expect", &c.expect.to_string(), "--format", "json"],
+        );
         assert_case(c, code, &v);
         for g in v["gpus"].as_array().unwrap() {
             assert_eq!(g["vendor"], "10de", "{}", c.name);
-            assert_ne!(g["bdf"], "0000:00:01.0", "{}: the emulated VGA is not a GPU", c.name);
+            assert_ne!(
+                g["bdf"], "0000:00:01.0",
+                "{}: the emulated VGA is not a GPU",
+                c.name
+            );
         }
+    }
+}
+
+#[test]
+fn explain_of_the_saved_log_alone_reaches_the_same_diagnosis() {
+    // No sysfs, no /proc: the log's root bus windows, its "not CPU
+    // addressable" line, its command line and its DMI line must do.
+    for c in CASES {
+        let dir = fixtures().join(c.name);
+        let o = Command::new(bin())
+            .arg("explain")
+            .arg(dir.join("dmesg.txt"))
+            .args([
+                "--match",
+                STANDIN,
+                "--expect",
+                &c.expect.to_string(),
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_case(c, o.status.code().unwrap(), &v);
+        assert_eq!(v["mode"], "explain");
     }
 }
