@@ -11,6 +11,7 @@ pub mod check;
 pub mod cli;
 pub mod cmdline;
 pub mod kernel_log;
+pub mod lspci_text;
 pub mod pci;
 pub mod report;
 pub mod root;
