@@ -278,7 +278,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
             d.kind = DiagnosisKind::Unknown;
             let mut missing_facts = Vec::new();
             if needed_bytes.is_none() {
-                missing_facts.push("the size of every failed BAR");
+                missing_facts.push("the size of a failed BAR");
             }
             if window_bytes.is_none() {
                 missing_facts.push(
@@ -286,7 +286,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                 );
             }
             d.summary = format!(
-                "{unassigned}; not enough evidence to say why: unknown {}",
+                "{unassigned}; not enough evidence to say why, missing {}",
                 missing_facts.join(" and ")
             );
         }
