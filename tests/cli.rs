@@ -8,27 +8,49 @@ fn bin() -> &'static str {
 }
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("run gpu-preflight")
+    Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run gpu-preflight")
 }
 
 fn check(case: &str, extra: &[&str]) -> Output {
     let d = fixture(case);
     let root = d.join("root");
     let dmesg = d.join("dmesg.txt");
-    let mut a = vec!["check", "--root", root.to_str().unwrap(), "--dmesg", dmesg.to_str().unwrap()];
+    let mut a = vec![
+        "check",
+        "--root",
+        root.to_str().unwrap(),
+        "--dmesg",
+        dmesg.to_str().unwrap(),
+    ];
     a.extend_from_slice(extra);
     run(&a)
 }
 
 #[test]
 fn exit_0_when_healthy_1_when_a_problem_is_found() {
-    assert_eq!(check("ovmf-8x16g", &["--match", "1af4:1110"]).status.code(), Some(0));
-    assert_eq!(check("ovmf-8x32g", &["--match", "1af4:1110"]).status.code(), Some(1));
-    assert_eq!(check("ovmf-8x16g", &["--match", "1af4:1110", "--expect", "9"]).status.code(), Some(1));
+    assert_eq!(
+        check("ovmf-8x16g", &["--match", "1af4:1110"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        check("ovmf-8x32g", &["--match", "1af4:1110"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(
+        check("ovmf-8x16g", &["--match", "1af4:1110", "--expect", "9"])
+            .status
+            .code(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -42,7 +64,12 @@ fn exit_2_on_usage_errors() {
         vec!["explain"],
     ] {
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(!o.stderr.is_empty(), "{args:?} says why");
     }
     assert_eq!(run(&["--help"]).status.code(), Some(0));
@@ -55,17 +82,36 @@ fn exit_3_when_nothing_can_be_inspected() {
     let o = run(&["check", "--root", tmp.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.starts_with("error: cannot list PCI devices in "), "{err}");
+    assert!(
+        err.starts_with("error: cannot list PCI devices in "),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     let d = fixture("ovmf-8x16g");
-    let o = run(&["check", "--root", d.join("root").to_str().unwrap(), "--dmesg", "/nonexistent/dmesg.txt"]);
+    let o = run(&[
+        "check",
+        "--root",
+        d.join("root").to_str().unwrap(),
+        "--dmesg",
+        "/nonexistent/dmesg.txt",
+    ]);
     assert_eq!(o.status.code(), Some(3));
     assert_eq!(run(&["explain", "/nonexistent/log"]).status.code(), Some(3));
 }
 
 #[test]
 fn prometheus_output_is_well_formed() {
-    let o = check("ovmf-8x32g-hole1t", &["--match", "1af4:1110", "--expect", "8", "--format", "prometheus"]);
+    let o = check(
+        "ovmf-8x32g-hole1t",
+        &[
+            "--match",
+            "1af4:1110",
+            "--expect",
+            "8",
+            "--format",
+            "prometheus",
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("gpu_preflight_ok 0\n"));
@@ -84,9 +130,18 @@ fn kmsg_records_fall_back_to_stderr_without_the_device() {
     // The fixture root has no dev/kmsg: the records go to stderr.
     let o = check("ovmf-8x32g-hole1t", &["--match", "1af4:1110", "--kmsg"]);
     let err = String::from_utf8(o.stderr).unwrap();
-    let recs: Vec<&str> = err.lines().filter(|l| l.starts_with("gpu-preflight: ")).collect();
-    assert!(recs[0].starts_with("gpu-preflight: verdict=fail diagnosis=firmware_left_unassigned found=8"), "{err}");
-    assert!(recs.iter().any(|r| r.starts_with("gpu-preflight: hint guest-pci-realloc: ")));
+    let recs: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("gpu-preflight: "))
+        .collect();
+    assert!(
+        recs[0]
+            .starts_with("gpu-preflight: verdict=fail diagnosis=firmware_left_unassigned found=8"),
+        "{err}"
+    );
+    assert!(recs
+        .iter()
+        .any(|r| r.starts_with("gpu-preflight: hint guest-pci-realloc: ")));
     assert!(recs.len() <= 8);
     assert!(recs.iter().all(|r| r.len() < 1024));
 }
@@ -105,6 +160,8 @@ fn the_binary_is_statically_linked() {
     const PT_INTERP: u32 = 3;
     let types: Vec<u32> = (0..phnum).map(|i| u32_at(phoff + i * phentsize)).collect();
     assert!(!types.is_empty());
-    assert!(!types.contains(&PT_INTERP), "has an ELF interpreter: dynamically linked");
-
+    assert!(
+        !types.contains(&PT_INTERP),
+        "has an ELF interpreter: dynamically linked"
+    );
 }
