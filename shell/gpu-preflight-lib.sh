@@ -1,0 +1,175 @@
+# shellcheck shell=sh
+# The variables set here are read by the scripts that source this file.
+# shellcheck disable=SC2034
+# gpu-preflight: functions shared by the dracut hook and the initramfs-tools
+# boot script. Installed in the image as
+# /usr/lib/gpu-preflight/gpu-preflight-lib.sh and sourced, so:
+# POSIX sh only (dash, busybox ash, bash), no `exit`, no `set -e`, and every
+# variable prefixed `_gp_` or `gpu_preflight_` to stay out of the way of the
+# initramfs' own.
+#
+# The deadline lives here, in the shell, not in the binary: what we guard
+# against is the binary itself hanging (a sysfs read stuck in the kernel,
+# a huge log), and only its parent can stop waiting for it.
+
+# Sets _gp_tenths to VALUE (seconds, "2" or "1.5") in tenths of a second;
+# returns 1, leaving it unset, when VALUE is not a valid timeout. Same rules
+# as parse_timeout in src/settings.rs: 0.1 to 60 s, digits past the first
+# decimal dropped.
+_gp_parse_tenths() {
+	unset _gp_tenths
+	case $1 in
+	'' | *[!0-9.]* | *.*.* | .* | *.) return 1 ;;
+	esac
+	_gp_w=${1%%.*}
+	case $1 in
+	*.*)
+		_gp_f=${1#*.}
+		_gp_f=${_gp_f%"${_gp_f#?}"}
+		;;
+	*) _gp_f=0 ;;
+	esac
+	[ "${#_gp_w}" -le 4 ] || return 1
+	# Leading zeros would make the shell read the number as octal.
+	_gp_w=${_gp_w#"${_gp_w%%[!0]*}"}
+	_gp_x=$((${_gp_w:-0} * 10 + _gp_f))
+	[ "$_gp_x" -ge 1 ] && [ "$_gp_x" -le 600 ] || return 1
+	_gp_tenths=$_gp_x
+	return 0
+}
+
+# Sets _gp_timeout (tenths) from CONFIG's `timeout=` and then CMDLINE_FILE's
+# `gpu_preflight.timeout=`, a later valid value winning; default 2 s. A
+# malformed value is skipped here silently: the binary reports it.
+gpu_preflight_timeout() {
+	_gp_timeout=20
+	if [ -r "$1" ]; then
+		while IFS='= 	' read -r _gp_k _gp_v || [ -n "$_gp_k" ]; do
+			case $_gp_k in
+			timeout | gpu_preflight.timeout)
+				_gp_parse_tenths "$_gp_v" && _gp_timeout=$_gp_tenths
+				;;
+			esac
+		done <"$1"
+	fi
+	_gp_line=
+	if [ -r "$2" ]; then
+		read -r _gp_line <"$2" || :
+	fi
+	# Arguments after a bare `--` belong to init.
+	_gp_line=" ${_gp_line%% -- *} "
+	case $_gp_line in
+	*" gpu_preflight.timeout="*)
+		# The last occurrence wins, as for most kernel parameters.
+		_gp_v=${_gp_line##* gpu_preflight.timeout=}
+		_gp_v=${_gp_v%% *}
+		_gp_v=${_gp_v#\"}
+		_gp_v=${_gp_v%\"}
+		_gp_parse_tenths "$_gp_v" && _gp_timeout=$_gp_tenths
+		;;
+	esac
+	return 0
+}
+
+# Whether PID is still running. kill -0 would also succeed on a child that
+# has exited but not been waited for (a zombie), so read its state.
+# GPU_PREFLIGHT_PROC stands in for /proc in tests (a process stuck in
+# state D cannot be made on demand).
+_gp_alive() {
+	_gp_proc=${GPU_PREFLIGHT_PROC:-/proc}
+	if [ ! -d "$_gp_proc/self" ]; then
+		kill -0 "$1" 2>/dev/null
+		return
+	fi
+	_gp_stat=
+	{ IFS= read -r _gp_stat <"$_gp_proc/$1/stat"; } 2>/dev/null || return 1
+	# Fields after the command name, which is in parentheses.
+	_gp_stat=${_gp_stat##*) }
+	case $_gp_stat in
+	Z* | X* | x*) return 1 ;;
+	esac
+	return 0
+}
+
+# One record for the kernel log (journalctl -k), at PRIORITY. Silently
+# nothing when /dev/kmsg cannot be opened (printk.devkmsg=off).
+gpu_preflight_kmsg() {
+	{ printf '<%s>gpu-preflight: %s\n' "$1" "$2" >"${GPU_PREFLIGHT_KMSG:-/dev/kmsg}"; } 2>/dev/null || :
+}
+
+# gpu_preflight_run BINARY CONFIG CMDLINE_FILE [ARGS...]
+# Runs `BINARY boot ARGS...` and waits for it at most the configured
+# timeout. Sets:
+#   gpu_preflight_rc   its exit status, or `missing` / `timeout`
+#   gpu_preflight_msg  one line for the log when something went wrong
+#                      (empty when the binary ran and reported by itself)
+# The caller decides what status 4 (strict mode, check failed) means.
+gpu_preflight_run() {
+	gpu_preflight_rc=
+	gpu_preflight_msg=
+	_gp_bin=$1
+	shift
+	_gp_conf=$1
+	shift
+	_gp_cmdline=$1
+	shift
+	if [ ! -x "$_gp_bin" ]; then
+		gpu_preflight_rc=missing
+		gpu_preflight_msg="$_gp_bin is missing or not executable: GPU BARs not checked this boot; boot continues"
+		return 0
+	fi
+	gpu_preflight_timeout "$_gp_conf" "$_gp_cmdline"
+	# busybox and coreutils sleep both take fractions; a sleep that does not
+	# would turn the loop into a busy one that gives up at once.
+	_gp_step=0.1
+	_gp_ticks=$_gp_timeout
+	if ! sleep 0.01 2>/dev/null; then
+		_gp_step=1
+		_gp_ticks=$(((_gp_timeout + 9) / 10))
+	fi
+
+	"$_gp_bin" boot "$@" </dev/null &
+	_gp_pid=$!
+	_gp_n=0
+	while [ "$_gp_n" -lt "$_gp_ticks" ] && _gp_alive "$_gp_pid"; do
+		sleep "$_gp_step"
+		_gp_n=$((_gp_n + 1))
+	done
+
+	_gp_secs="$((_gp_timeout / 10)).$((_gp_timeout % 10))"
+	if _gp_alive "$_gp_pid"; then
+		kill -KILL "$_gp_pid" 2>/dev/null
+		sleep "$_gp_step"
+		gpu_preflight_rc=timeout
+		if _gp_alive "$_gp_pid"; then
+			# Uninterruptible sleep in the kernel (state D): SIGKILL takes
+			# effect only when that I/O returns, and `wait` would block the
+			# boot until then. Leave it behind.
+			gpu_preflight_msg="no result within ${_gp_secs} s and the process is stuck in the kernel (pid $_gp_pid); abandoned it, boot continues"
+		else
+			wait "$_gp_pid" 2>/dev/null
+			gpu_preflight_msg="no result within ${_gp_secs} s (gpu_preflight.timeout); stopped it, boot continues"
+		fi
+		return 0
+	fi
+	wait "$_gp_pid"
+	gpu_preflight_rc=$?
+	case $gpu_preflight_rc in
+	0 | 4) ;;
+	*)
+		if [ "$gpu_preflight_rc" -gt 128 ]; then
+			gpu_preflight_msg="$_gp_bin crashed (signal $((gpu_preflight_rc - 128))): GPU BARs not checked this boot; boot continues"
+		else
+			gpu_preflight_msg="$_gp_bin failed (exit status $gpu_preflight_rc): GPU BARs not checked this boot; boot continues"
+		fi
+		;;
+	esac
+	return 0
+}
+
+# Forgets our variables, so the initramfs' saved state stays clean.
+gpu_preflight_cleanup() {
+	unset _gp_tenths _gp_w _gp_f _gp_x _gp_timeout _gp_k _gp_v _gp_line \
+		_gp_stat _gp_bin _gp_conf _gp_cmdline _gp_step _gp_ticks _gp_pid \
+		_gp_n _gp_secs _gp_proc
+}
