@@ -194,6 +194,17 @@ pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
         .as_deref()
         .and_then(system::cpuinfo_phys_bits);
 
+    let mut above: Vec<_> = gpus
+        .iter()
+        .flat_map(|g| g.upstream.iter().copied())
+        .collect();
+    above.sort();
+    above.dedup();
+    let bridges = above
+        .iter()
+        .filter_map(|a| scan.get(*a))
+        .map(|f| (f.addr, f.windows.clone()))
+        .collect();
     let ev = Evidence {
         gpus,
         expected: opts.expect,
@@ -204,6 +215,7 @@ pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
         realloc_advised: facts.realloc_advised,
         firmware: system::read_firmware(&opts.root),
         other_failed: Vec::new(),
+        bridges,
     };
     let d = diagnosis::diagnose(&ev);
     let h = hints::hints(&ev, &d);

@@ -64,6 +64,8 @@ pub struct Evidence {
     /// Endpoints that are not selected GPUs but whose memory BARs failed
     /// (only `explain` reports these).
     pub other_failed: Vec<(PciAddress, u8, Option<u64>)>,
+    /// The bridges above the GPUs, with the windows the kernel gave them.
+    pub bridges: Vec<(PciAddress, Vec<crate::bars::BridgeWindow>)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

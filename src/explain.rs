@@ -318,6 +318,7 @@ pub fn explain_text(
         realloc_advised: facts.realloc_advised,
         firmware: firmware_from_log(text),
         other_failed,
+        bridges: Vec::new(),
     };
     let d = diagnosis::diagnose(&ev);
     let h = hints::hints(&ev, &d);

@@ -65,6 +65,8 @@ pub struct Report {
     pub unassigned: Vec<UnassignedBar>,
     pub capacity: Capacity,
     pub hints: Vec<HintReport>,
+    /// The bridges above the GPUs and their windows.
+    pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
     pub warnings: Vec<String>,
 }
@@ -139,6 +141,21 @@ pub struct WindowReport {
     pub size: u64,
     /// `iomem`, `kernel_log`.
     pub source: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BridgeReport {
+    pub bdf: PciAddress,
+    pub windows: Vec<BridgeWindowReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BridgeWindowReport {
+    /// `io`, `mem` or `mem64_pref` (`mem_pref` for a 32-bit one).
+    pub kind: &'static str,
+    pub start: u64,
+    pub end: u64,
+    pub size: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -258,6 +275,27 @@ pub fn build(
             phys_bits: ev.phys_bits,
             needed_end: d.needed_end,
         },
+        bridges: ev
+            .bridges
+            .iter()
+            .map(|(bdf, ws)| BridgeReport {
+                bdf: *bdf,
+                windows: ws
+                    .iter()
+                    .map(|w| BridgeWindowReport {
+                        kind: match (w.io, w.prefetchable, w.mem64) {
+                            (true, ..) => "io",
+                            (false, true, true) => "mem64_pref",
+                            (false, true, false) => "mem_pref",
+                            (false, false, _) => "mem",
+                        },
+                        start: w.start,
+                        end: w.end,
+                        size: w.end.saturating_sub(w.start).saturating_add(1),
+                    })
+                    .collect(),
+            })
+            .collect(),
         hints: hints
             .iter()
             .map(|h| HintReport {

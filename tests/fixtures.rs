@@ -277,6 +277,31 @@ fn the_numbers_behind_the_issue_scenarios() {
     );
     assert_eq!(v["capacity"]["window_bytes"], 1u64 << 40);
     assert_eq!(v["realloc_active"], false);
+    // Each stand-in sits behind its own root port; a placed one's port
+    // forwards a 32 GiB 64-bit prefetchable window, a failed one's only the
+    // 512 MiB the firmware reserves for hot-plug.
+    let port = |bdf: &str| {
+        v["bridges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["bdf"] == bdf)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(v["gpus"][0]["upstream"][0], "0000:00:01.0");
+    let pref = |b: &Value| {
+        let w: Vec<u64> = b["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["kind"] == "mem64_pref")
+            .map(|w| w["size"].as_u64().unwrap())
+            .collect();
+        w
+    };
+    assert_eq!(pref(&port("0000:00:01.0")), [32u64 << 30]);
+    assert_eq!(pref(&port("0000:00:04.0")), [512u64 << 20]);
 
     let dir = fixtures().join("seabios-40bit-8x128g");
     let (_, v, _) = run_check(
