@@ -1,0 +1,233 @@
+//! `gpu-preflight boot`, as the initramfs hooks run it: the files it leaves
+//! in the out directory, its console line, its kernel-log records (on stderr
+//! here: a fixture root has no /dev/kmsg) and its exit status, which stops
+//! the boot only for a failed check in strict mode.
+
+mod tree;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+use tree::{bin, copy_root, fixture, put};
+
+const FAILING: &str = "ovmf-8x32g-hole1t";
+const HEALTHY: &str = "ovmf-8x16g";
+
+struct Run {
+    out: Output,
+    out_dir: tempfile::TempDir,
+}
+
+impl Run {
+    fn code(&self) -> Option<i32> {
+        self.out.status.code()
+    }
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    fn show(&self) -> String {
+        format!(
+            "status {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.code(),
+            self.stdout(),
+            self.stderr()
+        )
+    }
+    /// The directory the command was told to create and write.
+    fn dir(&self) -> std::path::PathBuf {
+        self.out_dir.path().join("gpu-preflight")
+    }
+    fn file(&self, name: &str) -> Option<String> {
+        fs::read_to_string(self.dir().join(name)).ok()
+    }
+    fn files(&self) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(self.dir())
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+}
+
+/// A copy of a captured boot with `conf` as /etc/gpu-preflight.conf and
+/// `extra` appended to /proc/cmdline.
+fn root_for(case: &str, conf: Option<&[u8]>, extra: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    copy_root(case, t.path());
+    if let Some(c) = conf {
+        fs::create_dir_all(t.path().join("etc")).unwrap();
+        fs::write(t.path().join("etc/gpu-preflight.conf"), c).unwrap();
+    }
+    if !extra.is_empty() {
+        let c = fs::read_to_string(t.path().join("proc/cmdline")).unwrap();
+        put(
+            t.path(),
+            "proc/cmdline",
+            &format!("{} {extra}\n", c.trim_end()),
+        );
+    }
+    t
+}
+
+fn boot(root: &Path, case: &str) -> Run {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .arg("boot")
+        .arg("--root")
+        .arg(root)
+        .arg("--out-dir")
+        .arg(out_dir.path().join("gpu-preflight"))
+        .arg("--dmesg")
+        .arg(fixture(case).join("dmesg.txt"))
+        .output()
+        .unwrap();
+    Run { out, out_dir }
+}
+
+const SELECT: &[u8] = b"# the stand-ins\nmatch=1af4:1110\nexpect=8\n";
+
+#[test]
+fn warn_mode_reports_a_failure_and_lets_the_boot_continue() {
+    let t = root_for(FAILING, Some(SELECT), "");
+    let r = boot(t.path(), FAILING);
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    assert_eq!(
+        r.files(),
+        vec!["metrics.prom", "report.json"],
+        "no temporary files left"
+    );
+    let report: serde_json::Value = serde_json::from_str(&r.file("report.json").unwrap()).unwrap();
+    assert_eq!(report["verdict"], "fail");
+    assert_eq!(report["diagnosis"], "firmware_left_unassigned");
+    assert_eq!(report["found"], 8);
+    assert!(r
+        .file("metrics.prom")
+        .unwrap()
+        .contains("gpu_preflight_ok 0"));
+    // One console line.
+    assert_eq!(r.stdout().lines().count(), 1, "{}", r.show());
+    assert!(
+        r.stdout()
+            .starts_with("gpu-preflight: FAIL: firmware_left_unassigned"),
+        "{}",
+        r.show()
+    );
+    // The kernel-log records, verdict first.
+    let first = r.stderr().lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.starts_with("gpu-preflight: verdict=fail diagnosis=firmware_left_unassigned"),
+        "{}",
+        r.show()
+    );
+    assert!(
+        r.stderr()
+            .contains("gpu-preflight: hint guest-pci-realloc: "),
+        "{}",
+        r.show()
+    );
+}
+
+#[test]
+fn strict_mode_on_the_command_line_stops_the_boot_with_exit_4() {
+    let t = root_for(FAILING, Some(SELECT), "gpu_preflight.mode=strict");
+    let r = boot(t.path(), FAILING);
+    assert_eq!(r.code(), Some(4), "{}", r.show());
+    assert!(
+        r.stdout().contains("strict mode: stopping the boot"),
+        "{}",
+        r.show()
+    );
+    assert!(r.file("report.json").is_some());
+}
+
+#[test]
+fn strict_mode_with_a_healthy_boot_continues() {
+    let t = root_for(HEALTHY, Some(b"match=1af4:1110\nmode=strict\n"), "");
+    let r = boot(t.path(), HEALTHY);
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    assert!(r.stdout().starts_with("gpu-preflight: ok"), "{}", r.show());
+}
+
+#[test]
+fn the_command_line_wins_over_the_file() {
+    let t = root_for(
+        FAILING,
+        Some(b"match=1af4:1110\nmode=strict\n"),
+        "gpu_preflight.mode=warn",
+    );
+    assert_eq!(boot(t.path(), FAILING).code(), Some(0));
+    let t = root_for(
+        FAILING,
+        Some(b"match=1af4:1110\n"),
+        "gpu_preflight.mode=off",
+    );
+    let r = boot(t.path(), FAILING);
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    assert_eq!(r.files(), Vec::<String>::new());
+    assert!(r.stdout().contains("mode=off"), "{}", r.show());
+}
+
+#[test]
+fn garbage_configuration_is_reported_and_ignored() {
+    let garbage: &[u8] =
+        b"\xff\xfe\x00binary\nmode=panic\nexpect=lots\n=\nmatch=1af4:1110\nmode=strict\n";
+    let t = root_for(FAILING, Some(garbage), "gpu_preflight.timeout=soon");
+    let r = boot(t.path(), FAILING);
+    // The valid lines still count: strict, and the check failed.
+    assert_eq!(r.code(), Some(4), "{}", r.show());
+    let report: serde_json::Value = serde_json::from_str(&r.file("report.json").unwrap()).unwrap();
+    let warnings = report["warnings"].as_array().unwrap();
+    let config: Vec<&str> = warnings
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.starts_with("config: "))
+        .collect();
+    assert_eq!(config.len(), 5, "{config:#?}");
+    assert!(
+        r.stderr().contains("gpu-preflight: config: "),
+        "{}",
+        r.show()
+    );
+}
+
+#[test]
+fn nothing_to_inspect_is_logged_and_never_stops_the_boot() {
+    let t = tempfile::tempdir().unwrap();
+    put(t.path(), "etc/gpu-preflight.conf", "mode=strict\n");
+    put(t.path(), "proc/cmdline", "ro\n");
+    let r = boot(t.path(), FAILING);
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    assert!(r.stdout().contains("could not inspect"), "{}", r.show());
+    assert!(
+        r.stderr().contains("gpu-preflight: could not inspect"),
+        "{}",
+        r.show()
+    );
+}
+
+#[test]
+fn an_unwritable_out_dir_is_logged_and_the_boot_continues() {
+    let t = root_for(FAILING, Some(SELECT), "");
+    let blocker = t.path().join("run");
+    fs::write(&blocker, "a file where /run should be").unwrap();
+    let out = Command::new(bin())
+        .arg("boot")
+        .arg("--root")
+        .arg(t.path())
+        .arg("--dmesg")
+        .arg(fixture(FAILING).join("dmesg.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot create") && err.contains("run/gpu-preflight"),
+        "{err}"
+    );
+}
