@@ -130,10 +130,12 @@ gpu_preflight_run() {
 
 	"$_gp_bin" boot "$@" </dev/null &
 	_gp_pid=$!
+	# Sleep first, then look: the first look then finds the process set up.
 	_gp_n=0
-	while [ "$_gp_n" -lt "$_gp_ticks" ] && _gp_alive "$_gp_pid"; do
+	while [ "$_gp_n" -lt "$_gp_ticks" ]; do
 		sleep "$_gp_step"
 		_gp_n=$((_gp_n + 1))
+		_gp_alive "$_gp_pid" || break
 	done
 
 	_gp_secs="$((_gp_timeout / 10)).$((_gp_timeout % 10))"
