@@ -47,42 +47,57 @@ vt_staged_binary() {
     return 1
 }
 
-# vt_stage_fault BASE DIR FAULT: a copy of the staged tree BASE with one
-# boot-path fault planted.
-#   missing  the binary is not installed, so the image lacks it
+# vt_plant_fault TREE FAULT: plant one boot-path fault in an unpacked image.
+#   missing  the binary is gone from the image
 #   crash    the binary dies of SIGSEGV at once
 #   hang     the binary never returns (the hook's deadline must end it)
 #   badconf  /etc/gpu-preflight.conf is garbage
-vt_stage_fault() {
-    local base=$1 dir=$2 fault=$3 bin
-    rm -rf "$dir"
-    cp -a "$base" "$dir"
-    bin=$(vt_staged_binary "$dir") || vt_die "no binary in staged tree $base"
+# Done on a built image rather than on the install: with the binary missing
+# from the install, the generators rightly leave the hook out altogether,
+# and the hooks copy the binary and configuration verbatim anyway.
+vt_plant_fault() {
+    local tree=$1 fault=$2 bin=$1/usr/bin/gpu-preflight
+    [ -e "$bin" ] || { vt_log "the image has no usr/bin/gpu-preflight"; return 1; }
     case $fault in
-    missing)
-        rm -f "$bin"
-        # A whiteout: the host's /usr must not show through the overlay the
-        # images are built under (see vt_in_stage).
-        mknod "$bin" c 0 0
-        ;;
-    crash)
-        printf '#!/bin/sh\nkill -SEGV $$\n' >"$bin"
-        chmod 0755 "$bin"
-        ;;
-    hang)
-        # Blocks on a pipe nobody writes to: no CPU burnt under TCG, and
-        # only a kill ends it.
-        printf '#!/bin/sh\nmkfifo /tmp/vm-tests-hang.$$ 2>/dev/null\nread -r _ </tmp/vm-tests-hang.$$\nwhile :; do :; done\n' >"$bin"
-        chmod 0755 "$bin"
-        ;;
+    missing) rm -f "$bin" ;;
+    crash) printf '#!/bin/sh\nkill -SEGV $$\n' >"$bin" ;;
+    hang) printf '#!/bin/sh\nwhile :; do sleep 60; done\n' >"$bin" ;;
     badconf)
-        mkdir -p "$dir/etc"
         printf '%s\n' 'this is not a configuration' 'mode=sometimes' 'expect=eight' \
-            'timeout=-5' 'match=zz:yy' '[section]' 'gpu_preflight.remediate=maybe' >"$dir/etc/gpu-preflight.conf"
-        printf '\001\377\376 binary junk\n' >>"$dir/etc/gpu-preflight.conf"
+            'timeout=-5' 'match=zz:yy' '[section]' 'gpu_preflight.remediate=maybe' >"$tree/etc/gpu-preflight.conf"
+        printf '\001\377\376 binary junk\n' >>"$tree/etc/gpu-preflight.conf"
         ;;
     *) vt_die "unknown fault $fault" ;;
     esac
+    [ -e "$bin" ] && chmod 0755 "$bin"
+    return 0
+}
+
+# vt_image_fault IMAGE OUT FAULT: OUT is IMAGE with FAULT planted in its
+# main archive; early (microcode) archives are kept in front, uncompressed,
+# as the kernel wants them.
+vt_image_fault() {
+    local img=$1 out=$2 fault=$3 tmp part e
+    tmp=$(mktemp -d "$VT_WORK/unpack.XXXXXX")
+    if ! unmkinitramfs "$img" "$tmp"; then
+        rm -rf "$tmp"
+        return 1
+    fi
+    part=$tmp
+    [ -d "$tmp/main" ] && part=$tmp/main
+    if ! vt_plant_fault "$part" "$fault"; then
+        rm -rf "$tmp"
+        return 1
+    fi
+    {
+        for e in "$tmp"/early "$tmp"/early[0-9]*; do
+            [ -d "$e" ] || continue
+            (cd "$e" && find . | LC_ALL=C sort | cpio -o -H newc --quiet)
+        done
+        (cd "$part" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1)
+    } >"$out.tmp" && mv "$out.tmp" "$out"
+    rm -rf "$tmp"
+    [ -s "$out" ]
 }
 
 # vt_in_stage STAGE CMD...: run CMD in a private mount namespace where the

@@ -201,6 +201,31 @@ vt_run_qemu() {
     return $rc
 }
 
+# vt_run_qemu_until LOG TIMEOUT CONSOLE REGEX ARGS...: as vt_run_qemu, but
+# once CONSOLE (the guest's serial log) matches the extended REGEX the guest
+# is given a few seconds more and stopped: a boot held at an emergency
+# shell waits for a key that never comes, and the timeout would be wasted.
+vt_run_qemu_until() {
+    local log=$1 limit=$2 console=$3 re=$4 start pid rc
+    shift 4
+    start=$(date +%s)
+    timeout -k 10 "$limit" "$@" </dev/null >"$log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ -f "$console" ] && tr -d '\r' <"$console" | grep -Eaq -- "$re"; then
+            sleep 3
+            kill "$pid" 2>/dev/null
+            echo "stopped by vm-tests: the console matched /$re/" >>"$log"
+            break
+        fi
+        sleep 1
+    done
+    wait "$pid"
+    rc=$?
+    echo $(($(date +%s) - start))
+    return $rc
+}
+
 # vt_serial_payload FILE BEGIN END: print the base64 lines between the
 # marker lines BEGIN and END, decoded. Carriage returns (the guest tty's
 # ONLCR) and anything that is not base64 (firmware escape sequences) are

@@ -26,6 +26,14 @@
 #   gens      generators to boot with: "itools dracut" (default) or one of them
 #   required  yes (default) | no: a required scenario that is skipped fails
 #             the suite
+#   kind      direct (default) | fault | disk
+#   init      yes (default) | no: whether the boot must reach the test
+#             root's init
+#   log, nolog  extended regex (case-insensitive) that a gpu-preflight:
+#             kernel-log line must / must not match
+#   stopped   extended regex on the console: once it matches, the boot is
+#             over (held at an emergency shell) and QEMU is stopped
+#   timeout   seconds for this scenario's boot
 
 # The stand-ins are ivshmem-plain (1af4:1110, class 0x0500), so the check is
 # told which devices are the GPUs; the count makes a missing one visible.
@@ -101,3 +109,41 @@ scenario seabios-noisy-rootports capture=yes \
   fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G ports=12 nic=virtio \
   observed='healthy (not a FIELD-NOTES row: empty root ports leave I/O windows unassigned, harmless)' \
   args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=-
+
+# Boot-path faults: each must still reach init (warn mode) and say what
+# happened in one gpu-preflight: kernel-log line. `fault` plants the fault
+# in a built image (see vt_plant_fault) or, for strict, sets the mode.
+# `log` is an extended regex (case-insensitive) one such line must match.
+scenario fault-missing-binary kind=fault fault=missing fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G args="$sel2" \
+  init=yes log='gpu-preflight: /usr/bin/gpu-preflight is missing.*boot continues'
+scenario fault-binary-crash kind=fault fault=crash fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G args="$sel2" \
+  init=yes log='gpu-preflight: .*crashed \(signal 11\).*boot continues'
+scenario fault-binary-hang kind=fault fault=hang fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G \
+  args="$sel2 gpu_preflight.timeout=3" init=yes \
+  log='gpu-preflight: no result within 3\.0 s.*boot continues'
+scenario fault-garbage-config kind=fault fault=badconf fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G args="$sel2" \
+  init=yes log='gpu-preflight: config: /etc/gpu-preflight.conf line [0-9]+: .*ignored' \
+  verdict=ok diagnosis=ok unassigned=- hints=-
+
+# strict: a failing check stops the boot before the real init; a passing one
+# does not.
+scenario fault-strict-stops kind=fault fault=strict \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G \
+  args="$sel8 gpu_preflight.mode=strict" init=no timeout=180 \
+  log='gpu-preflight: strict mode: stopping the boot' \
+  stopped='Entering emergency mode|Rebooting automatically|Kernel panic'
+scenario strict-healthy-boots kind=fault fault=strict-ok fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G \
+  args="$sel2 gpu_preflight.mode=strict" init=yes \
+  verdict=ok diagnosis=ok unassigned=- hints=-
+
+# End to end on a Debian disk: OVMF -> GRUB -> initramfs-tools image with
+# the hook -> systemd, the package installed by `make install`, remediation
+# enabled (vm-tests/disk.sh, vt_e2e_run, says what each boot must show).
+VT_E2E_CONF='match=1af4:1110
+expect=8'
+VT_E2E_CMDLINE='console=ttyS0 panic=1 oops=panic gpu_preflight.remediate=1'
+export VT_E2E_CONF VT_E2E_CMDLINE
+scenario disk-hole1t-realloc-fix kind=disk expect=fix boots=3 gens=itools \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t"
+scenario disk-default-hole-nofix kind=disk expect=nofix boots=2 gens=itools \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G
