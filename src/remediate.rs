@@ -579,7 +579,9 @@ fn apply_grubd(ctx: &Ctx, report: &Report, mut o: Outcome) -> Outcome {
     }
     let fragment_needed = previous.as_deref() != Some(content.as_bytes());
 
-    let regen = match regen_command(ctx, &mut o) {
+    // What regen_command has to say comes after what we wrote.
+    let mut note = Outcome::default();
+    let regen = match regen_command(ctx, &mut note) {
         Some(Err(msg)) => return o.fail(EXIT_CANNOT_INSPECT, msg),
         Some(Ok(argv)) => Some(argv),
         None => None,
@@ -605,6 +607,7 @@ fn apply_grubd(ctx: &Ctx, report: &Report, mut o: Outcome) -> Outcome {
         if let Some(argv) = &regen {
             o.say(format!("would run: {}", shell_words(argv)));
         }
+        o.out.append(&mut note.out);
         return o.done(EXIT_OK);
     }
 
@@ -650,6 +653,7 @@ fn apply_grubd(ctx: &Ctx, report: &Report, mut o: Outcome) -> Outcome {
         "gpu-preflight: wrote {} adding {PARAM} to GRUB_CMDLINE_LINUX_DEFAULT",
         frag.display()
     ));
+    o.out.append(&mut note.out);
 
     let Some(argv) = regen else {
         if !ctx.regenerate {

@@ -231,3 +231,120 @@ fn an_unwritable_out_dir_is_logged_and_the_boot_continues() {
         "{err}"
     );
 }
+
+/// Boot then publish on one root, as the initramfs and then
+/// gpu-preflight-publish.service do on a real system.
+fn boot_then_publish(t: &Path) -> Output {
+    let o = Command::new(bin())
+        .arg("boot")
+        .arg("--root")
+        .arg(t)
+        .arg("--dmesg")
+        .arg(fixture(FAILING).join("dmesg.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    Command::new(bin())
+        .arg("publish")
+        .arg("--root")
+        .arg(t)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn publish_copies_the_metrics_into_the_textfile_directory() {
+    let t = root_for(
+        FAILING,
+        Some(b"match=1af4:1110\ntextfile_dir=/var/lib/prometheus/node-exporter\n"),
+        "",
+    );
+    let dir = t.path().join("var/lib/prometheus/node-exporter");
+    fs::create_dir_all(&dir).unwrap();
+    let o = boot_then_publish(t.path());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let published = fs::read_to_string(dir.join("gpu-preflight.prom")).unwrap();
+    assert_eq!(
+        published,
+        fs::read_to_string(t.path().join("run/gpu-preflight/metrics.prom")).unwrap()
+    );
+    let names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "no temporary files: {names:?}");
+    // Nothing else was written: remediate is off by default.
+    assert!(!t.path().join("var/lib/gpu-preflight").exists());
+}
+
+#[test]
+fn publish_without_a_textfile_directory_says_so_and_succeeds() {
+    let t = root_for(
+        FAILING,
+        Some(b"match=1af4:1110\ntextfile_dir=/var/lib/prometheus/node-exporter\n"),
+        "",
+    );
+    let o = boot_then_publish(t.path());
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("does not exist"));
+    assert!(
+        !t.path().join("var/lib/prometheus").exists(),
+        "not created by us"
+    );
+}
+
+#[test]
+fn publish_runs_remediate_when_enabled_and_the_boot_failed() {
+    let t = root_for(
+        FAILING,
+        Some(b"match=1af4:1110\nexpect=8\n"),
+        "gpu_preflight.remediate=1",
+    );
+    put(
+        t.path(),
+        "etc/default/grub",
+        "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n",
+    );
+    let o = boot_then_publish(t.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("wrote") && out.contains("99-gpu-preflight.cfg"),
+        "{out}"
+    );
+    assert!(t
+        .path()
+        .join("etc/default/grub.d/99-gpu-preflight.cfg")
+        .exists());
+
+    // A healthy boot's report calls for nothing.
+    let h = root_for(HEALTHY, Some(b"match=1af4:1110\nremediate=1\n"), "");
+    put(
+        h.path(),
+        "etc/default/grub",
+        "GRUB_CMDLINE_LINUX_DEFAULT=\"quiet\"\n",
+    );
+    let o = Command::new(bin())
+        .arg("boot")
+        .arg("--root")
+        .arg(h.path())
+        .arg("--dmesg")
+        .arg(fixture(HEALTHY).join("dmesg.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let o = Command::new(bin())
+        .arg("publish")
+        .arg("--root")
+        .arg(h.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nothing to remediate"));
+    assert!(!h.path().join("etc/default/grub.d").exists());
+}
