@@ -2,7 +2,7 @@
 //! devices and BARs, diagnose, hint, and hand back one `Report`.
 
 use crate::bars::{Bar, BarState, SizeSource};
-use crate::diagnosis::{self, Evidence, Gpu, WindowSource};
+use crate::diagnosis::{self, Evidence, Gpu, Window, WindowSource};
 use crate::hints;
 use crate::kernel_log::{self, Event, ResourceRef, Space};
 use crate::kmsg;
@@ -47,7 +47,13 @@ impl std::error::Error for CheckError {}
 /// What the kernel log says beyond per-device events.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct LogFacts {
-    pub windows: Vec<Range>,
+    /// 64-bit root bus windows, with their root bus.
+    pub windows: Vec<system::RootWindow>,
+    /// The log lists root bus memory windows at all (so an empty
+    /// `windows` means none above 4 GiB).
+    pub windows_seen: bool,
+    /// `No. N try to assign unassigned res`: reallocation ran.
+    pub realloc_retried: bool,
     pub unaddressable_from: Option<u64>,
     pub realloc_advised: bool,
     pub command_line: Option<String>,
@@ -57,17 +63,24 @@ pub fn log_facts(events: &[Event]) -> LogFacts {
     let mut f = LogFacts::default();
     for e in events {
         match e {
-            Event::RootBusWindow { resource, .. } if resource.space == Space::Mem => {
+            Event::RootBusWindow {
+                domain,
+                bus,
+                resource,
+            } if resource.space == Space::Mem => {
+                f.windows_seen = true;
                 if let Some(start) = resource.start {
                     let end = start.saturating_add(resource.size.saturating_sub(1));
                     if let Some(r) = system::above_4g(Range { start, end }) {
                         // A log may hold several boots or repeat itself.
-                        if !f.windows.contains(&r) {
-                            f.windows.push(r);
+                        let w = (r, Some((*domain, *bus)));
+                        if !f.windows.contains(&w) {
+                            f.windows.push(w);
                         }
                     }
                 }
             }
+            Event::ReallocRetry { .. } => f.realloc_retried = true,
             Event::NotCpuAddressable { start, .. } => {
                 f.unaddressable_from = Some(f.unaddressable_from.map_or(*start, |u| u.min(*start)));
             }
@@ -99,13 +112,20 @@ fn read_log(opts: &CheckOptions, warnings: &mut Vec<String>) -> Result<String, C
     Ok(String::new())
 }
 
-/// Without config space, sysfs cannot tell a failed BAR from an absent one;
-/// the kernel log can: a BAR whose last word there is a failure is added as
+/// sysfs cannot always tell a failed BAR from an absent one: without config
+/// space, or when the register reads zero (a 32-bit BAR the firmware never
+/// programmed looks unimplemented). The kernel log can: a BAR that sysfs
+/// does not show assigned and whose last word in the log is a failure is
 /// unassigned.
 fn with_failures_from_log(f: &sysfs::Function, events: &[Event]) -> Vec<Bar> {
     let mut bars = f.bars.clone();
     for i in 0..6u8 {
-        if bars.iter().any(|b| b.index == i && b.assigned()) {
+        // What sysfs shows (assigned, or failed with its lspci-style
+        // state) stands; the log only fills in BARs sysfs cannot see.
+        if bars
+            .iter()
+            .any(|b| b.index == i || (b.mem64 && b.index + 1 == i))
+        {
             continue;
         }
         let last = events.iter().rev().find_map(|e| match e {
@@ -123,7 +143,6 @@ fn with_failures_from_log(f: &sysfs::Function, events: &[Event]) -> Vec<Bar> {
             _ => None,
         });
         if let Some((false, r)) = last {
-            bars.retain(|b| b.index != i);
             bars.push(Bar {
                 index: i,
                 state: BarState::Unassigned,
@@ -151,19 +170,19 @@ pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
         .functions
         .iter()
         .filter(|f| {
-            !f.is_bridge() && select::is_selected(&opts.selectors, f.vendor, f.device, f.class)
+            !f.is_bridge()
+                && !f.virtual_fn
+                && select::is_selected(&opts.selectors, f.vendor, f.device, f.class)
         })
         .map(|f| Gpu {
             addr: f.addr,
             vendor: f.vendor,
             device: f.device,
             class: f.class,
-            bars: if f.config_read {
-                f.bars.clone()
-            } else {
-                with_failures_from_log(f, &events)
-            },
+            bars: with_failures_from_log(f, &events),
             upstream: f.upstream.clone(),
+            root_bus: f.root_bus,
+            ids_known: true,
         })
         .collect();
     diagnosis::fill_sizes(&mut gpus, &events);
@@ -178,21 +197,50 @@ pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
         .as_deref()
         .is_some_and(crate::cmdline::realloc_active);
 
-    let mut windows: Vec<(Range, WindowSource)> = Vec::new();
-    match system::read_text(&opts.root, "proc/iomem") {
-        Ok(t) => match system::iomem_root_windows(&t) {
-            Ok(w) => windows.extend(w.into_iter().map(|r| (r, WindowSource::Iomem))),
-            Err(e) => warnings.push(format!("proc/iomem: {e}")),
-        },
-        Err(e) => warnings.push(e),
-    }
-    if windows.is_empty() {
-        windows.extend(facts.windows.iter().map(|r| (*r, WindowSource::KernelLog)));
-    }
-    let phys_bits = system::read_text(&opts.root, "proc/cpuinfo")
-        .ok()
-        .as_deref()
-        .and_then(system::cpuinfo_phys_bits);
+    let to_windows = |w: &[system::RootWindow], source| -> Vec<Window> {
+        w.iter()
+            .map(|(range, bus)| Window {
+                range: *range,
+                source,
+                bus: *bus,
+            })
+            .collect()
+    };
+    let iomem = match system::read_text(&opts.root, "proc/iomem") {
+        Ok(t) => system::iomem_root_windows(&t).unwrap_or_else(|e| {
+            warnings.push(format!("{}: {e}", opts.root.join("proc/iomem").display()));
+            None
+        }),
+        Err(e) => {
+            warnings.push(e);
+            None
+        }
+    };
+    // iomem with real addresses is the authority; the log stands in for an
+    // unprivileged reader, who sees only zeros there.
+    let (windows, windows_known) = match iomem {
+        Some(w) => (to_windows(&w, WindowSource::Iomem), true),
+        None => (
+            to_windows(&facts.windows, WindowSource::KernelLog),
+            facts.windows_seen,
+        ),
+    };
+    let phys_bits = match system::read_text(&opts.root, "proc/cpuinfo") {
+        Ok(t) => {
+            let b = system::cpuinfo_phys_bits(&t);
+            if b.is_none() {
+                warnings.push(format!(
+                    "{}: no \"address sizes\" line, physical address bits unknown",
+                    opts.root.join("proc/cpuinfo").display()
+                ));
+            }
+            b
+        }
+        Err(e) => {
+            warnings.push(e);
+            None
+        }
+    };
 
     let mut above: Vec<_> = gpus
         .iter()
@@ -209,6 +257,7 @@ pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
         gpus,
         expected: opts.expect,
         windows,
+        windows_known,
         phys_bits,
         unaddressable_from: facts.unaddressable_from,
         realloc_active,

@@ -13,7 +13,9 @@ use crate::bars::{Bar, SizeSource};
 use crate::kernel_log::{Event, ResourceRef};
 use crate::pci::PciAddress;
 use crate::report::DiagnosisKind;
-use crate::system::{Firmware, Range};
+use crate::sizing::{align_up, fits, max_align, packed_size, top_blocks, Block, Item, RootBus};
+use crate::system::{Firmware, Platform, Range};
+use std::collections::BTreeMap;
 
 /// A selected GPU and its BARs.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +27,11 @@ pub struct Gpu {
     pub bars: Vec<Bar>,
     /// Nearest bridge first.
     pub upstream: Vec<PciAddress>,
+    /// The root bus the GPU hangs off, when known.
+    pub root_bus: Option<RootBus>,
+    /// Vendor, device and class were read, not guessed (an NVIDIA driver
+    /// complaint names a GPU without them).
+    pub ids_known: bool,
 }
 
 impl Gpu {
@@ -48,12 +55,24 @@ impl WindowSource {
     }
 }
 
+/// A 64-bit root bus window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub range: Range,
+    pub source: WindowSource,
+    pub bus: Option<RootBus>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Evidence {
     pub gpus: Vec<Gpu>,
     pub expected: Option<usize>,
     /// 64-bit root bus windows (the part above 4 GiB).
-    pub windows: Vec<(Range, WindowSource)>,
+    pub windows: Vec<Window>,
+    /// The root bus windows were readable (iomem with real addresses, or
+    /// `root bus resource` lines): an empty `windows` then means there is
+    /// no 64-bit window at all, not that we do not know.
+    pub windows_known: bool,
     pub phys_bits: Option<u32>,
     /// Lowest address the kernel called "not CPU addressable".
     pub unaddressable_from: Option<u64>,
@@ -90,76 +109,6 @@ fn counts_for_window(b: &Bar) -> bool {
     !b.io && b.mem64 && b.prefetchable
 }
 
-fn align_up(v: u64, a: u64) -> Option<u64> {
-    if a <= 1 {
-        return Some(v);
-    }
-    let a = a.checked_next_power_of_two()?;
-    v.checked_add(a - 1).map(|x| x & !(a - 1))
-}
-
-/// One block the allocator must place: the prefetchable window of the
-/// bridge right above a GPU (or the GPU's BARs themselves with no bridge).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Block {
-    size: u64,
-    align: u64,
-}
-
-/// Groups the selected GPUs' 64-bit prefetchable BARs by their nearest
-/// bridge. A bridge window is aligned to its largest BAR and is a whole
-/// number of MiB. `None` when any needed size is unknown.
-fn blocks(gpus: &[Gpu]) -> Option<Vec<Block>> {
-    use std::collections::BTreeMap;
-    let mut groups: BTreeMap<Option<PciAddress>, Vec<u64>> = BTreeMap::new();
-    for g in gpus {
-        let key = g.upstream.first().copied().or(Some(g.addr));
-        for b in g.bars.iter().filter(|b| counts_for_window(b)) {
-            groups.entry(key).or_default().push(b.size?);
-        }
-    }
-    let mut out = Vec::new();
-    for sizes in groups.values() {
-        let align = sizes.iter().copied().max().unwrap_or(0).max(1 << 20);
-        let sum = sizes
-            .iter()
-            .try_fold(0u64, |a, s| a.checked_add(align_up(*s, 1 << 20)?))?;
-        out.push(Block {
-            size: align_up(sum, 1 << 20)?,
-            align: align.checked_next_power_of_two()?,
-        });
-    }
-    // The allocator places the most aligned first, so padding is minimal.
-    out.sort_by(|a, b| b.align.cmp(&a.align).then(b.size.cmp(&a.size)));
-    Some(out)
-}
-
-/// Packs blocks from an aligned start; returns the end offset.
-fn packed_size(blocks: &[Block]) -> Option<u64> {
-    blocks
-        .iter()
-        .try_fold(0u64, |cur, b| align_up(cur, b.align)?.checked_add(b.size))
-}
-
-/// First-fit placement of the blocks into the windows.
-fn fits(blocks: &[Block], windows: &[Range]) -> bool {
-    let mut cursors: Vec<u64> = windows.iter().map(|w| w.start).collect();
-    'next: for b in blocks {
-        for (w, cur) in windows.iter().zip(cursors.iter_mut()) {
-            if let Some(s) = align_up(*cur, b.align) {
-                if let Some(end) = s.checked_add(b.size) {
-                    if end - 1 <= w.end {
-                        *cur = end;
-                        continue 'next;
-                    }
-                }
-            }
-        }
-        return false;
-    }
-    true
-}
-
 pub fn human(bytes: u64) -> String {
     const UNITS: [(&str, u64); 4] = [
         ("TiB", 1 << 40),
@@ -180,29 +129,97 @@ pub fn human(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
+/// The space question for one root bus: its GPUs' blocks and its windows.
+struct BusSpace {
+    blocks: Vec<Block>,
+    windows: Vec<(u64, u64)>,
+}
+
+/// Groups the GPUs' 64-bit prefetchable BARs into top-level blocks per
+/// root bus, with the windows of that bus (a window or GPU whose bus is
+/// not known is shared by all). `None` when a needed size is unknown.
+fn bus_spaces(ev: &Evidence) -> Option<Vec<BusSpace>> {
+    let mut items = Vec::new();
+    for g in &ev.gpus {
+        for b in g.bars.iter().filter(|b| counts_for_window(b)) {
+            items.push(Item {
+                size: b.size?,
+                chain: g.upstream.clone(),
+                bus: g.root_bus,
+            });
+        }
+    }
+    let top = top_blocks(&items)?;
+    let mut by_bus: BTreeMap<Option<RootBus>, Vec<Block>> = BTreeMap::new();
+    for (bus, b) in top {
+        by_bus.entry(bus).or_default().push(b);
+    }
+    Some(
+        by_bus
+            .into_iter()
+            .map(|(bus, blocks)| BusSpace {
+                blocks,
+                windows: ev
+                    .windows
+                    .iter()
+                    .filter(|w| bus.is_none() || w.bus.is_none() || w.bus == bus)
+                    .map(|w| (w.range.start, w.range.end))
+                    .collect(),
+            })
+            .collect(),
+    )
+}
+
 pub fn diagnose(ev: &Evidence) -> Diagnosis {
     let found = ev.gpus.len();
     let missing = ev.expected.map(|e| e.saturating_sub(found)).unwrap_or(0);
-    let failed_bars = ev
+    let failed: Vec<&Bar> = ev
         .gpus
         .iter()
         .flat_map(|g| g.bars.iter())
         .filter(|b| b.fails_gpu())
-        .count()
-        + ev.other_failed.len();
-    let window_bytes =
-        (!ev.windows.is_empty()).then(|| ev.windows.iter().map(|(r, _)| r.size()).sum());
-    let windows: Vec<Range> = ev.windows.iter().map(|(r, _)| *r).collect();
-    let blocks = blocks(&ev.gpus);
-    let needed_bytes = blocks.as_deref().and_then(packed_size).filter(|n| *n > 0);
-    let max_align = blocks
-        .as_deref()
-        .and_then(|b| b.first().map(|b| b.align))
-        .unwrap_or(1);
-    let needed_end = match (needed_bytes, windows.first()) {
-        (Some(n), Some(w)) => align_up(w.start, max_align).and_then(|s| s.checked_add(n)),
-        _ => None,
+        .collect();
+    let failed_bars = failed.len() + ev.other_failed.len();
+    let failed_big = failed.iter().filter(|b| counts_for_window(b)).count();
+
+    let spaces = bus_spaces(ev);
+    // The windows of the root buses the GPUs sit on.
+    let used: Vec<(u64, u64)> = match &spaces {
+        Some(sp) => {
+            let mut w: Vec<(u64, u64)> =
+                sp.iter().flat_map(|s| s.windows.iter().copied()).collect();
+            w.sort();
+            w.dedup();
+            w
+        }
+        None => ev
+            .windows
+            .iter()
+            .map(|w| (w.range.start, w.range.end))
+            .collect(),
     };
+    let window_bytes = ev.windows_known.then(|| {
+        used.iter()
+            .map(|(s, e)| e.saturating_sub(*s).saturating_add(1))
+            .sum()
+    });
+    let needed_bytes = spaces
+        .as_ref()
+        .and_then(|sp| {
+            sp.iter()
+                .try_fold(0u64, |a, s| a.checked_add(packed_size(&s.blocks)?))
+        })
+        .filter(|n| *n > 0);
+    // Where the packed need would end from the start of its bus's first
+    // window: the address the CPU must reach.
+    let needed_end = spaces.as_ref().and_then(|sp| {
+        sp.iter()
+            .filter_map(|s| {
+                let start = s.windows.iter().map(|w| w.0).min()?;
+                align_up(start, max_align(&s.blocks))?.checked_add(packed_size(&s.blocks)?)
+            })
+            .max()
+    });
     let addressable_limit = match (ev.phys_bits, ev.unaddressable_from) {
         (Some(b), Some(u)) => Some(u.min(1u64.checked_shl(b).unwrap_or(u64::MAX))),
         (Some(b), None) => Some(1u64.checked_shl(b).unwrap_or(u64::MAX)),
@@ -230,51 +247,71 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
                 "{found} of {} expected GPUs present; every BAR of those present is assigned",
                 ev.expected.unwrap_or(found)
             );
+        } else if found == 0 {
+            d.summary = "no GPU found, nothing to check (give --expect to require GPUs)".into();
         } else {
-            d.kind = DiagnosisKind::Ok;
             d.summary = format!("{found} GPU(s), every memory BAR assigned");
         }
         return d;
     }
 
     let unassigned = format!("{failed_bars} memory BAR(s) unassigned");
-    if let (Some(end), Some(limit)) = (needed_end, addressable_limit) {
-        if end > limit {
-            d.kind = DiagnosisKind::PhysBitsTooSmall;
-            d.summary = format!(
-                "{unassigned}: the GPUs need {need} of 64-bit space, which from the window start would end at {end:#x}, past the {} the CPU can address{}",
-                human(limit),
-                ev.phys_bits.map(|b| format!(" ({b} physical address bits)")).unwrap_or_default()
-            );
-            return d;
-        }
-    }
-    if needed_end.is_none() && ev.unaddressable_from.is_some() {
-        d.kind = DiagnosisKind::PhysBitsTooSmall;
+    if failed_big == 0 {
+        // Only 32-bit or non-prefetchable BARs failed: that space comes from
+        // the windows below 4 GiB, which the numbers here do not cover.
+        d.kind = DiagnosisKind::Unknown;
         d.summary = format!(
-            "{unassigned}: the kernel dropped part of the firmware's 64-bit window as not CPU addressable (from {:#x})",
-            ev.unaddressable_from.unwrap_or(0)
+            "{unassigned}, none of them 64-bit prefetchable: the shortage is in the 32-bit window below 4 GiB (or the firmware rejected the device), which these numbers do not cover"
         );
         return d;
     }
-    match (&blocks, window_bytes) {
-        (Some(b), Some(_)) if needed_bytes.is_some() => {
-            if !fits(b, &windows) {
-                d.kind = DiagnosisKind::WindowTooSmall;
-                d.summary = format!(
-                    "{unassigned}: the GPUs need {need} of 64-bit prefetchable space but the root bus offers a {win} window"
-                );
-            } else if !ev.realloc_active {
-                d.kind = DiagnosisKind::FirmwareLeftUnassigned;
-                d.summary = format!(
-                    "{unassigned}: the {win} 64-bit window has room for the {need} the GPUs need; the firmware did not place them and the kernel was not asked to (pci=realloc is off)"
-                );
-            } else {
-                d.kind = DiagnosisKind::Unknown;
-                d.summary = format!(
-                    "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
-                );
+    let all_fit = spaces
+        .as_ref()
+        .map(|sp| sp.iter().all(|s| fits(&s.blocks, &s.windows)));
+    let vm = !matches!(ev.firmware.platform(), Platform::BareMetal);
+    let past_limit = matches!((needed_end, addressable_limit), (Some(e), Some(l)) if e > l);
+    if (past_limit && vm) || (ev.unaddressable_from.is_some() && all_fit != Some(true)) {
+        d.kind = DiagnosisKind::PhysBitsTooSmall;
+        d.summary = match (needed_end, addressable_limit) {
+            (Some(end), Some(limit)) if end > limit => format!(
+                "{unassigned}: the GPUs need {need} of 64-bit space, which from the window start would end at {end:#x}, past the {} the CPU can address{}",
+                human(limit),
+                ev.phys_bits.map(|b| format!(" ({b} physical address bits)")).unwrap_or_default()
+            ),
+            _ => format!(
+                "{unassigned}: the kernel dropped part of the firmware's 64-bit window as not CPU addressable (from {:#x})",
+                ev.unaddressable_from.unwrap_or(0)
+            ),
+        };
+        return d;
+    }
+    match (all_fit, window_bytes) {
+        (Some(false), Some(_)) if needed_bytes.is_some() => {
+            d.kind = DiagnosisKind::WindowTooSmall;
+            d.summary = format!(
+                "{unassigned}: the GPUs need {need} of 64-bit prefetchable space (bridge windows aligned as the kernel sizes them) but the root bus offers {}",
+                if window_bytes == Some(0) { "no 64-bit window at all".to_string() } else { format!("a {win} window") }
+            );
+            if let Some(tight) = tight_need(ev)
+                .filter(|t| Some(*t) < needed_bytes && window_bytes.is_some_and(|w| *t <= w))
+            {
+                d.summary.push_str(&format!(
+                    "; the BARs alone add up to {}, which kernels that relax bridge alignment may squeeze in",
+                    human(tight)
+                ));
             }
+        }
+        (Some(true), Some(_)) if !ev.realloc_active => {
+            d.kind = DiagnosisKind::FirmwareLeftUnassigned;
+            d.summary = format!(
+                "{unassigned}: the {win} 64-bit window has room for the {need} the GPUs need; the firmware did not place them and the kernel was not asked to (pci=realloc is off)"
+            );
+        }
+        (Some(true), Some(_)) => {
+            d.kind = DiagnosisKind::Unknown;
+            d.summary = format!(
+                "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
+            );
         }
         _ => {
             d.kind = DiagnosisKind::Unknown;
@@ -294,6 +331,16 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
         }
     }
     d
+}
+
+/// The BAR sizes alone, each rounded to 1 MiB: the least any allocator
+/// could do with.
+fn tight_need(ev: &Evidence) -> Option<u64> {
+    ev.gpus
+        .iter()
+        .flat_map(|g| g.bars.iter())
+        .filter(|b| counts_for_window(b))
+        .try_fold(0u64, |a, b| a.checked_add(align_up(b.size?, 1 << 20)?))
 }
 
 /// Fills in the size of BARs that sysfs could not size: from the kernel
@@ -352,6 +399,7 @@ pub fn fill_sizes(gpus: &mut [Gpu], events: &[Event]) {
 mod tests {
     use super::*;
     use crate::bars::BarState;
+    use crate::system::Firmware;
 
     const G: u64 = 1 << 30;
 
@@ -387,6 +435,8 @@ mod tests {
                 device: 2,
                 function: n,
             }],
+            root_bus: Some((0, 0)),
+            ids_known: true,
         }
     }
 
@@ -399,8 +449,15 @@ mod tests {
         Evidence {
             gpus,
             windows: window
-                .map(|w| vec![(w, WindowSource::Iomem)])
+                .map(|range| {
+                    vec![Window {
+                        range,
+                        source: WindowSource::Iomem,
+                        bus: Some((0, 0)),
+                    }]
+                })
                 .unwrap_or_default(),
+            windows_known: window.is_some(),
             phys_bits,
             realloc_active: realloc,
             ..Default::default()
@@ -492,23 +549,101 @@ mod tests {
     }
 
     #[test]
-    fn bars_behind_one_bridge_form_one_aligned_block() {
-        let mut a = gpu(1, 32 * G, true);
-        a.bars.push(Bar {
-            index: 4,
-            size: Some(32 << 20),
-            ..a.bars[0]
-        });
-        let b = blocks(&[a]).unwrap();
+    fn nvidia_like_gpus_are_sized_as_the_kernel_sizes_bridge_windows() {
+        // Four GPUs with a 32 GiB BAR1 and a 32 MiB BAR3 each: 48 GiB per
+        // root port, 192 GiB in all, which a 200 GiB window holds.
+        let gpus: Vec<Gpu> = (1..=4)
+            .map(|n| {
+                let mut g = gpu(n, 32 * G, n != 4);
+                g.bars.push(Bar {
+                    index: 4,
+                    size: Some(32 << 20),
+                    ..g.bars[0]
+                });
+                g
+            })
+            .collect();
+        let w = Range {
+            start: 0x100_0000_0000,
+            end: 0x100_0000_0000 + 200 * G - 1,
+        };
+        let d = diagnose(&ev(gpus, Some(w), Some(46), false));
+        assert_eq!(d.needed_bytes, Some(192 * G));
         assert_eq!(
-            b,
-            vec![Block {
-                size: 32 * G + (32 << 20),
-                align: 32 * G
-            }]
+            d.kind,
+            DiagnosisKind::FirmwareLeftUnassigned,
+            "{}",
+            d.summary
         );
-        // Two such blocks need padding between them.
-        assert_eq!(packed_size(&[b[0], b[0]]), Some(96 * G + (32 << 20)));
+    }
+
+    #[test]
+    fn a_window_on_another_root_bus_does_not_count() {
+        let w = Range {
+            start: 0xe0_0000_0000,
+            end: 0xf8_9fff_ffff,
+        };
+        let mut e = ev(eight_of_32g_with_5_failed(), Some(w), Some(46), false);
+        e.windows.push(Window {
+            range: Range {
+                start: 0x200_0000_0000,
+                end: 0x2ff_ffff_ffff,
+            },
+            source: WindowSource::Iomem,
+            bus: Some((0, 0x80)),
+        });
+        let d = diagnose(&e);
+        assert_eq!(d.kind, DiagnosisKind::WindowTooSmall, "{}", d.summary);
+        assert!(d.window_bytes.unwrap() < 100 * G);
+    }
+
+    #[test]
+    fn no_64bit_window_at_all_is_too_small_not_unknown() {
+        let mut e = ev(eight_of_32g_with_5_failed(), None, Some(46), false);
+        e.windows_known = true;
+        let d = diagnose(&e);
+        assert_eq!(
+            (d.kind, d.window_bytes),
+            (DiagnosisKind::WindowTooSmall, Some(0))
+        );
+    }
+
+    #[test]
+    fn only_32bit_bars_failing_is_not_a_64bit_window_question() {
+        let mut gpus: Vec<Gpu> = (1..=2).map(|n| gpu(n, 16 * G, true)).collect();
+        let template = gpus[1].bars[0];
+        gpus[1].bars.push(Bar {
+            index: 5,
+            state: BarState::Unassigned,
+            mem64: false,
+            prefetchable: false,
+            start: None,
+            size: Some(512 << 10),
+            ..template
+        });
+        let w = Range {
+            start: 0xe0_0000_0000,
+            end: 0xff_ffff_ffff,
+        };
+        let d = diagnose(&ev(gpus, Some(w), Some(46), false));
+        assert_eq!(d.kind, DiagnosisKind::Unknown);
+        assert!(d.summary.contains("below 4 GiB"), "{}", d.summary);
+    }
+
+    #[test]
+    fn past_the_address_limit_on_bare_metal_is_the_window() {
+        let w = Range {
+            start: 0x20_0000_0000,
+            end: 0xff_ffff_ffff,
+        };
+        let gpus: Vec<Gpu> = (1..=8).map(|n| gpu(n, 128 * G, n != 1)).collect();
+        let mut e = ev(gpus, Some(w), Some(40), false);
+        e.firmware = Firmware {
+            bios_vendor: Some("American Megatrends International, LLC.".into()),
+            sys_vendor: Some("Supermicro".into()),
+            ..Default::default()
+        };
+        assert_eq!(diagnose(&e).kind, DiagnosisKind::WindowTooSmall);
     }
 
     #[test]

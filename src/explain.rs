@@ -9,7 +9,7 @@
 
 use crate::bars::{Bar, BarState, SizeSource};
 use crate::check::log_facts;
-use crate::diagnosis::{self, Evidence, Gpu, WindowSource};
+use crate::diagnosis::{self, Evidence, Gpu, Window, WindowSource};
 use crate::hints;
 use crate::kernel_log::{self, Event, LogResource, ResourceRef, Space};
 use crate::lspci_text::{self, RegionAddr};
@@ -290,6 +290,8 @@ pub fn explain_text(
                 class: d.class.unwrap_or(0),
                 bars,
                 upstream: Vec::new(),
+                root_bus: None,
+                ids_known: d.vendor.is_some() && d.device.is_some() && d.class.is_some(),
             });
         } else {
             other_failed.extend(
@@ -307,14 +309,22 @@ pub fn explain_text(
         windows: facts
             .windows
             .iter()
-            .map(|r| (*r, WindowSource::KernelLog))
+            .map(|(range, bus)| Window {
+                range: *range,
+                source: WindowSource::KernelLog,
+                bus: *bus,
+            })
             .collect(),
+        windows_known: facts.windows_seen,
         phys_bits: None,
         unaddressable_from: facts.unaddressable_from,
-        realloc_active: facts
-            .command_line
-            .as_deref()
-            .is_some_and(crate::cmdline::realloc_active),
+        // The command line if the log kept it; a realloc retry shows the
+        // kernel reallocated whatever the command line said.
+        realloc_active: facts.realloc_retried
+            || facts
+                .command_line
+                .as_deref()
+                .is_some_and(crate::cmdline::realloc_active),
         realloc_advised: facts.realloc_advised,
         firmware: firmware_from_log(text),
         other_failed,

@@ -31,5 +31,6 @@ pub mod report;
 pub mod root;
 pub mod select;
 pub mod settings;
+pub mod sizing;
 pub mod sysfs;
 pub mod system;

@@ -60,6 +60,8 @@ pub struct Report {
     pub expected: Option<usize>,
     pub found: usize,
     pub realloc_active: bool,
+    /// The kernel itself said "try booting with pci=realloc".
+    pub kernel_advised_realloc: bool,
     pub firmware: FirmwareReport,
     pub gpus: Vec<GpuReport>,
     pub unassigned: Vec<UnassignedBar>,
@@ -86,10 +88,11 @@ pub struct FirmwareReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuReport {
     pub bdf: PciAddress,
-    /// Four lowercase hex digits, as in `lspci -n`.
-    pub vendor: String,
-    pub device: String,
-    pub class: String,
+    /// Four lowercase hex digits, as in `lspci -n`; null when the input
+    /// did not say (an `explain` of a driver message alone).
+    pub vendor: Option<String>,
+    pub device: Option<String>,
+    pub class: Option<String>,
     pub name: Option<String>,
     pub ok: bool,
     /// Upstream bridges, nearest first.
@@ -141,6 +144,8 @@ pub struct WindowReport {
     pub size: u64,
     /// `iomem`, `kernel_log`.
     pub source: &'static str,
+    /// `DDDD:BB`, when known.
+    pub root_bus: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -187,10 +192,14 @@ pub fn build(
         .iter()
         .map(|g| GpuReport {
             bdf: g.addr,
-            vendor: format!("{:04x}", g.vendor),
-            device: format!("{:04x}", g.device),
-            class: format!("{:06x}", g.class),
-            name: crate::names::device_name(g.vendor, g.device),
+            vendor: (g.ids_known || g.vendor != 0).then(|| format!("{:04x}", g.vendor)),
+            device: g.ids_known.then(|| format!("{:04x}", g.device)),
+            class: g.ids_known.then(|| format!("{:06x}", g.class)),
+            name: if g.ids_known {
+                crate::names::device_name(g.vendor, g.device)
+            } else {
+                crate::names::vendor_name(g.vendor).map(String::from)
+            },
             ok: g.ok(),
             upstream: g.upstream.clone(),
             bars: g
@@ -249,6 +258,7 @@ pub fn build(
         expected: ev.expected,
         found: ev.gpus.len(),
         realloc_active: ev.realloc_active,
+        kernel_advised_realloc: ev.realloc_advised,
         firmware: FirmwareReport {
             kind: ev.firmware.kind().as_str(),
             bios_vendor: ev.firmware.bios_vendor.clone(),
@@ -265,11 +275,12 @@ pub fn build(
             windows: ev
                 .windows
                 .iter()
-                .map(|(r, s)| WindowReport {
-                    start: r.start,
-                    end: r.end,
-                    size: r.size(),
-                    source: s.as_str(),
+                .map(|w| WindowReport {
+                    start: w.range.start,
+                    end: w.range.end,
+                    size: w.range.size(),
+                    source: w.source.as_str(),
+                    root_bus: w.bus.map(|(d, b)| format!("{d:04x}:{b:02x}")),
                 })
                 .collect(),
             phys_bits: ev.phys_bits,
@@ -339,8 +350,8 @@ pub fn to_text(r: &Report) -> String {
             s,
             "  {} [{}:{}] {:<4} {}",
             g.bdf,
-            g.vendor,
-            g.device,
+            g.vendor.as_deref().unwrap_or("????"),
+            g.device.as_deref().unwrap_or("????"),
             if g.ok { "ok" } else { "FAIL" },
             g.name.as_deref().unwrap_or("")
         );
@@ -536,8 +547,8 @@ pub fn to_prometheus(r: &Report) -> String {
                     format!(
                         "{{bdf=\"{}\",vendor=\"{}\",device=\"{}\",name=\"{}\"}}",
                         g.bdf,
-                        g.vendor,
-                        g.device,
+                        g.vendor.as_deref().unwrap_or(""),
+                        g.device.as_deref().unwrap_or(""),
                         label(g.name.as_deref().unwrap_or(""))
                     ),
                     f64::from(u8::from(g.ok)),

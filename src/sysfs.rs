@@ -28,6 +28,11 @@ pub struct Function {
     pub windows: Vec<BridgeWindow>,
     /// Bridges between this function and its root bus, nearest first.
     pub upstream: Vec<PciAddress>,
+    /// The root bus (`pciDDDD:BB` in the device path).
+    pub root_bus: Option<(u32, u8)>,
+    /// An SR-IOV virtual function (it has a `physfn` link): it shares its
+    /// parent's class but is not a GPU of its own.
+    pub virtual_fn: bool,
     /// The BAR registers could be read; without them an all-zero resource
     /// line cannot be told from an absent BAR.
     pub config_read: bool,
@@ -187,9 +192,12 @@ fn read_function(dir: &Path, addr: PciAddress) -> Result<(Function, Vec<String>)
     } else {
         Vec::new()
     };
-    let upstream = fs::read_link(dir)
-        .map(|t| upstream_chain(&t, addr))
+    let link = fs::read_link(dir).ok();
+    let upstream = link
+        .as_deref()
+        .map(|t| upstream_chain(t, addr))
         .unwrap_or_default();
+    let root_bus = link.as_deref().and_then(root_bus_of);
     Ok((
         Function {
             addr,
@@ -202,6 +210,8 @@ fn read_function(dir: &Path, addr: PciAddress) -> Result<(Function, Vec<String>)
             bars,
             windows,
             upstream,
+            root_bus,
+            virtual_fn: fs::symlink_metadata(dir.join("physfn")).is_ok(),
             config_read: config.is_some(),
         },
         warnings,
@@ -227,6 +237,13 @@ fn read_config(path: &Path, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
             None
         }
     }
+}
+
+/// `../../../devices/pci0000:00/...` -> (0, 0).
+pub fn root_bus_of(link_target: &Path) -> Option<(u32, u8)> {
+    link_target
+        .components()
+        .find_map(|c| crate::system::parse_root_bus(c.as_os_str().to_str()?.strip_prefix("pci")?))
 }
 
 /// `../../../devices/pci0000:00/0000:00:02.0/0000:01:00.0` -> `[00:02.0]`.

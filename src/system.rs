@@ -33,22 +33,44 @@ pub fn above_4g(r: Range) -> Option<Range> {
     })
 }
 
+/// A root bus window and the root bus it belongs to, when known.
+pub type RootWindow = (Range, Option<crate::sizing::RootBus>);
+
 /// The root bus windows above 4 GiB listed in `/proc/iomem` as top-level
-/// `PCI Bus dddd:bb` entries. An unprivileged reader sees every address as
-/// zero: that yields nothing, and the kernel log has to tell instead.
-pub fn iomem_root_windows(text: &str) -> Result<Vec<Range>, String> {
+/// `PCI Bus dddd:bb` entries, with their root bus. An unprivileged reader
+/// sees every address as zero: that yields `None` (unknown), while real
+/// addresses with no window above 4 GiB yield an empty list.
+pub fn iomem_root_windows(text: &str) -> Result<Option<Vec<RootWindow>>, String> {
     let iomem = procfs_core::Iomem::from_buf_read(text.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(iomem
-        .0
-        .iter()
-        .filter(|(indent, m)| *indent == 0 && m.name.starts_with("PCI Bus "))
-        .filter_map(|(_, m)| {
-            above_4g(Range {
-                start: m.address.0,
-                end: m.address.1,
+    if iomem.0.iter().all(|(_, m)| m.address == (0, 0)) {
+        return Ok(None);
+    }
+    Ok(Some(
+        iomem
+            .0
+            .iter()
+            .filter(|(indent, m)| *indent == 0 && m.name.starts_with("PCI Bus "))
+            .filter_map(|(_, m)| {
+                let r = above_4g(Range {
+                    start: m.address.0,
+                    end: m.address.1,
+                })?;
+                Some((r, parse_root_bus(&m.name["PCI Bus ".len()..])))
             })
-        })
-        .collect())
+            .collect(),
+    ))
+}
+
+/// `0000:00` -> (0, 0).
+pub fn parse_root_bus(s: &str) -> Option<(u32, u8)> {
+    let (d, b) = s.trim().split_once(':')?;
+    if d.is_empty() || d.len() > 8 || b.len() != 2 {
+        return None;
+    }
+    Some((
+        u32::from_str_radix(d, 16).ok()?,
+        u8::from_str_radix(b, 16).ok()?,
+    ))
 }
 
 /// `address sizes : 46 bits physical, 48 bits virtual`.
@@ -224,21 +246,22 @@ e000000000-f89fffffff : PCI Bus 0000:00
 
     #[test]
     fn iomem_yields_top_level_64bit_root_windows() {
-        let w = iomem_root_windows(IOMEM).unwrap();
-        assert_eq!(
-            w,
-            vec![Range {
-                start: 0xe0_0000_0000,
-                end: 0xf8_9fff_ffff
-            }]
-        );
-        assert_eq!(w[0].size(), 0x18_a000_0000);
+        let w = iomem_root_windows(IOMEM).unwrap().unwrap();
+        let r = Range {
+            start: 0xe0_0000_0000,
+            end: 0xf8_9fff_ffff,
+        };
+        assert_eq!(w, vec![(r, Some((0, 0)))]);
+        assert_eq!(r.size(), 0x18_a000_0000);
+        // Real addresses, nothing above 4 GiB: known to be empty.
+        let low = "80000000-afffffff : PCI Bus 0000:00\n";
+        assert_eq!(iomem_root_windows(low).unwrap(), Some(vec![]));
     }
 
     #[test]
     fn unprivileged_iomem_gives_no_windows() {
         let zeroed = "00000000-00000000 : PCI Bus 0000:00\n  00000000-00000000 : 0000:00:01.0\n";
-        assert!(iomem_root_windows(zeroed).unwrap().is_empty());
+        assert_eq!(iomem_root_windows(zeroed).unwrap(), None);
         assert!(iomem_root_windows("garbage").is_err());
     }
 
@@ -298,10 +321,11 @@ mod proptests {
             let text: String = ranges.iter().enumerate()
                 .map(|(i, (s, len))| format!("{:x}-{:x} : PCI Bus 0000:{:02x}\n  {:x}-{:x} : 0000:{:02x}:00.0\n", s, s + len - 1, i, s, s, i + 1))
                 .collect();
-            let w = iomem_root_windows(&text).unwrap();
+            let w = iomem_root_windows(&text).unwrap().unwrap_or_default();
             prop_assert_eq!(w.len(), ranges.len());
-            for (r, (s, len)) in w.iter().zip(&ranges) {
+            for (i, ((r, bus), (s, len))) in w.iter().zip(&ranges).enumerate() {
                 prop_assert_eq!((r.start, r.size()), (*s, *len));
+                prop_assert_eq!(*bus, Some((0, i as u8)));
             }
         }
     }

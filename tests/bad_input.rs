@@ -211,3 +211,68 @@ fn unprivileged_iomem_falls_back_to_the_log() {
     assert_eq!(v["capacity"]["windows"][0]["source"], "kernel_log");
     assert_eq!(v["diagnosis"], "firmware_left_unassigned");
 }
+
+#[test]
+fn a_failed_32bit_bar_whose_register_reads_zero_is_caught_from_the_log() {
+    // Firmware that never programmed a 32-bit BAR leaves its register at
+    // zero: from sysfs it looks unimplemented. The log says it failed.
+    let t = Tree::new();
+    let dev = t.dev("0000:02:00.0");
+    let mut cfg = std::fs::read(dev.join("config")).unwrap();
+    cfg[0x10..0x14].copy_from_slice(&[0, 0, 0, 0]);
+    std::fs::write(dev.join("config"), cfg).unwrap();
+    let res = std::fs::read_to_string(dev.join("resource")).unwrap();
+    let mut lines: Vec<String> = res.lines().map(String::from).collect();
+    lines[0] = "0x0000000000000000 0x0000000000000000 0x0000000000000000".into();
+    std::fs::write(dev.join("resource"), lines.join("\n") + "\n").unwrap();
+    let mut log = std::fs::read_to_string(&t.dmesg).unwrap();
+    log.push_str(
+        "[    1.500000] pci 0000:02:00.0: BAR 0 [mem size 0x00000100]: can't assign; no space\n",
+    );
+    log.push_str(
+        "[    1.500001] pci 0000:02:00.0: BAR 0 [mem size 0x00000100]: failed to assign\n",
+    );
+    std::fs::write(&t.dmesg, log).unwrap();
+    let (code, v) = t.check();
+    assert_eq!(code, 1);
+    let bar0: Vec<&Value> = v["unassigned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["bar"] == 0)
+        .collect();
+    assert_eq!(bar0.len(), 1);
+    assert_eq!(bar0[0]["bdf"], "0000:02:00.0");
+    assert_eq!(bar0[0]["size"], 256);
+}
+
+#[test]
+fn a_readable_iomem_without_a_64bit_window_means_none_not_unknown() {
+    let t = Tree::new();
+    let iomem = std::fs::read_to_string(t.root.join("proc/iomem")).unwrap();
+    // Drop the 64-bit root window and everything nested in it.
+    let mut out = String::new();
+    let mut skipping = false;
+    for l in iomem.lines() {
+        if !l.starts_with(' ') {
+            skipping = l.starts_with("e000000000-");
+        }
+        if !skipping {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    std::fs::write(t.root.join("proc/iomem"), out).unwrap();
+    let (_, v) = t.check();
+    assert_eq!(v["diagnosis"], "window_too_small", "{}", v["summary"]);
+    assert_eq!(v["capacity"]["window_bytes"], 0);
+}
+
+#[test]
+fn sr_iov_virtual_functions_are_not_counted_as_gpus() {
+    let t = Tree::new();
+    std::os::unix::fs::symlink("../0000:01:00.0", t.dev("0000:03:00.0").join("physfn")).unwrap();
+    let (_, v) = t.check();
+    assert_eq!(v["found"], 7);
+    assert!(!bdfs(&v, "gpus").contains(&"0000:03:00.0".to_string()));
+}
