@@ -103,14 +103,19 @@ pub fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
                 out.push(above_4g_hint(need, &why));
             }
             if !qemu_like && !metal_like {
+                let how = match platform {
+                    Platform::Vmware => format!(
+                        "VMware: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB = \"{}\"` in the VM's .vmx",
+                        rec / GIB
+                    ),
+                    Platform::HyperV => format!("Hyper-V: `Set-VM -VMName <vm> -HighMemoryMappedIoSpace {}GB`", rec / GIB),
+                    _ => "in the hypervisor's settings for the VM's 64-bit MMIO (PCI hole) size".to_string(),
+                };
                 out.push(Hint {
                     id: QEMU_PCI_HOLE64_SIZE,
                     text: format!(
-                        "{why} Give the VM a 64-bit MMIO space of at least {}: VMware `pciPassthru.use64bitMMIO = \"TRUE\"` and \
-                         `pciPassthru.64bitMMIOSizeGB = \"{}\"`; Hyper-V `Set-VM -HighMemoryMappedIoSpace {}GB`.",
-                        human(rec),
-                        rec / GIB,
-                        rec / GIB
+                        "{why} Give the VM a 64-bit MMIO space of at least {}: {how}.",
+                        human(rec)
                     ),
                 });
             }
@@ -119,14 +124,19 @@ pub fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
             let end = d
                 .needed_end
                 .unwrap_or(d.addressable_limit.unwrap_or(1 << 40).saturating_mul(2));
-            let bits = recommended_phys_bits(end.saturating_mul(2));
+            let bits = recommended_phys_bits(end);
+            let cpu = if matches!(platform, Platform::BareMetal) {
+                "the CPU"
+            } else {
+                "the vCPU"
+            };
             let have = ev
                 .phys_bits
                 .map(|b| format!("{b} bits ({})", human(1u64 << b.min(63))))
                 .unwrap_or_else(|| "too few bits".into());
             let why = match (needed, d.needed_end) {
-                (Some(n), Some(e)) => format!("The GPUs need {} of 64-bit space, reaching {e:#x}; the vCPU addresses {have}.", human(n)),
-                _ => format!("The kernel found part of the 64-bit window not CPU addressable; the vCPU addresses {have}."),
+                (Some(n), Some(e)) => format!("The GPUs need {} of 64-bit space, reaching {e:#x}; {cpu} addresses {have}.", human(n)),
+                _ => format!("The kernel found part of the 64-bit window not CPU addressable; {cpu} addresses {have}."),
             };
             if qemu_like {
                 out.push(Hint {
@@ -139,15 +149,34 @@ pub fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
                     ),
                 });
             }
+            if !qemu_like && !metal_like {
+                out.push(Hint {
+                    id: CPU_PHYS_BITS,
+                    text: format!(
+                        "{why} Give the VM's CPU at least {bits} physical address bits in the hypervisor's CPU configuration (the host CPU must have them too)."
+                    ),
+                });
+            }
             if metal_like {
                 out.push(above_4g_hint(needed.unwrap_or(0), &why));
             }
         }
         DiagnosisKind::Unknown => {
-            if !ev.realloc_active && d.failed_bars > 0 {
-                out.push(realloc_hint(
-                    "BARs are unassigned and the numbers to prove why are missing; the kernel can retry placing them itself, and it costs nothing to try once.",
-                ));
+            // Only in a VM, or where the kernel itself asked for it: on bare
+            // metal realloc can make things worse, and without the numbers
+            // there is no proof it helps.
+            let vm = matches!(
+                platform,
+                Platform::Qemu | Platform::Vmware | Platform::HyperV | Platform::OtherVm
+            );
+            if !ev.realloc_active
+                && d.failed_bars > 0
+                && (vm || (platform == Platform::Unknown && ev.realloc_advised))
+            {
+                out.push(realloc_hint(&format!(
+                    "{}. The kernel can release and re-place bridge windows itself; whether that is enough cannot be told from what is known.",
+                    d.summary
+                )));
             }
         }
     }
@@ -173,9 +202,9 @@ fn hole64_hint(ev: &Evidence, rec: u64, why: &str) -> Hint {
     Hint {
         id: QEMU_PCI_HOLE64_SIZE,
         text: format!(
-            "{why} Enlarge QEMU's 64-bit PCI hole to {g} GiB. Proxmox: add `args: -global {prop}.pci-hole64-size={g}G` to /etc/pve/qemu-server/<vmid>.conf; \
+            "{why} Enlarge QEMU's 64-bit PCI hole to {g} GiB. Proxmox: add `-global {prop}.pci-hole64-size={g}G` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf (one `args:` line per VM: append to it if there is one); \
              libvirt: `<controller type='pci' index='0' model='{}'><pcihole64 unit='KiB'>{}</pcihole64></controller>`; \
-             QEMU: `-global {prop}.pci-hole64-size={g}G`.",
+             QEMU: `-global {prop}.pci-hole64-size={g}G`. The firmware may still leave BARs unassigned in the larger window: then add `pci=realloc` in the guest too.",
             if prop == "q35-pcihost" { "pcie-root" } else { "pci-root" },
             rec / 1024
         ),
@@ -188,7 +217,7 @@ fn ovmf_hint(rec: u64, why: &str) -> Hint {
         id: OVMF_MMIO64_APERTURE,
         text: format!(
             "{why} OVMF sizes its own 64-bit MMIO aperture; set it to {} so the firmware places every BAR. \
-             Proxmox: add `args: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}` to /etc/pve/qemu-server/<vmid>.conf; \
+             Proxmox: add `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf; \
              libvirt: `<qemu:commandline><qemu:arg value='-fw_cfg'/><qemu:arg value='name=opt/ovmf/X-PciMmio64Mb,string={mb}'/></qemu:commandline>` \
              (root element with xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'); LXD: `raw.qemu: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
              QEMU: `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`.",
@@ -217,6 +246,8 @@ mod tests {
         assert_eq!(recommended_window(256 * GIB), 512 * GIB);
         assert_eq!(recommended_window(1), 64 * GIB);
         assert_eq!(recommended_window(1000 * GIB), 2048 * GIB);
+        // 1.125 TiB needs 41 bits; one more leaves room to grow.
+        assert_eq!(recommended_phys_bits(0x120_0000_0000), 42);
         assert_eq!(recommended_phys_bits(1 << 41), 42);
         assert_eq!(recommended_phys_bits(5), 40);
     }

@@ -16,7 +16,10 @@ use std::path::Path;
 /// PCI story, and the boot step has a deadline.
 pub const READ_LIMIT: usize = 8 << 20;
 pub const MAX_RECORDS: usize = 8;
-pub const MAX_RECORD_BYTES: usize = 1024;
+/// Current kernels take 1024 bytes a record; before the printk ring
+/// buffer rework (5.10 and older) anything over 992 (`LOG_LINE_MAX`) is
+/// refused with EINVAL. Stay under both.
+pub const MAX_RECORD_BYTES: usize = 992;
 
 /// Reads every record currently in the buffer, as text with one message per
 /// line in the `/dev/kmsg` format (`prio,seq,usec,flags;message`).
@@ -81,19 +84,29 @@ pub fn write_records(
         .take(MAX_RECORDS)
         .map(|(p, m)| record(*p, m))
         .collect();
+    let strip = |l: &str| {
+        l.split_once('>')
+            .map(|(_, t)| t.to_string())
+            .unwrap_or_else(|| l.to_string())
+    };
     match OpenOptions::new().write(true).open(path) {
         Ok(mut f) => {
+            let mut all = true;
             for l in &lines {
                 // One write per record: the kernel takes each write as one.
-                f.write_all(l.as_bytes())?;
+                // A record refused costs that record, which goes to the
+                // fallback; the rest are still tried.
+                if f.write_all(l.as_bytes()).is_err() {
+                    all = false;
+                    fallback.write_all(strip(l).as_bytes())?;
+                }
             }
-            Ok(true)
+            Ok(all)
         }
         Err(_) => {
             for l in &lines {
-                // Strip the priority prefix for humans.
-                let text = l.split_once('>').map(|(_, t)| t).unwrap_or(l);
-                fallback.write_all(text.as_bytes())?;
+                // Without the priority prefix, for humans.
+                fallback.write_all(strip(l).as_bytes())?;
             }
             Ok(false)
         }
@@ -130,6 +143,23 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), MAX_RECORDS);
         assert!(text.starts_with("gpu-preflight: r0\n"));
+    }
+
+    #[test]
+    fn a_refused_record_goes_to_the_fallback_and_the_rest_are_tried() {
+        // /dev/full opens for writing and fails every write, as a kernel
+        // refusing records would.
+        let mut out = Vec::new();
+        let recs = vec![
+            (PRIO_INFO, "one".to_string()),
+            (PRIO_INFO, "two".to_string()),
+        ];
+        let wrote_all = write_records(Path::new("/dev/full"), &recs, &mut out).unwrap();
+        assert!(!wrote_all);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "gpu-preflight: one\ngpu-preflight: two\n"
+        );
     }
 
     #[test]
