@@ -256,12 +256,20 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
     }
 
     let unassigned = format!("{failed_bars} memory BAR(s) unassigned");
+    if failed.is_empty() {
+        // Only devices that are not the selected GPUs failed (explain).
+        d.kind = DiagnosisKind::Unknown;
+        d.summary = format!(
+            "{unassigned}, all on devices not taken for GPUs: the numbers here are about the GPUs' 64-bit space and do not cover them"
+        );
+        return d;
+    }
     if failed_big == 0 {
         // Only 32-bit or non-prefetchable BARs failed: that space comes from
         // the windows below 4 GiB, which the numbers here do not cover.
         d.kind = DiagnosisKind::Unknown;
         d.summary = format!(
-            "{unassigned}, none of them 64-bit prefetchable: the shortage is in the 32-bit window below 4 GiB (or the firmware rejected the device), which these numbers do not cover"
+            "{unassigned}, no GPU's 64-bit prefetchable BAR among them: the shortage is in the 32-bit window below 4 GiB (or the firmware rejected the device), which these numbers do not cover"
         );
         return d;
     }
