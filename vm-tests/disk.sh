@@ -250,6 +250,8 @@ vt_e2e_run() {
                 why+=("boot 1: $verdict/$diag, expected fail/firmware_left_unassigned")
             grep -q 'pci=realloc' "$b/report/disk/grub-linux-lines" ||
                 why+=("boot 1: grub.cfg has no pci=realloc after the remediation")
+            [ -f "$b/report/disk/grub.d/99-gpu-preflight.cfg" ] ||
+                why+=("boot 1: no /etc/default/grub.d/99-gpu-preflight.cfg after the remediation")
             ;;
         fix:2)
             case " $cmd " in *" pci=realloc "*) ;; *) why+=("boot 2: pci=realloc not on /proc/cmdline: $cmd") ;; esac
@@ -263,6 +265,10 @@ vt_e2e_run() {
         nofix:1)
             [ "$verdict/$diag" = fail/window_too_small ] ||
                 why+=("boot 1: $verdict/$diag, expected fail/window_too_small")
+            # pci=realloc cannot grow the root window: nothing to write.
+            if [ -e "$b/report/disk/grub.d/99-gpu-preflight.cfg" ] || grep -q 'pci=realloc' "$b/report/disk/grub-linux-lines"; then
+                why+=("boot 1: pci=realloc was added although it cannot fix window_too_small")
+            fi
             ;;
         nofix:*)
             [ "$verdict" = fail ] || why+=("boot $i: verdict $verdict, expected fail")

@@ -176,16 +176,6 @@ vt_build_image() {
     fi
 }
 
-# vt_image_has IMAGE PATH-REGEX: whether the image lists a matching path.
-vt_image_has() {
-    local img=$1 re=$2
-    if command -v lsinitramfs >/dev/null 2>&1; then
-        lsinitramfs "$img" 2>/dev/null | grep -Eq "$re"
-    else
-        return 2
-    fi
-}
-
 # vt_root_disk OUT: a small ext4 root file system (built without mounting)
 # whose /sbin/init reports what the boot left behind (guest/report-init).
 vt_root_disk() {

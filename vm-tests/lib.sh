@@ -89,15 +89,14 @@ vt_need() {
 
 vt_need_base() {
     vt_need qemu-system-x86_64:qemu-system-x86 /usr/share/seabios/bios-256k.bin:seabios \
-        "$VT_OVMF:ovmf" busybox:busybox-static cpio:cpio gzip:gzip base64:coreutils \
-        timeout:coreutils truncate:coreutils
+        "$VT_OVMF:ovmf" cpio:cpio gzip:gzip base64:coreutils timeout:coreutils \
+        truncate:coreutils
     # The guest kernel: Debian's own, booted directly.
     compgen -G '/boot/vmlinuz-*' >/dev/null || vt_need /nonexistent-kernel:linux-image-amd64
-    file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' || {
-        # busybox-static replaces the dynamic busybox; it is what the
-        # guest needs, with no libc in the image.
+    # busybox-static replaces the dynamic busybox: the guest images carry no
+    # libc.
+    dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
         vt_need /nonexistent-busybox:busybox-static
-    }
 }
 
 # Prints the newest installed kernel version (from /boot/vmlinuz-*).

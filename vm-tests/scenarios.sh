@@ -105,6 +105,16 @@ scenario ovmf-8x16g-vga capture=yes \
   observed='all 8 assigned (as ovmf-8x16g, plus the emulated VGA 1234:1111 at 00:01.0)' \
   args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
 
+# The default selection (no match) at boot: QEMU's emulated VGA is not a
+# GPU, and ivshmem stand-ins are not display controllers, so 8 expected
+# means none found. (QEMU 7.2 cannot relabel a stand-in's vendor or class:
+# "stand-ins relabelled as NVIDIA GPUs" is covered by the fixture tests,
+# which edit the captured tree.)
+scenario ovmf-8x16g-vga-default-select \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x16G vga=std \
+  args='gpu_preflight.expect=8' verdict=fail diagnosis=gpus_missing \
+  unassigned=- hints=check-passthrough
+
 scenario seabios-noisy-rootports capture=yes \
   fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G ports=12 nic=virtio \
   observed='healthy (not a FIELD-NOTES row: empty root ports leave I/O windows unassigned, harmless)' \
