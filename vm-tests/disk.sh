@@ -195,7 +195,7 @@ vt_e2e_boot() {
         -device ide-hd,drive=disk,bus=ide.0
         -serial "file:$d/console.log" -serial "file:$d/report.b64")
     vt_fmt_cmd "${VT_QEMU[@]}" >"$d/qemu-cmdline"
-    limit=$(sc "$name" timeout 420)
+    limit=$(sc "$name" timeout 300)
     secs=$(vt_run_qemu "$d/qemu.log" "$limit" "${VT_QEMU[@]}")
     rc=$?
     rm -f "$d"/gpu*.mem

@@ -9,7 +9,7 @@ VT_CACHE=${VT_CACHE:-$VT_DIR/cache}
 # One VM per core; TCG is single-threaded per vCPU.
 VT_JOBS=${VT_JOBS:-2}
 # Generous for TCG: a direct-kernel boot takes 12-16 s here.
-VT_BOOT_TIMEOUT=${VT_BOOT_TIMEOUT:-240}
+VT_BOOT_TIMEOUT=${VT_BOOT_TIMEOUT:-150}
 VT_OVMF=${VT_OVMF:-/usr/share/ovmf/OVMF.fd}
 
 vt_log() { printf '%s\n' "vm-tests: $*" >&2; }
