@@ -160,7 +160,8 @@ fn with_failures_from_log(f: &sysfs::Function, events: &[Event]) -> Vec<Bar> {
 }
 
 pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
-    let scan = sysfs::scan(&opts.root).map_err(|(p, e)| CheckError::NoSysfs(p, e))?;
+    let keep = |v, d, c| select::is_selected(&opts.selectors, v, d, c);
+    let scan = sysfs::scan(&opts.root, &keep).map_err(|(p, e)| CheckError::NoSysfs(p, e))?;
     let mut warnings = scan.warnings.clone();
     let log_text = read_log(opts, &mut warnings)?;
     let events = kernel_log::parse_log(&log_text);
