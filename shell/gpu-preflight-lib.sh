@@ -120,14 +120,19 @@ gpu_preflight_run() {
 	fi
 	gpu_preflight_timeout "$_gp_conf" "$_gp_cmdline"
 	# busybox and coreutils sleep both take fractions; a sleep that does not
-	# would turn the loop into a busy one that gives up at once.
-	_gp_step=0.1
-	_gp_ticks=$_gp_timeout
+	# would turn the loop into a busy one that gives up at once. Steps of
+	# 20 ms: the check itself takes a few, and every step the boot waits
+	# past its end is boot time lost.
+	_gp_step=0.02
+	_gp_ticks=$((_gp_timeout * 5))
 	if ! sleep 0.01 2>/dev/null; then
 		_gp_step=1
 		_gp_ticks=$(((_gp_timeout + 9) / 10))
 	fi
 
+	# The kernel log's timestamps on this line and on the verdict give the
+	# step's duration as the boot saw it.
+	gpu_preflight_kmsg 7 "hook start"
 	"$_gp_bin" boot "$@" </dev/null &
 	_gp_pid=$!
 	# Sleep first, then look: the first look then finds the process set up.

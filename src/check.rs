@@ -160,6 +160,7 @@ fn with_failures_from_log(f: &sysfs::Function, events: &[Event]) -> Vec<Bar> {
 }
 
 pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
+    let started = std::time::Instant::now();
     let keep = |v, d, c| select::is_selected(&opts.selectors, v, d, c);
     let scan = sysfs::scan(&opts.root, &keep).map_err(|(p, e)| CheckError::NoSysfs(p, e))?;
     let mut warnings = scan.warnings.clone();
@@ -272,5 +273,5 @@ pub fn run(opts: &CheckOptions) -> Result<Report, CheckError> {
     for w in &warnings {
         log::warn!("{w}");
     }
-    Ok(report::build("check", &ev, &d, &h, warnings))
+    Ok(report::build(started, "check", &ev, &d, &h, warnings))
 }

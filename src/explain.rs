@@ -128,6 +128,7 @@ pub fn explain_text(
     selectors: &[Selector],
     expect: Option<usize>,
 ) -> Result<Report, ExplainError> {
+    let started = std::time::Instant::now();
     let events = kernel_log::parse_log(text);
     let lspci = lspci_devices(text);
     let facts = log_facts(&events);
@@ -332,7 +333,7 @@ pub fn explain_text(
     };
     let d = diagnosis::diagnose(&ev);
     let h = hints::hints(&ev, &d);
-    Ok(report::build("explain", &ev, &d, &h, Vec::new()))
+    Ok(report::build(started, "explain", &ev, &d, &h, Vec::new()))
 }
 
 /// What the boot log tells of the machine: the `DMI:` line names vendor and

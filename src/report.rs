@@ -71,6 +71,8 @@ pub struct Report {
     pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
     pub warnings: Vec<String>,
+    /// How long reading and deciding took, in milliseconds.
+    pub elapsed_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -181,6 +183,7 @@ use std::fmt::Write as _;
 
 /// Assembles the report from the evidence and what was concluded from it.
 pub fn build(
+    started: std::time::Instant,
     mode: &'static str,
     ev: &Evidence,
     d: &Diagnosis,
@@ -315,6 +318,7 @@ pub fn build(
             })
             .collect(),
         warnings,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
 }
 
@@ -538,6 +542,11 @@ pub fn to_prometheus(r: &Report) -> String {
         );
     }
     metric(
+        "check_duration_seconds",
+        "Time the check took to read and decide.",
+        &one(r.elapsed_ms as f64 / 1000.0),
+    );
+    metric(
         "gpu_ok",
         "1 when this GPU has every memory BAR assigned.",
         &r.gpus
@@ -584,7 +593,7 @@ pub fn kmsg_records(r: &Report) -> Vec<(u8, String)> {
     let mut out = vec![(
         prio,
         format!(
-            "verdict={} diagnosis={} found={} expected={} realloc={} unassigned={}",
+            "verdict={} diagnosis={} found={} expected={} realloc={} unassigned={} elapsed_ms={}",
             match r.verdict {
                 Verdict::Ok => "ok",
                 Verdict::Fail => "fail",
@@ -599,7 +608,8 @@ pub fn kmsg_records(r: &Report) -> Vec<(u8, String)> {
                 "-".to_string()
             } else {
                 unassigned.join(",")
-            }
+            },
+            r.elapsed_ms
         ),
     )];
     if r.verdict == Verdict::Fail {
