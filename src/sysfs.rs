@@ -72,7 +72,10 @@ impl Scan {
 /// three small reads each, which matters on hosts with thousands of SR-IOV
 /// functions. Fails only when the devices directory itself cannot be
 /// listed: then nothing can be inspected.
-pub fn scan(root: &Root, keep: &dyn Fn(u16, u16, u32) -> bool) -> Result<Scan, (PathBuf, io::Error)> {
+pub fn scan(
+    root: &Root,
+    keep: &dyn Fn(u16, u16, u32) -> bool,
+) -> Result<Scan, (PathBuf, io::Error)> {
     let dir = root.join(DEVICES_DIR);
     let entries = fs::read_dir(&dir).map_err(|e| (dir.clone(), e))?;
     let mut names: Vec<String> = Vec::new();

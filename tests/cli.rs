@@ -145,7 +145,12 @@ fn kmsg_records_fall_back_to_stderr_without_the_device() {
     assert!(recs.len() <= 8);
     assert!(recs.iter().all(|r| r.len() < 992));
     // The verdict record carries the check's own duration.
-    let elapsed: u64 = recs[0].rsplit_once("elapsed_ms=").unwrap().1.parse().unwrap();
+    let elapsed: u64 = recs[0]
+        .rsplit_once("elapsed_ms=")
+        .unwrap()
+        .1
+        .parse()
+        .unwrap();
     assert!(elapsed < 60_000);
 }
 
