@@ -1,10 +1,13 @@
 /*
  * The floor for bench/run: the least a program can do to read what
  * `gpu-preflight check` reads, and nothing else. It lists
- * ROOT/sys/bus/pci/devices, resolves each entry's link (the upstream bridges
- * come from its target), reads the identity files, `resource` and the first
- * 64 bytes of `config`, then the proc and DMI files and the kernel log. It
- * parses nothing; it only adds up the bytes so the reads cannot be skipped.
+ * ROOT/sys/bus/pci/devices and reads each function's vendor, device and
+ * class. Like the check, it reads the rest only for display controllers,
+ * accelerators and bridges: the entry's link (the upstream bridges come from
+ * its target), the other identity files, `physfn`, `resource` and the first
+ * 64 bytes of `config`; then the proc and DMI files and the kernel log. It
+ * parses nothing but the class; it adds up the bytes so the reads cannot be
+ * skipped.
  *
  * usage: floor ROOT [KERNEL_LOG]
  */
@@ -43,9 +46,8 @@ static void slurp(int dirfd, const char *name, size_t limit)
 
 int main(int argc, char **argv)
 {
-	static const char *const files[] = {
-		"vendor", "device", "class", "revision",
-		"subsystem_vendor", "subsystem_device", "resource",
+	static const char *const rest[] = {
+		"revision", "subsystem_vendor", "subsystem_device", "resource",
 	};
 	char path[4096], target[4096];
 	if (argc < 2) {
@@ -64,17 +66,29 @@ int main(int argc, char **argv)
 	while ((e = readdir(dir))) {
 		if (e->d_name[0] == '.')
 			continue;
-		ssize_t n = readlinkat(devfd, e->d_name, target, sizeof(target));
-		if (n > 0)
-			total += (unsigned long long)n;
 		int fd = openat(devfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-			slurp(fd, files[i], 0);
+		functions++;
+		slurp(fd, "vendor", 0);
+		slurp(fd, "device", 0);
+		slurp(fd, "class", 0);
+		unsigned long cls = strtoul(buf, NULL, 16);
+		unsigned long base = cls >> 16, sub = cls >> 8;
+		if (base != 0x03 && base != 0x12 && sub != 0x0604 && sub != 0x0607 && sub != 0x0609) {
+			close(fd);
+			continue;
+		}
+		ssize_t n = readlinkat(devfd, e->d_name, target, sizeof(target));
+		if (n > 0)
+			total += (unsigned long long)n;
+		for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
+			slurp(fd, rest[i], 0);
+		n = readlinkat(fd, "physfn", target, sizeof(target));
+		if (n > 0)
+			total += (unsigned long long)n;
 		slurp(fd, "config", 64);
 		close(fd);
-		functions++;
 	}
 	closedir(dir);
 

@@ -92,12 +92,19 @@ pub fn log_facts(events: &[Event]) -> LogFacts {
     f
 }
 
-/// The kernel log: the file given, else the root's `/dev/kmsg` when it is
-/// the real device, else nothing (a fixture tree without a log).
+/// The kernel log: the file given; else, on the live system, the syslog
+/// buffer in one call; else the root's `/dev/kmsg` when it is the real
+/// device; else nothing (a fixture tree without a log).
 fn read_log(opts: &CheckOptions, warnings: &mut Vec<String>) -> Result<String, CheckError> {
     if let Some(p) = &opts.dmesg {
         let bytes = std::fs::read(p).map_err(|e| CheckError::Dmesg(p.clone(), e))?;
         return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    if opts.root.is_live() {
+        match kmsg::read_syslog_buffer() {
+            Ok(t) => return Ok(t),
+            Err(e) => log::info!("syslog(READ_ALL): {e}; reading /dev/kmsg instead"),
+        }
     }
     let dev = opts.root.join("dev/kmsg");
     if kmsg::is_char_device(&dev) {

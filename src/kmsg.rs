@@ -51,6 +51,56 @@ pub fn read_all(path: &Path) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// The whole kernel log buffer in one `syslog(SYSLOG_ACTION_READ_ALL)`
+/// call, as `dmesg` reads it: `/dev/kmsg` returns one record per read, and
+/// under emulation those hundreds of calls were most of the boot step's
+/// time. Needs CAP_SYSLOG (the initramfs runs as root); the caller falls
+/// back to `/dev/kmsg`. Lines come back as `<6>[    1.234567] message`; the
+/// priority prefix is dropped.
+pub fn read_syslog_buffer() -> io::Result<String> {
+    const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
+    const SYSLOG_ACTION_SIZE_BUFFER: libc::c_int = 10;
+    // SAFETY: SIZE_BUFFER takes no buffer and returns the ring's size.
+    let size = unsafe { libc::klogctl(SYSLOG_ACTION_SIZE_BUFFER, std::ptr::null_mut(), 0) };
+    if size < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let len = (size as usize).clamp(4096, READ_LIMIT);
+    let mut buf = vec![0u8; len];
+    // SAFETY: the kernel writes at most `len` bytes into `buf`, which is
+    // `len` bytes long, and returns how many it wrote.
+    let n = unsafe {
+        libc::klogctl(
+            SYSLOG_ACTION_READ_ALL,
+            buf.as_mut_ptr().cast(),
+            len as libc::c_int,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    let text = String::from_utf8_lossy(&buf);
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        out.push_str(strip_priority(line));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// `<6>[ 1.0] msg` -> `[ 1.0] msg`.
+fn strip_priority(line: &str) -> &str {
+    if let Some(rest) = line.strip_prefix('<') {
+        if let Some((prio, msg)) = rest.split_once('>') {
+            if !prio.is_empty() && prio.len() <= 3 && prio.bytes().all(|b| b.is_ascii_digit()) {
+                return msg;
+            }
+        }
+    }
+    line
+}
+
 /// Syslog priorities for the `<N>` prefix.
 pub const PRIO_ERR: u8 = 3;
 pub const PRIO_WARNING: u8 = 4;
@@ -160,6 +210,27 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "gpu-preflight: one\ngpu-preflight: two\n"
         );
+    }
+
+    #[test]
+    fn syslog_priority_prefixes_are_dropped() {
+        assert_eq!(
+            strip_priority("<6>[    1.0] pci 0000:00:00.0: x"),
+            "[    1.0] pci 0000:00:00.0: x"
+        );
+        assert_eq!(strip_priority("<12>x"), "x");
+        assert_eq!(strip_priority("<a>x"), "<a>x");
+        assert_eq!(strip_priority("plain"), "plain");
+    }
+
+    #[test]
+    fn the_syslog_buffer_reads_as_dmesg_text_or_fails_cleanly() {
+        // Without CAP_SYSLOG (or with dmesg_restrict) this is an error the
+        // caller falls back from; as root it is the log.
+        match read_syslog_buffer() {
+            Ok(t) => assert!(!t.lines().any(|l| l.starts_with("<6>"))),
+            Err(e) => assert!(e.raw_os_error().is_some()),
+        }
     }
 
     #[test]
