@@ -3,26 +3,13 @@
 //! non-UTF-8 bytes. The fixture used has five failed GPUs and three good
 //! ones; whatever is broken, the rest is still reported.
 
+mod tree;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CASE: &str = "ovmf-8x32g-hole1t";
-
-fn copy_tree(src: &Path, dst: &Path) {
-    let meta = std::fs::symlink_metadata(src).unwrap();
-    if meta.file_type().is_symlink() {
-        std::os::unix::fs::symlink(std::fs::read_link(src).unwrap(), dst).unwrap();
-    } else if meta.is_dir() {
-        std::fs::create_dir_all(dst).unwrap();
-        for e in std::fs::read_dir(src).unwrap() {
-            let e = e.unwrap();
-            copy_tree(&e.path(), &dst.join(e.file_name()));
-        }
-    } else {
-        std::fs::copy(src, dst).unwrap();
-    }
-}
 
 struct Tree {
     _tmp: tempfile::TempDir,
@@ -37,7 +24,8 @@ impl Tree {
             .join("tests/fixtures")
             .join(CASE);
         let root = tmp.path().join("root");
-        copy_tree(&src.join("root"), &root);
+        std::fs::create_dir(&root).unwrap();
+        tree::copy_root(CASE, &root);
         let dmesg = tmp.path().join("dmesg.txt");
         std::fs::copy(src.join("dmesg.txt"), &dmesg).unwrap();
         Tree {

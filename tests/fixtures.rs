@@ -5,6 +5,8 @@
 //! (regenerate with `UPDATE_GOLDEN=1 cargo test --test fixtures` and review
 //! the diff).
 
+mod tree;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -344,22 +346,9 @@ fn realloc_boots_are_seen_as_realloc() {
 /// Copies a fixture tree, turning the ivshmem stand-ins into NVIDIA GPUs in
 /// every place the checker reads an identity: the sysfs attributes and the
 /// config space header.
-fn relabel_as_nvidia(src: &Path, dst: &Path) {
-    fn copy(src: &Path, dst: &Path) {
-        let meta = std::fs::symlink_metadata(src).unwrap();
-        if meta.file_type().is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(src).unwrap(), dst).unwrap();
-        } else if meta.is_dir() {
-            std::fs::create_dir_all(dst).unwrap();
-            for e in std::fs::read_dir(src).unwrap() {
-                let e = e.unwrap();
-                copy(&e.path(), &dst.join(e.file_name()));
-            }
-        } else {
-            std::fs::copy(src, dst).unwrap();
-        }
-    }
-    copy(src, dst);
+fn relabel_as_nvidia(case: &str, dst: &Path) {
+    std::fs::create_dir(dst).unwrap();
+    tree::copy_root(case, dst);
     fn walk(dir: &Path) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -391,7 +380,7 @@ fn stand_ins_relabelled_as_nvidia_gpus_need_no_match() {
         let dir = fixtures().join(c.name);
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
-        relabel_as_nvidia(&dir.join("root"), &root);
+        relabel_as_nvidia(c.name, &root);
         let (code, v, _) = run_check(
             &root,
             &dir.join("dmesg.txt"),
