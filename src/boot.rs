@@ -31,7 +31,7 @@ pub const OUT_DIR: &str = "/run/gpu-preflight";
 pub const REPORT_FILE: &str = "report.json";
 pub const METRICS_FILE: &str = "metrics.prom";
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
 pub struct BootArgs {
     /// Directory that plays the system root.
     #[arg(long, default_value = "/", value_name = "DIR")]
@@ -48,6 +48,18 @@ pub struct BootArgs {
     /// Read the kernel log from this dmesg or journalctl -k text instead of /dev/kmsg.
     #[arg(long, value_name = "FILE")]
     pub dmesg: Option<PathBuf>,
+}
+
+impl BootArgs {
+    /// What `gpu-preflight boot` without options means: the hooks' call.
+    pub fn defaults() -> BootArgs {
+        BootArgs {
+            root: PathBuf::from("/"),
+            config: None,
+            out_dir: None,
+            dmesg: None,
+        }
+    }
 }
 
 pub fn run(args: &BootArgs) -> u8 {
