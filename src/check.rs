@@ -97,8 +97,7 @@ pub fn log_facts(events: &[Event]) -> LogFacts {
 /// device; else nothing (a fixture tree without a log).
 fn read_log(opts: &CheckOptions, warnings: &mut Vec<String>) -> Result<String, CheckError> {
     if let Some(p) = &opts.dmesg {
-        let bytes = std::fs::read(p).map_err(|e| CheckError::Dmesg(p.clone(), e))?;
-        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+        return crate::root::read_lossy(p).map_err(|e| CheckError::Dmesg(p.clone(), e));
     }
     if opts.root.is_live() {
         match kmsg::read_syslog_buffer() {

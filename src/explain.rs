@@ -114,8 +114,7 @@ pub fn run(
 ) -> Result<Report, ExplainError> {
     let mut text = String::new();
     for f in files {
-        let bytes = std::fs::read(f).map_err(|e| ExplainError::Read(f.clone(), e))?;
-        text.push_str(&String::from_utf8_lossy(&bytes));
+        text.push_str(&crate::root::read_lossy(f).map_err(|e| ExplainError::Read(f.clone(), e))?);
         if !text.ends_with('\n') {
             text.push('\n');
         }

@@ -32,6 +32,20 @@ impl Root {
     }
 }
 
+/// Reads a file as text, invalid UTF-8 replaced: a log with stray bytes is
+/// still a log, and a parser rejects a garbled attribute with its text in
+/// the message. Not `fs::read`: its size probe costs one more system call
+/// per file, and sysfs reports 4096 for every attribute anyway.
+pub fn read_lossy(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(128);
+    std::fs::File::open(path)?.read_to_end(&mut bytes)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

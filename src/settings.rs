@@ -16,7 +16,7 @@
 //! starting a binary that could hang) with the same rules; keep
 //! `shell/gpu-preflight-lib.sh` in step with `parse_timeout`.
 
-use crate::root::Root;
+use crate::root::{read_lossy, Root};
 use crate::select::Selector;
 use std::path::{Path, PathBuf};
 
@@ -104,8 +104,8 @@ impl Settings {
             Some(p) => p.to_path_buf(),
             None => root.join(CONFIG_PATH),
         };
-        let file_text = match std::fs::read(&config_path) {
-            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        let file_text = match read_lossy(&config_path) {
+            Ok(text) => Some(text),
             // Without a file the defaults apply; only a file the operator
             // named explicitly is worth a warning when it is missing.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && config.is_none() => None,
@@ -118,8 +118,8 @@ impl Settings {
             }
         };
         let cmdline_path = root.join("/proc/cmdline");
-        let cmdline = match std::fs::read(&cmdline_path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        let cmdline = match read_lossy(&cmdline_path) {
+            Ok(text) => text,
             // A fixture root need not have one; a live system always does.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !root.is_live() => String::new(),
             Err(e) => {

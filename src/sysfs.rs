@@ -6,7 +6,7 @@
 
 use crate::bars::{self, Bar, BridgeWindow};
 use crate::pci::PciAddress;
-use crate::root::Root;
+use crate::root::{read_lossy, Root};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -111,17 +111,6 @@ pub fn scan(
     Ok(out)
 }
 
-/// Reads a small sysfs attribute as text; invalid UTF-8 is replaced, since
-/// the parsers then reject it with the text in the message.
-fn read_text(path: &Path) -> io::Result<String> {
-    use std::io::Read;
-    // Not fs::read: its size probe is one more system call per file, and
-    // sysfs reports 4096 for every attribute anyway.
-    let mut bytes = Vec::with_capacity(128);
-    fs::File::open(path)?.read_to_end(&mut bytes)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
 fn parse_hex_attr(text: &str) -> Option<u64> {
     bars::parse_hex_u64(text.trim())
 }
@@ -135,7 +124,7 @@ fn read_function(
     let mut warnings = Vec::new();
     let required = |name: &str, max: u64| -> Result<u64, String> {
         let p = dir.join(name);
-        match read_text(&p) {
+        match read_lossy(&p) {
             Ok(t) => parse_hex_attr(&t).filter(|v| *v <= max).ok_or_else(|| {
                 format!(
                     "{}: malformed ({:?}), function {addr} skipped",
@@ -165,7 +154,7 @@ fn read_function(
 
     let mut optional = |name: &str, max: u64| -> Option<u64> {
         let p = dir.join(name);
-        match read_text(&p) {
+        match read_lossy(&p) {
             Ok(t) => {
                 let v = parse_hex_attr(&t).filter(|v| *v <= max);
                 if v.is_none() {
@@ -193,7 +182,7 @@ fn read_function(
         _ => None,
     };
 
-    let resources = match read_text(&dir.join("resource")) {
+    let resources = match read_lossy(&dir.join("resource")) {
         Ok(t) => {
             let (lines, errors) = bars::parse_resource(&t);
             for e in errors {

@@ -4,7 +4,6 @@
 
 use crate::root::Root;
 use procfs_core::FromBufRead;
-use std::fs;
 
 /// A 64-bit address range, both ends inclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,13 +206,11 @@ impl Firmware {
     }
 }
 
-/// Reads a text file under the root, lossily; `None` when absent or
-/// unreadable (the caller decides whether that is worth a warning).
+/// Reads a text file under the root, lossily; the error names the file
+/// (the caller decides whether it is worth a warning).
 pub fn read_text(root: &Root, path: &str) -> Result<String, String> {
     let p = root.join(path);
-    fs::read(&p)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .map_err(|e| format!("reading {}: {e}", p.display()))
+    crate::root::read_lossy(&p).map_err(|e| format!("reading {}: {e}", p.display()))
 }
 
 pub fn read_firmware(root: &Root) -> Firmware {
