@@ -39,14 +39,29 @@ _gp_parse_tenths() {
 }
 
 # Sets _gp_timeout (tenths) from CONFIG's `timeout=` and then CMDLINE_FILE's
-# `gpu_preflight.timeout=`, a later valid value winning; default 2 s. A
-# malformed value is skipped here silently: the binary reports it.
+# `gpu_preflight.timeout=`, each valid value replacing the one before;
+# default 2 s. A malformed value is skipped here silently: the binary
+# reports it. Same reading as Settings::parse in src/settings.rs; the cases
+# both are held to are in tests/data/timeout-cases.txt.
 gpu_preflight_timeout() {
 	_gp_timeout=20
+	# The file: `key=value` lines, key and value trimmed (a CR from a CRLF
+	# file included), `#` comment lines. The key is `timeout` or
+	# `gpu_preflight.timeout`; no other spelling, as in the binary.
 	if [ -r "$1" ]; then
-		while IFS='= 	' read -r _gp_k _gp_v || [ -n "$_gp_k" ]; do
+		while IFS= read -r _gp_l || [ -n "$_gp_l" ]; do
+			case $_gp_l in
+			*=*) ;;
+			*) continue ;;
+			esac
+			_gp_k=${_gp_l%%=*}
+			_gp_k=${_gp_k#"${_gp_k%%[![:space:]]*}"}
+			_gp_k=${_gp_k%"${_gp_k##*[![:space:]]}"}
 			case $_gp_k in
 			timeout | gpu_preflight.timeout)
+				_gp_v=${_gp_l#*=}
+				_gp_v=${_gp_v#"${_gp_v%%[![:space:]]*}"}
+				_gp_v=${_gp_v%"${_gp_v##*[![:space:]]}"}
 				_gp_parse_tenths "$_gp_v" && _gp_timeout=$_gp_tenths
 				;;
 			esac
@@ -56,18 +71,65 @@ gpu_preflight_timeout() {
 	if [ -r "$2" ]; then
 		read -r _gp_line <"$2" || :
 	fi
-	# Arguments after a bare `--` belong to init.
-	_gp_line=" ${_gp_line%% -- *} "
+	# Most boots do not set it: only then split the line into parameters.
 	case $_gp_line in
-	*" gpu_preflight.timeout="*)
-		# The last occurrence wins, as for most kernel parameters.
-		_gp_v=${_gp_line##* gpu_preflight.timeout=}
-		_gp_v=${_gp_v%% *}
-		_gp_v=${_gp_v#\"}
-		_gp_v=${_gp_v%\"}
-		_gp_parse_tenths "$_gp_v" && _gp_timeout=$_gp_tenths
-		;;
+	*preflight.timeout*) _gp_cmdline_timeout "$_gp_line" ;;
 	esac
+	return 0
+}
+
+# Applies every `gpu_preflight.timeout=` on the command line LINE, in order,
+# split into parameters the way the kernel's next_arg() does (and
+# parameters() in src/cmdline.rs): blanks separate, double quotes group
+# (`a="x y"` is one parameter), a value's leading quote and the parameter's
+# closing quote are dropped, everything after a bare `--` belongs to init.
+# The kernel treats `-` and `_` in parameter names alike, and so do we:
+# `gpu-preflight.timeout=` counts too.
+_gp_cmdline_timeout() {
+	_gp_rest=$1
+	while :; do
+		_gp_rest=${_gp_rest#"${_gp_rest%%[![:space:]]*}"}
+		[ -n "$_gp_rest" ] || break
+		# One parameter: up to a blank outside quotes. Taken in runs
+		# between quotes, not a character at a time.
+		_gp_tok=
+		_gp_inq=
+		while [ -n "$_gp_rest" ]; do
+			if [ -n "$_gp_inq" ]; then
+				_gp_p=${_gp_rest%%\"*}
+			else
+				_gp_p=${_gp_rest%%[[:space:]\"]*}
+			fi
+			_gp_tok=$_gp_tok$_gp_p
+			_gp_rest=${_gp_rest#"$_gp_p"}
+			case $_gp_rest in
+			\"*)
+				_gp_tok=$_gp_tok\"
+				_gp_rest=${_gp_rest#?}
+				if [ -n "$_gp_inq" ]; then _gp_inq=; else _gp_inq=1; fi
+				;;
+			*) break ;;
+			esac
+		done
+		case $_gp_tok in
+		-- | \"-- | \"--\") break ;;
+		gpu[-_]preflight.timeout=* | \"gpu[-_]preflight.timeout=*)
+			_gp_v=${_gp_tok#*=}
+			_gp_q=
+			case $_gp_tok in \"*) _gp_q=1 ;; esac
+			case $_gp_v in
+			\"*)
+				_gp_v=${_gp_v#?}
+				_gp_q=1
+				;;
+			esac
+			if [ -n "$_gp_q" ]; then
+				_gp_v=${_gp_v%\"}
+			fi
+			_gp_parse_tenths "$_gp_v" && _gp_timeout=$_gp_tenths
+			;;
+		esac
+	done
 	return 0
 }
 
@@ -195,7 +257,8 @@ gpu_preflight_run() {
 
 # Forgets our variables, so the initramfs' saved state stays clean.
 gpu_preflight_cleanup() {
-	unset _gp_tenths _gp_w _gp_f _gp_x _gp_timeout _gp_k _gp_v _gp_line \
+	unset _gp_tenths _gp_w _gp_f _gp_x _gp_timeout _gp_l _gp_k _gp_v \
+		_gp_line _gp_rest _gp_tok _gp_inq _gp_p _gp_q \
 		_gp_stat _gp_bin _gp_conf _gp_cmdline _gp_step _gp_ticks _gp_pid \
 		_gp_n _gp_secs _gp_proc _gp_fifo _gp_readt _gp_rd
 }
