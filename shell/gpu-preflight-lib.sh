@@ -204,6 +204,9 @@ gpu_preflight_run() {
 		# shellcheck disable=SC3045 # probed: used only where it works
 		{ read -r -t 0.001 _gp_rd <>"$_gp_fifo"; } 2>/dev/null
 		case $? in 1 | 142) _gp_readt=1 ;; esac
+	else
+		# Not ours to remove (an existing file of that name).
+		_gp_fifo=
 	fi
 
 	# The kernel log's timestamps on this line and on the verdict give the
@@ -223,6 +226,7 @@ gpu_preflight_run() {
 		_gp_n=$((_gp_n + 1))
 		_gp_alive "$_gp_pid" || break
 	done
+	_gp_rmfifo
 
 	_gp_secs="$((_gp_timeout / 10)).$((_gp_timeout % 10))"
 	if _gp_alive "$_gp_pid"; then
@@ -255,8 +259,20 @@ gpu_preflight_run() {
 	return 0
 }
 
-# Forgets our variables, so the initramfs' saved state stays clean.
+# Removes the wait fifo, if gpu_preflight_run made one and it is still
+# there. One `rm` only when there is something to remove: at boot every
+# process started is time taken from the check.
+_gp_rmfifo() {
+	if [ -n "${_gp_fifo-}" ] && [ -p "$_gp_fifo" ]; then
+		rm -f "$_gp_fifo"
+	fi
+	_gp_fifo=
+}
+
+# Forgets our variables, so the initramfs' saved state stays clean, and
+# removes the wait fifo should gpu_preflight_run have been interrupted.
 gpu_preflight_cleanup() {
+	_gp_rmfifo
 	unset _gp_tenths _gp_w _gp_f _gp_x _gp_timeout _gp_l _gp_k _gp_v \
 		_gp_line _gp_rest _gp_tok _gp_inq _gp_p _gp_q \
 		_gp_stat _gp_bin _gp_conf _gp_cmdline _gp_step _gp_ticks _gp_pid \
