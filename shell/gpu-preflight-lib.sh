@@ -153,6 +153,11 @@ _gp_alive() {
 	return 0
 }
 
+# What the hooks say when they stop the boot: the binary exited 4 (strict
+# mode, the check failed). dracut shows it with emergency_shell,
+# initramfs-tools with panic; both offer a shell whose exit continues the boot.
+gpu_preflight_stop_msg="gpu-preflight: strict mode: GPUs with unassigned BARs (see above and /run/gpu-preflight/report.json); boot stopped. Exit this shell to boot anyway, or boot with gpu_preflight.mode=warn."
+
 # One record for the kernel log (journalctl -k), at PRIORITY. Silently
 # nothing when /dev/kmsg cannot be opened (printk.devkmsg=off).
 gpu_preflight_kmsg() {
@@ -276,5 +281,6 @@ gpu_preflight_cleanup() {
 	unset _gp_tenths _gp_w _gp_f _gp_x _gp_timeout _gp_l _gp_k _gp_v \
 		_gp_line _gp_rest _gp_tok _gp_inq _gp_p _gp_q \
 		_gp_stat _gp_bin _gp_conf _gp_cmdline _gp_step _gp_ticks _gp_pid \
-		_gp_n _gp_secs _gp_proc _gp_fifo _gp_readt _gp_rd
+		_gp_n _gp_secs _gp_proc _gp_fifo _gp_readt _gp_rd \
+		gpu_preflight_stop_msg
 }

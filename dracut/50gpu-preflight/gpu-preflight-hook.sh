@@ -22,7 +22,7 @@ if [ -r /usr/lib/gpu-preflight/gpu-preflight-lib.sh ]; then
     if [ "$gpu_preflight_rc" = 4 ]; then
         # dracut's own way to hold the boot: an emergency shell (or a halt
         # with rd.shell=0). Leaving the shell lets the boot continue.
-        emergency_shell -n gpu-preflight "gpu-preflight: strict mode: GPUs with unassigned BARs (see above and /run/gpu-preflight/report.json); boot stopped. Exit this shell to boot anyway, or boot with gpu_preflight.mode=warn."
+        emergency_shell -n gpu-preflight "$gpu_preflight_stop_msg"
     fi
     gpu_preflight_cleanup
     unset gpu_preflight_rc gpu_preflight_msg
