@@ -25,6 +25,9 @@ VERSION     := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 
 DEBDIR      := target/deb
 DEBROOT     := $(DEBDIR)/root
 DEB         := $(DEBDIR)/gpu-preflight_$(VERSION)_amd64.deb
+# The GRUB fragment `remediate` writes; its first line is how postrm knows
+# the file at that path is ours.
+FRAGMENT    := src/remediate/99-gpu-preflight.cfg
 
 # Installed files, for install and uninstall alike.
 F_BIN       := $(DESTDIR)$(BINDIR)/gpu-preflight
@@ -74,7 +77,15 @@ deb: build
 	sed -e 's|@VERSION@|$(VERSION)|' \
 	    -e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(DEBROOT) | cut -f1)|" \
 	    packaging/deb/control > $(DEBROOT)/DEBIAN/control
-	install -m 0755 packaging/deb/postinst packaging/deb/postrm $(DEBROOT)/DEBIAN/
+	install -m 0755 packaging/deb/postinst $(DEBROOT)/DEBIAN/
+	@# postrm gets the fragment's header verbatim, inside single quotes:
+	@# refuse a header that sed or those quotes would change.
+	header=$$(head -n 1 $(FRAGMENT)) && \
+	case $$header in \
+	'' | *[\'\\\|\&]*) echo "$(FRAGMENT): first line empty or has ' \\ | &: cannot put it in postrm" >&2; exit 1 ;; \
+	esac && \
+	sed -e "s|@HEADER@|$$header|" packaging/deb/postrm > $(DEBROOT)/DEBIAN/postrm
+	chmod 0755 $(DEBROOT)/DEBIAN/postrm
 	echo /etc/gpu-preflight.conf > $(DEBROOT)/DEBIAN/conffiles
 	dpkg-deb --root-owner-group -Zxz --build $(DEBROOT) $(DEB)
 	@echo "built $(DEB)"
