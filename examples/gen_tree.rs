@@ -7,9 +7,9 @@
 //!
 //! An example rather than a second `[[bin]]` so that `cargo build --release`
 //! (what goes into an initramfs) never builds or ships it. The tree layout is
-//! described in `tests/common/gen_tree.rs`, which `tests/gen_tree.rs` shares.
+//! described in `tests/support/gen_tree.rs`, which `tests/gen_tree.rs` shares.
 
-#[path = "../tests/common/gen_tree.rs"]
+#[path = "../tests/support/gen_tree.rs"]
 mod gen_tree;
 
 use std::path::PathBuf;

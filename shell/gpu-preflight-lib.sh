@@ -14,7 +14,7 @@
 
 # Sets _gp_tenths to VALUE (seconds, "2" or "1.5") in tenths of a second;
 # returns 1, leaving it unset, when VALUE is not a valid timeout. Same rules
-# as parse_timeout in src/settings.rs: 0.1 to 60 s, digits past the first
+# as parse_timeout in src/parse/settings.rs: 0.1 to 60 s, digits past the first
 # decimal dropped.
 _gp_parse_tenths() {
 	unset _gp_tenths
@@ -41,7 +41,7 @@ _gp_parse_tenths() {
 # Sets _gp_timeout (tenths) from CONFIG's `timeout=` and then CMDLINE_FILE's
 # `gpu_preflight.timeout=`, each valid value replacing the one before;
 # default 2 s. A malformed value is skipped here silently: the binary
-# reports it. Same reading as Settings::parse in src/settings.rs; the cases
+# reports it. Same reading as Settings::parse in src/parse/settings.rs; the cases
 # both are held to are in tests/data/timeout-cases.txt.
 gpu_preflight_timeout() {
 	_gp_timeout=20
@@ -80,7 +80,7 @@ gpu_preflight_timeout() {
 
 # Applies every `gpu_preflight.timeout=` on the command line LINE, in order,
 # split into parameters the way the kernel's next_arg() does (and
-# parameters() in src/cmdline.rs): blanks separate, double quotes group
+# parameters() in src/parse/cmdline.rs): blanks separate, double quotes group
 # (`a="x y"` is one parameter), a value's leading quote and the parameter's
 # closing quote are dropped, everything after a bare `--` belongs to init.
 # The kernel treats `-` and `_` in parameter names alike, and so do we:

@@ -7,6 +7,7 @@
 //! error the temporary file is removed and the target is untouched: on a
 //! full or read-only filesystem nothing is left behind.
 
+use nix::errno::Errno;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -14,14 +15,14 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Writes `contents` to `path` atomically with permissions `mode`.
-pub fn write(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write(path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
     write_with(path, contents, mode, |f, c| f.write_all(c))
 }
 
 /// `write`, with the step that puts the bytes into the temporary file
 /// supplied by the caller: tests use it to fail the way a full disk does,
 /// halfway through.
-pub fn write_with(
+pub(crate) fn write_with(
     path: &Path,
     contents: &[u8],
     mode: u32,
@@ -48,16 +49,16 @@ pub fn write_with(
 }
 
 /// Removes `path` and flushes its directory.
-pub fn remove(path: &Path) -> io::Result<()> {
+pub(crate) fn remove(path: &Path) -> io::Result<()> {
     fs::remove_file(path)?;
     sync_dir(&parent(path))
 }
 
 /// Flushes a directory's entries. Some filesystems refuse fsync on a
 /// directory (EINVAL); there is nothing more to do for them.
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
+fn sync_dir(dir: &Path) -> io::Result<()> {
     match File::open(dir).and_then(|d| d.sync_all()) {
-        Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(Errno::EINVAL as i32) => Ok(()),
         r => r,
     }
 }
@@ -111,7 +112,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("a.cfg");
         fs::write(&p, b"old\n").unwrap();
-        for errno in [nix::libc::ENOSPC, nix::libc::EROFS, nix::libc::EIO] {
+        for errno in [Errno::ENOSPC, Errno::EROFS, Errno::EIO].map(|e| e as i32) {
             let err = write_with(&p, b"new content\n", 0o644, |f, c| {
                 // Half the bytes land, then the filesystem gives up.
                 f.write_all(&c[..c.len() / 2])?;

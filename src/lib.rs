@@ -1,36 +1,28 @@
 //! gpu-preflight: find GPUs whose PCI BARs were left unassigned, say why with
 //! the numbers, and name the fix for this hypervisor.
 //!
-//! The pipeline, one module per step:
-//! - read sysfs and the kernel log: `root`, `sysfs`, `system`, `kmsg`, `cmdline`
-//! - model devices and BARs: `pci`, `bars`, `select`, `kernel_log`, `lspci_text`, `names`
-//! - diagnose and hint: `diagnosis`, `hints`
-//! - report: `report`
-//! - (optionally) remediate: `remediate`, with `atomic_file`
+//! The pipeline, one folder per layer; a layer uses only those above it in
+//! this list (tests/layers.rs checks it):
 //!
-//! The commands: `check`, `explain`, `boot` (the initramfs step, with
-//! `settings`), `publish` (the running system's hand-off), `cli`.
+//! - `model`: the values (PCI addresses, BARs, ranges, firmware, selection)
+//! - `parse`: text in, model values out; pure, where the tests and fuzzers point
+//! - `read`: files under one root (sysfs, /proc, DMI, the kernel log, the config)
+//! - `evidence`: everything the diagnosis needs, from a system or from text
+//! - `decide`: sizing, the diagnosis, its summary, the hints
+//! - `report`: one report, rendered as text, JSON, Prometheus or kernel-log records
+//! - `atomic_file`, `remediate`: changing boot configuration, atomically and once
+//! - `commands`: check, explain, boot, publish, remediate
+//! - `cli`: arguments, dispatch, exit statuses
 
-pub mod atomic_file;
-pub mod bars;
-pub mod boot;
-pub mod check;
-pub mod cli;
-pub mod cmdline;
-pub mod diagnosis;
-pub mod explain;
-pub mod hints;
-pub mod kernel_log;
-pub mod kmsg;
-pub mod lspci_text;
-pub mod names;
-pub mod pci;
-pub mod publish;
-pub mod remediate;
-pub mod report;
-pub mod root;
-pub mod select;
-pub mod settings;
-pub mod sizing;
-pub mod sysfs;
-pub mod system;
+mod atomic_file;
+mod cli;
+mod commands;
+mod decide;
+mod evidence;
+mod model;
+mod parse;
+mod read;
+mod remediate;
+mod report;
+
+pub use cli::main;

@@ -1,8 +1,7 @@
-//! Thin entry point: parse arguments, run, print one error line, exit with
-//! the documented code.
+//! Thin entry point: everything, exit status included, is `cli::main`.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    gpu_preflight::cli::main()
+    gpu_preflight::main()
 }

@@ -3,12 +3,12 @@
 //! here: a fixture root has no /dev/kmsg) and its exit status, which stops
 //! the boot only for a failed check in strict mode.
 
-mod tree;
+pub mod support;
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
-use tree::{bin, copy_root, fixture, put};
+use support::{bin, copy_root, fixture, put};
 
 const FAILING: &str = "ovmf-8x32g-hole1t";
 const HEALTHY: &str = "ovmf-8x16g";

@@ -1,17 +1,9 @@
 //! The binary's contract: exit codes, formats, and that it is static.
 
-use std::path::Path;
+pub mod support;
+
 use std::process::{Command, Output};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_gpu-preflight")
-}
-
-fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
+use support::{bin, fixture};
 
 fn run(args: &[&str]) -> Output {
     Command::new(bin())
@@ -57,6 +49,9 @@ fn exit_0_when_healthy_1_when_a_problem_is_found() {
 fn exit_2_on_usage_errors() {
     for args in [
         vec!["check", "--match", "nonsense"],
+        // from_str_radix alone would take a sign.
+        vec!["check", "--match", "+10d:*"],
+        vec!["check", "--match", "10de:+233"],
         vec!["check", "--expect", "many"],
         vec!["check", "--format", "xml"],
         vec!["frobnicate"],
@@ -171,5 +166,66 @@ fn the_binary_is_statically_linked() {
     assert!(
         !types.contains(&PT_INTERP),
         "has an ELF interpreter: dynamically linked"
+    );
+}
+
+#[test]
+fn a_warning_is_said_once_in_the_report_and_not_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    support::copy_root("ovmf-8x32g-hole1t", tmp.path());
+    std::fs::remove_file(tmp.path().join("proc/iomem")).unwrap();
+    let dmesg = fixture("ovmf-8x32g-hole1t").join("dmesg.txt");
+    let args = [
+        "check",
+        "--root",
+        tmp.path().to_str().unwrap(),
+        "--dmesg",
+        dmesg.to_str().unwrap(),
+        "--match",
+        "1af4:1110",
+    ];
+    let o = run(&args);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("proc/iomem: No such file").count(), 1, "{out}");
+    assert!(
+        out.contains("warning: cannot read ") && out.contains("proc/iomem"),
+        "{out}"
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // -v asks for the log as well: then stderr has it too.
+    let mut v = args.to_vec();
+    v.push("-v");
+    let o = run(&v);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("proc/iomem"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn with_no_gpu_the_window_line_is_one_fact() {
+    // The H200 fixture with no GPU selected: the window total and the
+    // windows listed must agree (both root bus windows, 16.25 TiB).
+    let o = check("h200-kvm-passthrough", &["--match", "dead:beef"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let line = out.lines().find(|l| l.starts_with("  window:")).unwrap();
+    assert_eq!(
+        line,
+        "  window:   16.2 TiB = 0x4000000000-0x7fffffffff (256 GiB, from iomem) + 0x100000000000-0x1fffffffffff (16 TiB, from iomem)"
+    );
+    let o = check(
+        "h200-kvm-passthrough",
+        &["--match", "dead:beef", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["capacity"]["window_bytes"],
+        (256u64 << 30) + (16u64 << 40)
     );
 }

@@ -3,6 +3,8 @@
 //! every endpoint whose memory BAR failed, and call the noise case and the
 //! all-assigned case healthy.
 
+pub mod support;
+
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -12,7 +14,7 @@ fn explain(file: &str, extra: &[&str]) -> (i32, Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/corpus")
         .join(file);
-    let o = Command::new(env!("CARGO_BIN_EXE_gpu-preflight"))
+    let o = Command::new(support::bin())
         .arg("explain")
         .arg(&path)
         .args(["--format", "json"])
@@ -122,7 +124,7 @@ fn the_whole_corpus_read_as_one_file_still_names_every_failure() {
     // Several reports pasted into one file: the union of the failures.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
     let files: Vec<_> = CASES.iter().map(|(f, ..)| dir.join(f)).collect();
-    let o = Command::new(env!("CARGO_BIN_EXE_gpu-preflight"))
+    let o = Command::new(support::bin())
         .arg("explain")
         .args(&files)
         .args(["--format", "json"])

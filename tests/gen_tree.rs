@@ -7,8 +7,8 @@
 //! proves the tree the benchmark times is one the checker handles. Runtime
 //! stays in seconds in a debug build: most of it is writing the tree.
 
-#[path = "common/gen_tree.rs"]
-mod gen_tree;
+pub mod support;
+use support::gen_tree;
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ fn ten_thousand_functions_eight_gpus_three_unassigned() {
         .count();
     assert_eq!(listed, 10_000);
 
-    let out = Command::new(env!("CARGO_BIN_EXE_gpu-preflight"))
+    let out = Command::new(support::bin())
         .arg("check")
         .arg("--root")
         .arg(&root)

@@ -3,12 +3,12 @@
 //! the window has room, the kernel asks for `pci=realloc`), made into a fake
 //! Debian root by adding `/etc/default/grub`.
 
-mod tree;
+pub mod support;
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
-use tree::{bin, copy_root, diff, fixture, put, snapshot};
+use support::{bin, copy_root, diff, fixture, put, snapshot};
 
 const CASE: &str = "ovmf-8x32g-hole1t";
 const FRAGMENT: &str = "etc/default/grub.d/99-gpu-preflight.cfg";
@@ -195,7 +195,7 @@ fn a_read_only_root_is_refused_and_left_as_it_was() {
     let t = debian_root();
     let view = tempfile::tempdir().unwrap();
     let before = snapshot(t.path());
-    let Some(_ro) = tree::read_only_view(t.path(), view.path()) else {
+    let Some(_ro) = support::read_only_view(t.path(), view.path()) else {
         return;
     };
     let o = remediate(view.path(), &["--no-regenerate"]);
@@ -213,14 +213,14 @@ fn a_read_only_root_is_refused_and_left_as_it_was() {
 fn a_full_filesystem_is_refused_and_leaves_no_partial_or_temporary_file() {
     // /etc/default on a tiny tmpfs, filled up: the fragment cannot be written.
     let t = debian_root();
-    let Some(_m) = tree::mount(
+    let Some(_m) = support::mount(
         &["-t", "tmpfs", "-o", "size=64k", "tmpfs"],
         &t.path().join("etc/default"),
     ) else {
         return;
     };
     put(t.path(), "etc/default/grub", DEFAULTS);
-    tree::fill(&t.path().join("etc/default"));
+    support::fill(&t.path().join("etc/default"));
     let before = snapshot(t.path());
     let o = remediate(t.path(), &["--no-regenerate"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
@@ -237,13 +237,13 @@ fn a_full_filesystem_for_the_record_takes_the_fragment_back() {
     // The fragment fits; /var (where the record goes) is full.
     let t = debian_root();
     fs::create_dir_all(t.path().join("var")).unwrap();
-    let Some(_m) = tree::mount(
+    let Some(_m) = support::mount(
         &["-t", "tmpfs", "-o", "size=64k", "tmpfs"],
         &t.path().join("var"),
     ) else {
         return;
     };
-    tree::fill(&t.path().join("var"));
+    support::fill(&t.path().join("var"));
     let before = snapshot(t.path());
     let o = remediate(t.path(), &["--no-regenerate"]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));

@@ -12,7 +12,7 @@
 #   nic       virtio: a virtio-net behind one more root port; none (default)
 #   host      extra QEMU arguments (the host-side knob under test)
 #   guest     extra guest kernel command line
-#   observed  what FIELD-NOTES.md section 2 measured for this setup
+#   observed  what docs/lab.md records for this setup
 #   capture   yes: tests/fixtures/<name>/ is captured from this scenario
 #
 # Fields for the boot-time check (vm-tests/run):
@@ -97,7 +97,7 @@ scenario ovmf-8x32g-hole1t-realloc capture=yes \
 
 scenario ovmf-7x32g-hole1t-expect8 capture=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=7x32G host="$hole1t" guest=pci=realloc \
-  observed='all 7 assigned (not a FIELD-NOTES row: 7 stand-ins where 8 are expected)' \
+  observed='all 7 assigned (not a row of docs/lab.md: 7 stand-ins where 8 are expected)' \
   args="$sel8" verdict=fail diagnosis=gpus_missing unassigned=- hints=check-passthrough
 
 scenario ovmf-8x16g-vga capture=yes \
@@ -117,7 +117,7 @@ scenario ovmf-8x16g-vga-default-select \
 
 scenario seabios-noisy-rootports capture=yes \
   fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G ports=12 nic=virtio \
-  observed='healthy (not a FIELD-NOTES row: empty root ports leave I/O windows unassigned, harmless)' \
+  observed='healthy (not a row of docs/lab.md: empty root ports leave I/O windows unassigned, harmless)' \
   args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=-
 
 # Boot-path faults: each must still reach init (warn mode) and say what

@@ -1,0 +1,259 @@
+//! The command line: the only place that knows clap. Each command's
+//! arguments convert into that command's plain options.
+
+use crate::commands::boot::BootOptions;
+use crate::commands::publish::PublishOptions;
+use crate::commands::remediate::RemediateOptions;
+use crate::evidence::system::SystemSource;
+use crate::model::select::Selector;
+use crate::read::root::Root;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpu-preflight",
+    version,
+    about = "Check that every GPU has its PCI BARs assigned, and say what fixes it when not"
+)]
+pub(crate) struct Cli {
+    /// More log output on stderr (repeat for more).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Inspect this system (or the tree at --root) and report.
+    Check(CheckArgs),
+    /// Diagnose from saved text: dmesg, journalctl -k, lspci -v/-vv.
+    Explain(ExplainArgs),
+    /// Run at boot from the initramfs hook: check, leave the report in
+    /// /run/gpu-preflight, log the verdict. Exit 4 only in strict mode on failure.
+    Boot(BootArgs),
+    /// Make the next boot carry pci=realloc when the diagnosis calls for it (once).
+    Remediate(RemediateArgs),
+    /// In the running system: publish the boot's metrics, remediate if configured.
+    Publish(PublishArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    Text,
+    Json,
+    Prometheus,
+}
+
+/// The directory that plays the system root.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub(crate) struct RootArg {
+    /// Directory that plays the system root.
+    #[arg(long, default_value = "/", value_name = "DIR")]
+    pub root: PathBuf,
+}
+
+/// A saved kernel log instead of the live one.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub(crate) struct LogArg {
+    /// Read the kernel log from this dmesg or journalctl -k text instead of /dev/kmsg.
+    #[arg(long, value_name = "FILE")]
+    pub dmesg: Option<PathBuf>,
+}
+
+/// The configuration file.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub(crate) struct ConfigArg {
+    /// Configuration file [default: /etc/gpu-preflight.conf under the root].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Which GPUs to look at, and how many there must be.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct SelectionArgs {
+    /// GPU selector replacing the default (display controllers minus emulated
+    /// adapters): VENDOR:DEVICE, VENDOR:* or class:CCSS, hex. Repeatable.
+    #[arg(long = "match", value_name = "SELECTOR", value_parser = parse_selector)]
+    pub selectors: Vec<Selector>,
+
+    /// Number of GPUs that must be present.
+    #[arg(long, value_name = "N")]
+    pub expect: Option<usize>,
+}
+
+fn parse_selector(s: &str) -> Result<Selector, String> {
+    s.parse()
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct CheckArgs {
+    #[command(flatten)]
+    pub root: RootArg,
+
+    #[command(flatten)]
+    pub log: LogArg,
+
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Also write the verdict and hints to /dev/kmsg (stderr if it cannot be opened).
+    #[arg(long)]
+    pub kmsg: bool,
+}
+
+impl CheckArgs {
+    pub(crate) fn source(&self) -> SystemSource {
+        SystemSource {
+            root: Root::new(&self.root.root),
+            dmesg: self.log.dmesg.clone(),
+            selectors: self.selection.selectors.clone(),
+            expect: self.selection.expect,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ExplainArgs {
+    /// Saved dmesg, journalctl -k or lspci -v text; several files are read as one.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub(crate) struct BootArgs {
+    #[command(flatten)]
+    pub root: RootArg,
+
+    #[command(flatten)]
+    pub config: ConfigArg,
+
+    /// Where to write report.json and metrics.prom [default: /run/gpu-preflight under the root].
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub log: LogArg,
+}
+
+impl BootArgs {
+    pub(crate) fn options(&self) -> BootOptions {
+        BootOptions {
+            root: self.root.root.clone(),
+            config: self.config.config.clone(),
+            out_dir: self.out_dir.clone(),
+            dmesg: self.log.dmesg.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct RemediateArgs {
+    #[command(flatten)]
+    pub root: RootArg,
+
+    /// Print the exact change and touch nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Write our files but do not run the boot loader tool (update-grub, grubby).
+    #[arg(long)]
+    pub no_regenerate: bool,
+
+    /// Remove our change (and regenerate the boot loader configuration).
+    #[arg(long, conflicts_with_all = ["dmesg", "selectors", "expect"])]
+    pub undo: bool,
+
+    /// With --root: run the boot loader tool as `chroot ROOT TOOL` (the
+    /// caller has mounted /dev, /proc and /sys in ROOT).
+    #[arg(long)]
+    pub chroot: bool,
+
+    #[command(flatten)]
+    pub config: ConfigArg,
+
+    #[command(flatten)]
+    pub log: LogArg,
+
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+impl RemediateArgs {
+    pub(crate) fn options(&self) -> RemediateOptions {
+        RemediateOptions {
+            root: self.root.root.clone(),
+            dry_run: self.dry_run,
+            no_regenerate: self.no_regenerate,
+            undo: self.undo,
+            chroot: self.chroot,
+            config: self.config.config.clone(),
+            dmesg: self.log.dmesg.clone(),
+            selectors: self.selection.selectors.clone(),
+            expect: self.selection.expect,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PublishArgs {
+    #[command(flatten)]
+    pub root: RootArg,
+
+    #[command(flatten)]
+    pub config: ConfigArg,
+
+    /// Where the boot step left its files [default: /run/gpu-preflight under the root].
+    #[arg(long, value_name = "DIR")]
+    pub in_dir: Option<PathBuf>,
+}
+
+impl PublishArgs {
+    pub(crate) fn options(&self) -> PublishOptions {
+        PublishOptions {
+            root: self.root.root.clone(),
+            config: self.config.config.clone(),
+            in_dir: self.in_dir.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_boot_fast_path_means_what_clap_would_parse() {
+        let cli = Cli::try_parse_from(["gpu-preflight", "boot"]).unwrap();
+        match cli.command {
+            Command::Boot(args) => assert_eq!(args.options(), BootOptions::defaults()),
+            other => panic!("parsed as {other:?}"),
+        }
+        assert_eq!(cli.verbose, 0);
+    }
+
+    #[test]
+    fn a_signed_selector_is_a_usage_error() {
+        for bad in ["+10d:*", "10de:+233", "class:+302"] {
+            let e = Cli::try_parse_from(["gpu-preflight", "check", "--match", bad]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
+        }
+    }
+}

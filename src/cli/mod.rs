@@ -1,0 +1,130 @@
+//! The command line: parse arguments (`args`), run the command, print its
+//! report in the chosen format, and exit with the documented status
+//! (`exit`). Nothing below `cli` knows clap or exit numbers.
+
+mod args;
+mod exit;
+
+use crate::commands::boot::{self, BootOptions};
+use crate::commands::{check, explain, publish, remediate};
+use crate::read::root::Root;
+use crate::remediate::Status;
+use crate::report::{self, Report, Verdict};
+use args::{Cli, Command, Format};
+use clap::Parser;
+pub(crate) use exit::Exit;
+use std::io::Write;
+use std::process::ExitCode;
+
+pub fn main() -> ExitCode {
+    // The hooks' call, `gpu-preflight boot` with no options, skips clap:
+    // building and matching the command tree was ~20 ms of the boot step
+    // under TCG (BENCHMARKS.md, "In the guest"). A unit test holds it to
+    // what clap would have parsed.
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|a| a == "boot") && args.next().is_none() {
+        init_logging(0);
+        return boot_exit(boot::run(&BootOptions::defaults())).into();
+    }
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    Exit::Ok
+                }
+                _ => Exit::Usage,
+            }
+            .into();
+        }
+    };
+    init_logging(cli.verbose);
+    run(cli).into()
+}
+
+/// `-v` shows what was read and which warnings it raised; the report has
+/// the warnings whatever the level.
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        2 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    };
+    env_logger::Builder::new()
+        .filter_level(level)
+        .parse_env("GPU_PREFLIGHT_LOG")
+        .format_timestamp(None)
+        .init();
+}
+
+fn run(cli: Cli) -> Exit {
+    match cli.command {
+        Command::Check(args) => match check::run(&args.source()) {
+            Ok(report) => {
+                if args.kmsg {
+                    check::send_to_kmsg(&Root::new(&args.root.root), &report);
+                }
+                emit(&report, args.format)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                Exit::CannotInspect
+            }
+        },
+        Command::Explain(args) => match explain::run(
+            &args.files,
+            &args.selection.selectors,
+            args.selection.expect,
+        ) {
+            Ok(report) => emit(&report, args.format),
+            Err(e) => {
+                eprintln!("error: {e}");
+                Exit::CannotInspect
+            }
+        },
+        Command::Boot(args) => boot_exit(boot::run(&args.options())),
+        Command::Remediate(args) => match remediate::run(&args.options()) {
+            Status::Done => Exit::Ok,
+            Status::NeedsHand => Exit::Problem,
+            Status::Failed => Exit::CannotApply,
+        },
+        Command::Publish(args) => {
+            if publish::run(&args.options()) {
+                Exit::Ok
+            } else {
+                Exit::CannotApply
+            }
+        }
+    }
+}
+
+fn boot_exit(stop: bool) -> Exit {
+    if stop {
+        Exit::StopBoot
+    } else {
+        Exit::Ok
+    }
+}
+
+/// Prints the report in the chosen format; the exit status follows the
+/// verdict.
+fn emit(report: &Report, format: Format) -> Exit {
+    let text = match format {
+        Format::Text => report::text::render(report),
+        Format::Json => report::json::render(report),
+        Format::Prometheus => report::prometheus::render(report),
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // A closed pipe is the reader's choice; anything else is worth a line.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write the report: {e}");
+        }
+    }
+    match report.verdict {
+        Verdict::Ok => Exit::Ok,
+        Verdict::Fail => Exit::Problem,
+    }
+}

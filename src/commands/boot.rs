@@ -1,0 +1,176 @@
+//! `gpu-preflight boot`: what the initramfs hooks run on every boot.
+//!
+//! It reads the settings, runs the check, leaves the report in
+//! `/run/gpu-preflight/` (carried into the real root by both dracut and
+//! initramfs-tools), puts the verdict and hints in the kernel log so that
+//! `journalctl -k` shows them, and prints one line for the console.
+//!
+//! The boot must go on whatever happens here: every failure of our own
+//! (unreadable sysfs, a full /run, a bad setting) is logged and the boot
+//! continues. Only a completed check that failed, in `strict` mode, asks
+//! the hook to stop the boot (`stop`). The hook also bounds how long it
+//! waits for us (see `shell/gpu-preflight-lib.sh`), so a hang in here costs
+//! the configured timeout, not the boot.
+
+use crate::atomic_file;
+use crate::commands::{check, METRICS_FILE, OUT_DIR, REPORT_FILE};
+use crate::evidence::system::SystemSource;
+use crate::parse::settings::Mode;
+use crate::read::config;
+use crate::read::root::Root;
+use crate::report::kmsg::{self, PRIO_ERR, PRIO_INFO, PRIO_WARNING};
+use crate::report::{self, Report, Verdict};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BootOptions {
+    pub root: PathBuf,
+    /// Configuration file [default: /etc/gpu-preflight.conf under the root].
+    pub config: Option<PathBuf>,
+    /// Where to write report.json and metrics.prom [default:
+    /// /run/gpu-preflight under the root].
+    pub out_dir: Option<PathBuf>,
+    pub dmesg: Option<PathBuf>,
+}
+
+impl BootOptions {
+    /// What `gpu-preflight boot` without options means: the hooks' call.
+    pub(crate) fn defaults() -> BootOptions {
+        BootOptions {
+            root: PathBuf::from("/"),
+            config: None,
+            out_dir: None,
+            dmesg: None,
+        }
+    }
+}
+
+/// Runs the boot step and says it: records to the kernel log (or stderr
+/// for a fixture root), a line on the console. Returns whether the hook
+/// must stop the boot.
+pub(crate) fn run(opts: &BootOptions) -> bool {
+    let root = Root::new(&opts.root);
+    let out_dir = opts.out_dir.clone().unwrap_or_else(|| root.join(OUT_DIR));
+    let outcome = boot(&root, opts.config.as_deref(), &out_dir, opts.dmesg.clone());
+    // The kernel log device under the root: a fixture tree has none, and the
+    // records then go to stderr instead of the host's log.
+    let dev = root.join("/dev/kmsg");
+    let _ = kmsg::write_records(&dev, &outcome.records, &mut std::io::stderr());
+    println!("{}", outcome.console);
+    outcome.stop
+}
+
+/// What one boot run decided.
+#[derive(Debug)]
+struct BootRun {
+    records: Vec<(u8, String)>,
+    console: String,
+    stop: bool,
+}
+
+fn boot(root: &Root, config: Option<&Path>, out_dir: &Path, dmesg: Option<PathBuf>) -> BootRun {
+    let (settings, config_warnings) = config::load(root, config);
+    // Configuration problems come after the verdict in the log (the kernel
+    // log takes only a few records from us) but are all in report.json.
+    let config_records: Vec<(u8, String)> = config_warnings
+        .iter()
+        .map(|w| (PRIO_WARNING, format!("config: {w}")))
+        .collect();
+
+    if settings.mode == Mode::Off {
+        let mut records = vec![(PRIO_INFO, "mode=off: boot check skipped".to_string())];
+        records.extend(config_records);
+        return BootRun {
+            records,
+            console: "gpu-preflight: check skipped (mode=off)".into(),
+            stop: false,
+        };
+    }
+
+    let src = SystemSource {
+        root: root.clone(),
+        dmesg,
+        selectors: settings.selectors.clone(),
+        expect: settings.expect,
+    };
+    let mut report = match check::run(&src) {
+        Ok(r) => r,
+        Err(e) => {
+            // Not knowing is not a reason to stop a boot, strict or not:
+            // strict stops only on a problem actually found.
+            let mut records = vec![(PRIO_ERR, format!("could not inspect: {e}; boot continues"))];
+            records.extend(config_records);
+            return BootRun {
+                records,
+                console: format!("gpu-preflight: could not inspect ({e}); boot continues"),
+                stop: false,
+            };
+        }
+    };
+    report
+        .warnings
+        .extend(config_warnings.iter().map(|w| format!("config: {w}")));
+
+    let mut records = kmsg::records(&report);
+    let written = write_outputs(out_dir, &report);
+    if let Err(e) = &written {
+        // Ahead of the hints: without the files the running system has
+        // nothing to publish, which is worth knowing first.
+        records.insert(1, (PRIO_ERR, e.clone()));
+    }
+    records.extend(config_records);
+
+    let failed = report.verdict == Verdict::Fail;
+    let stop = failed && settings.mode == Mode::Strict;
+    let where_ = if written.is_ok() {
+        format!("; report in {}", out_dir.join(REPORT_FILE).display())
+    } else {
+        String::new()
+    };
+    let console = match (failed, stop) {
+        (false, _) => format!(
+            "gpu-preflight: ok: {} GPU(s), every BAR assigned{where_}",
+            report.found
+        ),
+        (true, false) => format!(
+            "gpu-preflight: FAIL: {}: {}{where_}",
+            report.diagnosis.as_str(),
+            report.summary
+        ),
+        (true, true) => {
+            let msg = format!(
+                "strict mode: stopping the boot: {}: {}",
+                report.diagnosis.as_str(),
+                report.summary
+            );
+            records.insert(1, (PRIO_ERR, msg.clone()));
+            format!("gpu-preflight: FAIL: {msg}{where_}")
+        }
+    };
+    BootRun {
+        records,
+        console,
+        stop,
+    }
+}
+
+/// Writes report.json and metrics.prom. Each is replaced atomically: the
+/// publisher in the running system may read them at any time.
+fn write_outputs(out_dir: &Path, report: &Report) -> Result<(), String> {
+    std::fs::create_dir_all(out_dir).map_err(|e| {
+        format!(
+            "cannot create {}: {e}; no report for the running system",
+            out_dir.display()
+        )
+    })?;
+    let files = [
+        (REPORT_FILE, report::json::render(report)),
+        (METRICS_FILE, report::prometheus::render(report)),
+    ];
+    for (name, text) in files {
+        let p = out_dir.join(name);
+        atomic_file::write(&p, text.as_bytes(), 0o644)
+            .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,527 @@
+//! From evidence to exactly one diagnosis, with the numbers that decide it.
+//!
+//! The order of the questions follows what can be fixed where:
+//! 1. Are BARs unassigned at all? If not: are GPUs missing? Else ok.
+//! 2. Would the space the GPUs need reach past what the CPU can address?
+//!    Then no window, firmware or kernel setting helps: phys bits.
+//! 3. Does that space fit the 64-bit root bus windows the firmware offers?
+//!    If not, the host must offer a bigger window.
+//! 4. It fits: the firmware just did not place everything, and the guest
+//!    kernel can (`pci=realloc`), unless it already tried.
+//!
+//! The sentence that explains the outcome is `summary`'s business.
+
+use crate::decide::sizing::{align_up, fits, max_align, packed_size, top_blocks, Block, Item};
+use crate::evidence::Evidence;
+use crate::model::bar::Bar;
+use crate::model::pci::RootBus;
+use crate::model::platform::Platform;
+use crate::model::range::Range;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum DiagnosisKind {
+    Ok,
+    GpusMissing,
+    FirmwareLeftUnassigned,
+    WindowTooSmall,
+    PhysBitsTooSmall,
+    Unknown,
+}
+
+impl DiagnosisKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            DiagnosisKind::Ok => "ok",
+            DiagnosisKind::GpusMissing => "gpus_missing",
+            DiagnosisKind::FirmwareLeftUnassigned => "firmware_left_unassigned",
+            DiagnosisKind::WindowTooSmall => "window_too_small",
+            DiagnosisKind::PhysBitsTooSmall => "phys_bits_too_small",
+            DiagnosisKind::Unknown => "unknown",
+        }
+    }
+
+    pub(crate) const ALL: [DiagnosisKind; 6] = [
+        DiagnosisKind::Ok,
+        DiagnosisKind::GpusMissing,
+        DiagnosisKind::FirmwareLeftUnassigned,
+        DiagnosisKind::WindowTooSmall,
+        DiagnosisKind::PhysBitsTooSmall,
+        DiagnosisKind::Unknown,
+    ];
+}
+
+/// The case within the kind: what `summary` words and `hints` act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Case {
+    /// Nothing failed and nothing is missing.
+    Healthy,
+    NoGpu,
+    Missing,
+    /// Only devices that are not the selected GPUs failed (explain).
+    OnlyOtherDevices,
+    /// Only 32-bit or non-prefetchable BARs failed: that space comes from
+    /// the windows below 4 GiB, which the numbers here do not cover.
+    Only32Bit,
+    /// The packed need ends past the CPU's address limit.
+    PastAddressLimit,
+    /// The kernel dropped part of the window as not CPU addressable.
+    Unaddressable,
+    /// The need does not fit the windows; `tight` is the BARs' own sum
+    /// when that would fit (kernels that relax bridge alignment).
+    TooSmall {
+        tight: Option<u64>,
+    },
+    Fits,
+    FitsReallocActive,
+    /// A number is missing.
+    MissingFacts {
+        size: bool,
+        window: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Diagnosis {
+    pub kind: DiagnosisKind,
+    pub case: Case,
+    pub needed_bytes: Option<u64>,
+    pub window_bytes: Option<u64>,
+    /// The windows `window_bytes` adds up: those of the GPUs' root buses.
+    pub counted_windows: Vec<Range>,
+    /// Where the needed space would end if packed from the first window's
+    /// start: what the CPU must be able to address.
+    pub needed_end: Option<u64>,
+    /// Addresses the CPU reaches (2^phys_bits, or where the kernel said
+    /// addresses stop being CPU addressable).
+    pub addressable_limit: Option<u64>,
+    pub missing: usize,
+    pub failed_bars: usize,
+}
+
+/// The space question for one root bus: its GPUs' blocks and its windows.
+struct BusSpace {
+    blocks: Vec<Block>,
+    windows: Vec<Range>,
+}
+
+/// Groups the GPUs' 64-bit prefetchable BARs into top-level blocks per
+/// root bus, with the windows of that bus (a window or GPU whose bus is
+/// not known is shared by all). `None` when a needed size is unknown.
+fn bus_spaces(ev: &Evidence) -> Option<Vec<BusSpace>> {
+    let mut items = Vec::new();
+    for g in &ev.gpus {
+        for b in g.bars.iter().filter(|b| b.counts_for_window()) {
+            items.push(Item {
+                size: b.size?,
+                chain: g.upstream.clone(),
+                bus: g.root_bus,
+            });
+        }
+    }
+    let top = top_blocks(&items)?;
+    let mut by_bus: BTreeMap<Option<RootBus>, Vec<Block>> = BTreeMap::new();
+    for (bus, b) in top {
+        by_bus.entry(bus).or_default().push(b);
+    }
+    Some(
+        by_bus
+            .into_iter()
+            .map(|(bus, blocks)| BusSpace {
+                blocks,
+                windows: ev
+                    .windows
+                    .iter()
+                    .filter(|w| bus.is_none() || w.bus.is_none() || w.bus == bus)
+                    .map(|w| w.range)
+                    .collect(),
+            })
+            .collect(),
+    )
+}
+
+pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
+    let found = ev.gpus.len();
+    let missing = ev.expected.map(|e| e.saturating_sub(found)).unwrap_or(0);
+    let failed: Vec<&Bar> = ev
+        .gpus
+        .iter()
+        .flat_map(|g| g.bars.iter())
+        .filter(|b| b.fails_gpu())
+        .collect();
+    let failed_bars = failed.len() + ev.other_failed.len();
+    let failed_big = failed.iter().filter(|b| b.counts_for_window()).count();
+
+    let spaces = bus_spaces(ev);
+    // The windows of the root buses the GPUs sit on; with no GPU (or no
+    // sizes) every window.
+    let counted_windows: Vec<Range> = match &spaces {
+        Some(sp) if !sp.is_empty() => {
+            let mut w: Vec<Range> = sp.iter().flat_map(|s| s.windows.iter().copied()).collect();
+            w.sort();
+            w.dedup();
+            w
+        }
+        _ => ev.windows.iter().map(|w| w.range).collect(),
+    };
+    let window_bytes = ev
+        .windows_known
+        .then(|| counted_windows.iter().map(Range::size).sum());
+    let needed_bytes = spaces
+        .as_ref()
+        .and_then(|sp| {
+            sp.iter()
+                .try_fold(0u64, |a, s| a.checked_add(packed_size(&s.blocks)?))
+        })
+        .filter(|n| *n > 0);
+    // Where the packed need would end from the start of its bus's first
+    // window: the address the CPU must reach.
+    let needed_end = spaces.as_ref().and_then(|sp| {
+        sp.iter()
+            .filter_map(|s| {
+                let start = s.windows.iter().map(|w| w.start).min()?;
+                align_up(start, max_align(&s.blocks))?.checked_add(packed_size(&s.blocks)?)
+            })
+            .max()
+    });
+    let addressable_limit = match (ev.phys_bits, ev.unaddressable_from) {
+        (Some(b), Some(u)) => Some(u.min(1u64.checked_shl(b).unwrap_or(u64::MAX))),
+        (Some(b), None) => Some(1u64.checked_shl(b).unwrap_or(u64::MAX)),
+        (None, u) => u,
+    };
+    let (kind, case) = classify(
+        ev,
+        &spaces,
+        &Counts {
+            failed: failed.len(),
+            failed_big,
+            missing,
+            found,
+        },
+        needed_bytes,
+        window_bytes,
+        needed_end
+            .zip(addressable_limit)
+            .is_some_and(|(e, l)| e > l),
+    );
+    Diagnosis {
+        kind,
+        case,
+        needed_bytes,
+        window_bytes,
+        counted_windows,
+        needed_end,
+        addressable_limit,
+        missing,
+        failed_bars,
+    }
+}
+
+/// How many GPUs and failed BARs there are.
+struct Counts {
+    /// Failed memory BARs of selected GPUs.
+    failed: usize,
+    /// Of those, 64-bit prefetchable ones.
+    failed_big: usize,
+    missing: usize,
+    found: usize,
+}
+
+fn classify(
+    ev: &Evidence,
+    spaces: &Option<Vec<BusSpace>>,
+    n: &Counts,
+    needed_bytes: Option<u64>,
+    window_bytes: Option<u64>,
+    past_limit: bool,
+) -> (DiagnosisKind, Case) {
+    if n.failed == 0 && ev.other_failed.is_empty() {
+        return if n.missing > 0 {
+            (DiagnosisKind::GpusMissing, Case::Missing)
+        } else if n.found == 0 {
+            (DiagnosisKind::Ok, Case::NoGpu)
+        } else {
+            (DiagnosisKind::Ok, Case::Healthy)
+        };
+    }
+    if n.failed == 0 {
+        return (DiagnosisKind::Unknown, Case::OnlyOtherDevices);
+    }
+    if n.failed_big == 0 {
+        return (DiagnosisKind::Unknown, Case::Only32Bit);
+    }
+    let all_fit = spaces
+        .as_ref()
+        .map(|sp| sp.iter().all(|s| fits(&s.blocks, &s.windows)));
+    let vm = !matches!(ev.firmware.platform(), Platform::BareMetal);
+    if (past_limit && vm) || (ev.unaddressable_from.is_some() && all_fit != Some(true)) {
+        let case = if past_limit {
+            Case::PastAddressLimit
+        } else {
+            Case::Unaddressable
+        };
+        return (DiagnosisKind::PhysBitsTooSmall, case);
+    }
+    match (all_fit, window_bytes) {
+        (Some(false), Some(w)) if needed_bytes.is_some() => {
+            let tight = tight_need(ev).filter(|t| Some(*t) < needed_bytes && *t <= w);
+            (DiagnosisKind::WindowTooSmall, Case::TooSmall { tight })
+        }
+        (Some(true), Some(_)) if !ev.realloc_active => {
+            (DiagnosisKind::FirmwareLeftUnassigned, Case::Fits)
+        }
+        (Some(true), Some(_)) => (DiagnosisKind::Unknown, Case::FitsReallocActive),
+        _ => (
+            DiagnosisKind::Unknown,
+            Case::MissingFacts {
+                size: needed_bytes.is_none(),
+                window: window_bytes.is_none(),
+            },
+        ),
+    }
+}
+
+/// The BAR sizes alone, each rounded to 1 MiB: the least any allocator
+/// could do with.
+fn tight_need(ev: &Evidence) -> Option<u64> {
+    ev.gpus
+        .iter()
+        .flat_map(|g| g.bars.iter())
+        .filter(|b| b.counts_for_window())
+        .try_fold(0u64, |a, b| a.checked_add(align_up(b.size?, 1 << 20)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::summary::describe;
+    use crate::evidence::{Gpu, Window, WindowSource};
+    use crate::model::bar::{BarState, SizeSource};
+    use crate::model::pci::PciAddress;
+    use crate::model::platform::Firmware;
+
+    const G: u64 = 1 << 30;
+
+    fn gpu(n: u8, size: u64, assigned: bool) -> Gpu {
+        let addr = PciAddress {
+            domain: 0,
+            bus: n,
+            device: 0,
+            function: 0,
+        };
+        Gpu {
+            addr,
+            vendor: 0x10de,
+            device: 0x2330,
+            class: 0x030200,
+            bars: vec![Bar {
+                index: 2,
+                state: if assigned {
+                    BarState::Assigned
+                } else {
+                    BarState::Ignored
+                },
+                io: false,
+                mem64: true,
+                prefetchable: true,
+                start: assigned.then_some(0x100_0000_0000),
+                size: Some(size),
+                size_source: Some(SizeSource::Sysfs),
+            }],
+            upstream: vec![PciAddress {
+                domain: 0,
+                bus: 0,
+                device: 2,
+                function: n,
+            }],
+            root_bus: Some(RootBus { domain: 0, bus: 0 }),
+            ids_known: true,
+        }
+    }
+
+    fn ev(
+        gpus: Vec<Gpu>,
+        window: Option<Range>,
+        phys_bits: Option<u32>,
+        realloc: bool,
+    ) -> Evidence {
+        Evidence {
+            gpus,
+            windows: window
+                .map(|range| {
+                    vec![Window {
+                        range,
+                        source: WindowSource::Iomem,
+                        bus: Some(RootBus { domain: 0, bus: 0 }),
+                    }]
+                })
+                .unwrap_or_default(),
+            windows_known: window.is_some(),
+            phys_bits,
+            realloc_active: realloc,
+            ..Default::default()
+        }
+    }
+
+    fn eight_of_32g_with_5_failed() -> Vec<Gpu> {
+        (1..=8).map(|n| gpu(n, 32 * G, n <= 3)).collect()
+    }
+
+    #[test]
+    fn ovmf_default_window_is_too_small() {
+        let w = Range::new(0xe0_0000_0000, 0xf8_9fff_ffff);
+        let d = diagnose(&ev(eight_of_32g_with_5_failed(), Some(w), Some(46), false));
+        assert_eq!(d.kind, DiagnosisKind::WindowTooSmall, "{:?}", d.case);
+        assert_eq!(d.needed_bytes, Some(256 * G));
+        assert!(d.window_bytes.unwrap() < 100 * G);
+        assert_eq!(d.failed_bars, 5);
+    }
+
+    #[test]
+    fn room_in_window_means_firmware_left_it_and_realloc_helps() {
+        let w = Range::new(0xe0_0000_0000, 0x1df_ffff_ffff);
+        let d = diagnose(&ev(eight_of_32g_with_5_failed(), Some(w), Some(46), false));
+        assert_eq!(
+            d.kind,
+            DiagnosisKind::FirmwareLeftUnassigned,
+            "{:?}",
+            d.case
+        );
+        let d = diagnose(&ev(eight_of_32g_with_5_failed(), Some(w), Some(46), true));
+        assert_eq!(d.kind, DiagnosisKind::Unknown, "{:?}", d.case);
+    }
+
+    #[test]
+    fn space_past_the_cpu_address_limit_is_phys_bits() {
+        let w = Range::new(0x20_0000_0000, 0xff_ffff_ffff);
+        let gpus: Vec<Gpu> = (1..=8).map(|n| gpu(n, 128 * G, n != 1)).collect();
+        let d = diagnose(&ev(gpus.clone(), Some(w), Some(40), false));
+        assert_eq!(d.kind, DiagnosisKind::PhysBitsTooSmall, "{:?}", d.case);
+        assert_eq!(d.needed_bytes, Some(1024 * G));
+        // The same numbers with 46 bits: the window is what is too small.
+        let d = diagnose(&ev(gpus, Some(w), Some(46), false));
+        assert_eq!(d.kind, DiagnosisKind::WindowTooSmall, "{:?}", d.case);
+    }
+
+    #[test]
+    fn healthy_and_missing() {
+        let w = Range::new(0xe0_0000_0000, 0xff_ffff_ffff);
+        let all: Vec<Gpu> = (1..=8).map(|n| gpu(n, 16 * G, true)).collect();
+        assert_eq!(
+            diagnose(&ev(all.clone(), Some(w), Some(46), false)).kind,
+            DiagnosisKind::Ok
+        );
+        let mut e = ev(all[..7].to_vec(), Some(w), Some(46), false);
+        e.expected = Some(8);
+        let d = diagnose(&e);
+        assert_eq!((d.kind, d.missing), (DiagnosisKind::GpusMissing, 1));
+    }
+
+    #[test]
+    fn unknown_when_numbers_are_missing() {
+        let mut gpus = eight_of_32g_with_5_failed();
+        gpus[7].bars[0].size = None;
+        let w = Range::new(0xe0_0000_0000, 0x1df_ffff_ffff);
+        assert_eq!(
+            diagnose(&ev(gpus, Some(w), Some(46), false)).kind,
+            DiagnosisKind::Unknown
+        );
+        assert_eq!(
+            diagnose(&ev(eight_of_32g_with_5_failed(), None, Some(46), false)).kind,
+            DiagnosisKind::Unknown
+        );
+    }
+
+    #[test]
+    fn nvidia_like_gpus_are_sized_as_the_kernel_sizes_bridge_windows() {
+        // Four GPUs with a 32 GiB BAR1 and a 32 MiB BAR3 each: 48 GiB per
+        // root port, 192 GiB in all, which a 200 GiB window holds.
+        let gpus: Vec<Gpu> = (1..=4)
+            .map(|n| {
+                let mut g = gpu(n, 32 * G, n != 4);
+                g.bars.push(Bar {
+                    index: 4,
+                    size: Some(32 << 20),
+                    ..g.bars[0]
+                });
+                g
+            })
+            .collect();
+        let w = Range::new(0x100_0000_0000, 0x100_0000_0000 + 200 * G - 1);
+        let d = diagnose(&ev(gpus, Some(w), Some(46), false));
+        assert_eq!(d.needed_bytes, Some(192 * G));
+        assert_eq!(
+            d.kind,
+            DiagnosisKind::FirmwareLeftUnassigned,
+            "{:?}",
+            d.case
+        );
+    }
+
+    #[test]
+    fn a_window_on_another_root_bus_does_not_count() {
+        let w = Range::new(0xe0_0000_0000, 0xf8_9fff_ffff);
+        let mut e = ev(eight_of_32g_with_5_failed(), Some(w), Some(46), false);
+        e.windows.push(Window {
+            range: Range::new(0x200_0000_0000, 0x2ff_ffff_ffff),
+            source: WindowSource::Iomem,
+            bus: Some(RootBus {
+                domain: 0,
+                bus: 0x80,
+            }),
+        });
+        let d = diagnose(&e);
+        assert_eq!(d.kind, DiagnosisKind::WindowTooSmall, "{:?}", d.case);
+        assert!(d.window_bytes.unwrap() < 100 * G);
+    }
+
+    #[test]
+    fn no_64bit_window_at_all_is_too_small_not_unknown() {
+        let mut e = ev(eight_of_32g_with_5_failed(), None, Some(46), false);
+        e.windows_known = true;
+        let d = diagnose(&e);
+        assert_eq!(
+            (d.kind, d.window_bytes),
+            (DiagnosisKind::WindowTooSmall, Some(0))
+        );
+    }
+
+    #[test]
+    fn only_32bit_bars_failing_is_not_a_64bit_window_question() {
+        let mut gpus: Vec<Gpu> = (1..=2).map(|n| gpu(n, 16 * G, true)).collect();
+        let template = gpus[1].bars[0];
+        gpus[1].bars.push(Bar {
+            index: 5,
+            state: BarState::Unassigned,
+            mem64: false,
+            prefetchable: false,
+            start: None,
+            size: Some(512 << 10),
+            ..template
+        });
+        let w = Range::new(0xe0_0000_0000, 0xff_ffff_ffff);
+        let e = ev(gpus, Some(w), Some(46), false);
+        let d = diagnose(&e);
+        assert_eq!((d.kind, d.case), (DiagnosisKind::Unknown, Case::Only32Bit));
+        assert!(
+            describe(&e, &d).contains("below 4 GiB"),
+            "{}",
+            describe(&e, &d)
+        );
+    }
+
+    #[test]
+    fn past_the_address_limit_on_bare_metal_is_the_window() {
+        let w = Range::new(0x20_0000_0000, 0xff_ffff_ffff);
+        let gpus: Vec<Gpu> = (1..=8).map(|n| gpu(n, 128 * G, n != 1)).collect();
+        let mut e = ev(gpus, Some(w), Some(40), false);
+        e.firmware = Firmware {
+            bios_vendor: Some("American Megatrends International, LLC.".into()),
+            sys_vendor: Some("Supermicro".into()),
+            ..Default::default()
+        };
+        assert_eq!(diagnose(&e).kind, DiagnosisKind::WindowTooSmall);
+    }
+}

@@ -1,0 +1,81 @@
+//! The one sentence that says why, with the numbers that decided it.
+
+use crate::decide::diagnosis::{Case, Diagnosis};
+use crate::evidence::Evidence;
+use crate::model::size::human;
+
+pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
+    let found = ev.gpus.len();
+    let need = d
+        .needed_bytes
+        .map(human)
+        .unwrap_or_else(|| "an unknown amount of".into());
+    let win = d
+        .window_bytes
+        .map(human)
+        .unwrap_or_else(|| "unknown".into());
+    let unassigned = format!("{} memory BAR(s) unassigned", d.failed_bars);
+    match d.case {
+        Case::Missing => format!(
+            "{found} of {} expected GPUs present; every BAR of those present is assigned",
+            ev.expected.unwrap_or(found)
+        ),
+        Case::NoGpu => "no GPU found, nothing to check (give --expect to require GPUs)".into(),
+        Case::Healthy => format!("{found} GPU(s), every memory BAR assigned"),
+        Case::OnlyOtherDevices => format!(
+            "{unassigned}, all on devices not taken for GPUs: the numbers here are about the GPUs' 64-bit space and do not cover them"
+        ),
+        Case::Only32Bit => format!(
+            "{unassigned}, no GPU's 64-bit prefetchable BAR among them: the shortage is in the 32-bit window below 4 GiB (or the firmware rejected the device), which these numbers do not cover"
+        ),
+        Case::PastAddressLimit => format!(
+            "{unassigned}: the GPUs need {need} of 64-bit space, which from the window start would end at {:#x}, past the {} the CPU can address{}",
+            d.needed_end.unwrap_or(0),
+            human(d.addressable_limit.unwrap_or(0)),
+            ev.phys_bits
+                .map(|b| format!(" ({b} physical address bits)"))
+                .unwrap_or_default()
+        ),
+        Case::Unaddressable => format!(
+            "{unassigned}: the kernel dropped part of the firmware's 64-bit window as not CPU addressable (from {:#x})",
+            ev.unaddressable_from.unwrap_or(0)
+        ),
+        Case::TooSmall { tight } => {
+            let mut s = format!(
+                "{unassigned}: the GPUs need {need} of 64-bit prefetchable space (bridge windows aligned as the kernel sizes them) but the root bus offers {}",
+                if d.window_bytes == Some(0) {
+                    "no 64-bit window at all".to_string()
+                } else {
+                    format!("a {win} window")
+                }
+            );
+            if let Some(t) = tight {
+                s.push_str(&format!(
+                    "; the BARs alone add up to {}, which kernels that relax bridge alignment may squeeze in",
+                    human(t)
+                ));
+            }
+            s
+        }
+        Case::Fits => format!(
+            "{unassigned}: the {win} 64-bit window has room for the {need} the GPUs need; the firmware did not place them and the kernel was not asked to (pci=realloc is off)"
+        ),
+        Case::FitsReallocActive => format!(
+            "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
+        ),
+        Case::MissingFacts { size, window } => {
+            let mut missing_facts = Vec::new();
+            if size {
+                missing_facts.push("the size of a failed BAR");
+            }
+            if window {
+                missing_facts
+                    .push("the 64-bit root bus window (run as root, or give the boot's kernel log)");
+            }
+            format!(
+                "{unassigned}; not enough evidence to say why, missing {}",
+                missing_facts.join(" and ")
+            )
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Evidence: everything the diagnosis needs, gathered into one value.
+//!
+//! Two builders fill it: `system` from a live (or captured) system's sysfs,
+//! `/proc` and kernel log (`check`), and `text` from saved text alone
+//! (`explain`). What both read from the kernel log is in `log`, shared.
+
+pub(crate) mod log;
+pub(crate) mod system;
+pub(crate) mod text;
+
+use crate::model::bar::{Bar, BridgeWindow};
+use crate::model::pci::{PciAddress, RootBus};
+use crate::model::platform::Firmware;
+use crate::model::range::Range;
+use serde::Serialize;
+
+/// A selected GPU and its BARs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Gpu {
+    pub addr: PciAddress,
+    pub vendor: u16,
+    pub device: u16,
+    pub class: u32,
+    pub bars: Vec<Bar>,
+    /// Nearest bridge first.
+    pub upstream: Vec<PciAddress>,
+    /// The root bus the GPU hangs off, when known.
+    pub root_bus: Option<RootBus>,
+    /// Vendor, device and class were read, not guessed (an NVIDIA driver
+    /// complaint names a GPU without them).
+    pub ids_known: bool,
+}
+
+impl Gpu {
+    pub(crate) fn ok(&self) -> bool {
+        !self.bars.iter().any(Bar::fails_gpu)
+    }
+}
+
+/// Where a root bus window was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WindowSource {
+    Iomem,
+    KernelLog,
+}
+
+impl WindowSource {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            WindowSource::Iomem => "iomem",
+            WindowSource::KernelLog => "kernel_log",
+        }
+    }
+}
+
+/// A 64-bit root bus window (the part above 4 GiB).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub range: Range,
+    pub source: WindowSource,
+    pub bus: Option<RootBus>,
+}
+
+/// A memory BAR that failed on an endpoint that is not a selected GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OtherFailure {
+    pub bdf: PciAddress,
+    pub bar: u8,
+    pub size: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Evidence {
+    pub gpus: Vec<Gpu>,
+    pub expected: Option<usize>,
+    /// 64-bit root bus windows (the part above 4 GiB).
+    pub windows: Vec<Window>,
+    /// The root bus windows were readable (iomem with real addresses, or
+    /// `root bus resource` lines): an empty `windows` then means there is
+    /// no 64-bit window at all, not that we do not know.
+    pub windows_known: bool,
+    pub phys_bits: Option<u32>,
+    /// Lowest address the kernel called "not CPU addressable".
+    pub unaddressable_from: Option<u64>,
+    pub realloc_active: bool,
+    /// The kernel's "try booting with pci=realloc".
+    pub realloc_advised: bool,
+    pub firmware: Firmware,
+    /// Endpoints that are not selected GPUs but whose memory BARs failed
+    /// (only `explain` sees these).
+    pub other_failed: Vec<OtherFailure>,
+    /// The bridges above the GPUs, with the windows the kernel gave them.
+    pub bridges: Vec<(PciAddress, Vec<BridgeWindow>)>,
+}

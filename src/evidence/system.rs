@@ -1,0 +1,120 @@
+//! Evidence from a system (`check`): sysfs for the functions and their
+//! BARs, `/proc` for windows, address bits and the command line, DMI for
+//! the firmware, and the kernel log for what those cannot show.
+
+use crate::evidence::log::{as_windows, fill_sizes, with_failures_from_log, LogFacts};
+use crate::evidence::{Evidence, Gpu, WindowSource};
+use crate::model::select::{is_selected, Selector};
+use crate::parse::{cmdline, kernel_log};
+use crate::read::kmsg::{self, LogFileError};
+use crate::read::root::Root;
+use crate::read::sysfs::{self, NoDevices};
+use crate::read::system;
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub(crate) struct SystemSource {
+    pub root: Root,
+    /// Kernel log text file (dmesg or `journalctl -k`) instead of the live
+    /// log.
+    pub dmesg: Option<PathBuf>,
+    /// Replaces the default GPU selection when non-empty.
+    pub selectors: Vec<Selector>,
+    pub expect: Option<usize>,
+}
+
+/// Why a system cannot be inspected at all.
+#[derive(Debug)]
+pub(crate) enum CannotInspect {
+    /// No PCI devices directory under the root.
+    NoSysfs(NoDevices),
+    /// The kernel log file given with `--dmesg` cannot be read.
+    Dmesg(LogFileError),
+}
+
+impl fmt::Display for CannotInspect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CannotInspect::NoSysfs(NoDevices(p, e)) => {
+                write!(f, "cannot list PCI devices in {}: {e}", p.display())
+            }
+            CannotInspect::Dmesg(LogFileError(p, e)) => {
+                write!(f, "cannot read kernel log {}: {e}", p.display())
+            }
+        }
+    }
+}
+
+/// Reads the system and gathers the evidence, with the warnings met on
+/// the way (each names its file).
+pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), CannotInspect> {
+    let keep = |v, d, c| is_selected(&src.selectors, v, d, c);
+    let scan = sysfs::scan(&src.root, &keep).map_err(CannotInspect::NoSysfs)?;
+    let mut warnings = scan.warnings.clone();
+    let log_text = kmsg::read_log(&src.root, src.dmesg.as_deref(), &mut warnings)
+        .map_err(CannotInspect::Dmesg)?;
+    let events = kernel_log::parse_log(&log_text);
+    let facts = LogFacts::from_events(&events);
+
+    let mut gpus: Vec<Gpu> = scan
+        .functions
+        .iter()
+        .filter(|f| !f.is_bridge() && !f.virtual_fn && keep(f.vendor, f.device, f.class))
+        .map(|f| Gpu {
+            addr: f.addr,
+            vendor: f.vendor,
+            device: f.device,
+            class: f.class,
+            bars: with_failures_from_log(f.addr, &f.bars, &events),
+            upstream: f.upstream.clone(),
+            root_bus: f.root_bus,
+            ids_known: true,
+        })
+        .collect();
+    fill_sizes(&mut gpus, &events);
+
+    let cmdline = src
+        .root
+        .read_text("proc/cmdline")
+        .ok()
+        .or_else(|| facts.command_line.clone());
+    if cmdline.is_none() {
+        warnings.push("no kernel command line (proc/cmdline): pci=realloc taken as off".into());
+    }
+    let realloc_active = cmdline.as_deref().is_some_and(cmdline::realloc_active);
+
+    // iomem with real addresses is the authority; the log stands in for an
+    // unprivileged reader, who sees only zeros there.
+    let (windows, windows_known) = match system::root_windows(&src.root, &mut warnings) {
+        Some(w) => (as_windows(&w, WindowSource::Iomem), true),
+        None => (facts.evidence_windows(), facts.windows_known),
+    };
+    let phys_bits = system::phys_bits(&src.root, &mut warnings);
+
+    let mut above: Vec<_> = gpus
+        .iter()
+        .flat_map(|g| g.upstream.iter().copied())
+        .collect();
+    above.sort();
+    above.dedup();
+    let bridges = above
+        .iter()
+        .filter_map(|a| scan.get(*a))
+        .map(|f| (f.addr, f.windows.clone()))
+        .collect();
+    let ev = Evidence {
+        gpus,
+        expected: src.expect,
+        windows,
+        windows_known,
+        phys_bits,
+        unaddressable_from: facts.unaddressable_from,
+        realloc_active,
+        realloc_advised: facts.realloc_advised,
+        firmware: system::firmware(&src.root),
+        other_failed: Vec::new(),
+        bridges,
+    };
+    Ok((ev, warnings))
+}

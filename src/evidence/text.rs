@@ -1,0 +1,433 @@
+//! Evidence from saved text (`explain`): dmesg, `journalctl -k`, `lspci
+//! -v`/`-vv`, mixed, partial or wrapped as bug reports paste them.
+//!
+//! The text is replayed in order: a BAR that failed and was later assigned
+//! (the kernel's realloc retry) ends up assigned. Every endpoint whose
+//! memory BAR ends up without an address is named; I/O BARs, ROMs, SR-IOV
+//! VF BARs and bridge windows are not BAR failures of a device.
+
+use crate::evidence::log::{fill_sizes, LogFacts};
+use crate::evidence::{Evidence, Gpu, OtherFailure};
+use crate::model::bar::{Bar, BarState, SizeSource};
+use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
+use crate::model::select::{is_selected, Selector};
+use crate::parse::kernel_log::{self, Event, FailReason, LogResource, ResourceRef, Space};
+use crate::parse::lspci::{self, LspciDevice, LspciRegion, RegionAddr};
+use crate::parse::{cmdline, platform};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Seen during enumeration only.
+    Probed,
+    Failed,
+    Assigned,
+}
+
+/// What the text says of one BAR so far.
+#[derive(Debug, Clone, Copy)]
+struct BarSeen {
+    outcome: Outcome,
+    io: bool,
+    mem64: bool,
+    prefetchable: bool,
+    size: Option<u64>,
+    start: Option<u64>,
+    /// The firmware had programmed an address (lspci's `<ignored>`).
+    had_address: bool,
+    from_lspci: bool,
+}
+
+impl BarSeen {
+    fn new(outcome: Outcome) -> BarSeen {
+        BarSeen {
+            outcome,
+            io: false,
+            mem64: false,
+            prefetchable: false,
+            size: None,
+            start: None,
+            had_address: false,
+            from_lspci: false,
+        }
+    }
+
+    /// Merges one more log line about this BAR. A failure after an
+    /// assignment (a later boot in the same file, or the kernel releasing
+    /// it) wins, and so does an assignment after a failure.
+    fn merge(&mut self, outcome: Outcome, r: Option<&LogResource>) {
+        if outcome != Outcome::Probed || self.outcome == Outcome::Probed {
+            self.outcome = outcome;
+        }
+        if let Some(r) = r {
+            self.io = r.space == Space::Io;
+            self.mem64 |= r.mem64;
+            self.prefetchable |= r.prefetchable;
+            if r.size > 0 && r.size != u64::MAX {
+                self.size = Some(r.size);
+            }
+            match outcome {
+                Outcome::Assigned => self.start = r.start.filter(|s| *s != 0),
+                Outcome::Probed => {
+                    self.start = r.start.filter(|s| *s != 0);
+                    self.had_address |= self.start.is_some();
+                }
+                Outcome::Failed => {}
+            }
+        }
+    }
+
+    fn bar(&self, index: u8) -> Bar {
+        Bar {
+            index,
+            state: match self.outcome {
+                Outcome::Failed if self.had_address => BarState::Ignored,
+                Outcome::Failed => BarState::Unassigned,
+                // Enumerated and never complained about: the kernel kept
+                // the firmware's address.
+                Outcome::Probed | Outcome::Assigned => BarState::Assigned,
+            },
+            io: self.io,
+            mem64: self.mem64,
+            prefetchable: self.prefetchable,
+            start: if self.outcome == Outcome::Failed {
+                None
+            } else {
+                self.start
+            },
+            size: self.size,
+            size_source: self.size.map(|_| {
+                if self.from_lspci {
+                    SizeSource::Lspci
+                } else {
+                    SizeSource::KernelLog
+                }
+            }),
+        }
+    }
+}
+
+/// What the text says of one function so far.
+#[derive(Debug, Default, Clone)]
+struct DeviceSeen {
+    vendor: Option<u16>,
+    device: Option<u16>,
+    class: Option<u32>,
+    header_type: Option<u8>,
+    /// A bridge window line names it: only bridges have windows.
+    has_windows: bool,
+    /// A GPU driver's complaint names it (NVIDIA's `NVRM:`, amdgpu's large
+    /// BAR message), with that driver's vendor.
+    driver_vendor: Option<u16>,
+    bars: BTreeMap<u8, BarSeen>,
+}
+
+impl DeviceSeen {
+    fn is_bridge(&self) -> bool {
+        self.has_windows || is_bridge(self.class, self.header_type)
+    }
+
+    fn note(&mut self, index: u8, outcome: Outcome, r: Option<&LogResource>) {
+        self.bars
+            .entry(index)
+            .or_insert_with(|| BarSeen::new(outcome))
+            .merge(outcome, r);
+    }
+}
+
+/// The evidence in `text`, `None` when it holds no PCI resource message and
+/// no lspci device entry at all.
+pub(crate) fn gather(
+    text: &str,
+    selectors: &[Selector],
+    expect: Option<usize>,
+) -> Option<Evidence> {
+    let events = kernel_log::parse_log(text);
+    let facts = LogFacts::from_events(&events);
+    let mut devs: BTreeMap<PciAddress, DeviceSeen> = BTreeMap::new();
+    let mut evidence = false;
+    for e in &events {
+        match e {
+            Event::Function {
+                bdf,
+                vendor,
+                device,
+                class,
+                header_type,
+            } => {
+                let d = devs.entry(*bdf).or_default();
+                d.vendor = Some(*vendor);
+                d.device = Some(*device);
+                d.class = Some(*class);
+                d.header_type = Some(*header_type);
+                evidence = true;
+            }
+            Event::Probed {
+                bdf,
+                res: ResourceRef::Bar(i),
+                resource,
+            } => {
+                devs.entry(*bdf)
+                    .or_default()
+                    .note(*i, Outcome::Probed, Some(resource));
+                evidence = true;
+            }
+            Event::AssignFailed {
+                bdf,
+                res,
+                resource,
+                reason,
+            } => {
+                let d = devs.entry(*bdf).or_default();
+                match res {
+                    ResourceRef::Bar(i) => {
+                        d.note(*i, Outcome::Failed, resource.as_ref());
+                        // `can't claim` with an address: the firmware had
+                        // programmed one, which the kernel refused.
+                        if *reason == FailReason::CantClaim
+                            && resource.is_some_and(|r| r.start.is_some())
+                        {
+                            if let Some(b) = d.bars.get_mut(i) {
+                                b.had_address = true;
+                            }
+                        }
+                    }
+                    ResourceRef::BridgeWindow => d.has_windows = true,
+                    _ => {}
+                }
+                evidence = true;
+            }
+            Event::Assigned { bdf, res, resource } => {
+                let d = devs.entry(*bdf).or_default();
+                match res {
+                    ResourceRef::Bar(i) => d.note(*i, Outcome::Assigned, Some(resource)),
+                    ResourceRef::BridgeWindow => d.has_windows = true,
+                    _ => {}
+                }
+                evidence = true;
+            }
+            Event::NvrmBarZero {
+                bdf: Some(bdf),
+                bar,
+            } => {
+                // The NVIDIA driver numbers BARs as config space does.
+                let d = devs.entry(*bdf).or_default();
+                d.driver_vendor = Some(VENDOR_NVIDIA);
+                d.vendor.get_or_insert(VENDOR_NVIDIA);
+                d.note(*bar, Outcome::Failed, None);
+                evidence = true;
+            }
+            Event::AmdgpuLargeBar { bdf: Some(bdf) } => {
+                // amdgpu could not resize its VRAM BAR and kept the one it
+                // had: the device is an AMD GPU, and nothing failed.
+                let d = devs.entry(*bdf).or_default();
+                d.driver_vendor = Some(VENDOR_AMD);
+                d.vendor.get_or_insert(VENDOR_AMD);
+                evidence = true;
+            }
+            _ => {}
+        }
+    }
+    for l in lspci::parse(text) {
+        evidence = true;
+        merge_lspci(devs.entry(l.bdf).or_default(), &l);
+    }
+    if !evidence {
+        return None;
+    }
+
+    let mut gpus = Vec::new();
+    let mut other_failed = Vec::new();
+    for (addr, d) in &devs {
+        if d.is_bridge() {
+            continue;
+        }
+        let is_gpu = match (d.vendor, d.device, d.class) {
+            (Some(v), Some(dev), Some(c)) => is_selected(selectors, v, dev, c),
+            // Only a GPU driver's complaint names it: a GPU, unless the
+            // user chose other devices.
+            _ => d.driver_vendor.is_some() && selectors.is_empty(),
+        };
+        let bars: Vec<Bar> = d
+            .bars
+            .iter()
+            .filter(|(i, _)| **i < 6)
+            .map(|(i, b)| b.bar(*i))
+            .collect();
+        if is_gpu {
+            gpus.push(Gpu {
+                addr: *addr,
+                vendor: d.vendor.unwrap_or(0),
+                device: d.device.unwrap_or(0),
+                class: d.class.unwrap_or(0),
+                bars,
+                upstream: Vec::new(),
+                root_bus: None,
+                ids_known: d.vendor.is_some() && d.device.is_some() && d.class.is_some(),
+            });
+        } else {
+            other_failed.extend(bars.iter().filter(|b| b.fails_gpu()).map(|b| OtherFailure {
+                bdf: *addr,
+                bar: b.index,
+                size: b.size,
+            }));
+        }
+    }
+    fill_sizes(&mut gpus, &events);
+
+    Some(Evidence {
+        gpus,
+        expected: expect,
+        windows: facts.evidence_windows(),
+        windows_known: facts.windows_known,
+        phys_bits: None,
+        unaddressable_from: facts.unaddressable_from,
+        // The command line if the log kept it; a realloc retry shows the
+        // kernel reallocated whatever the command line said.
+        realloc_active: facts.realloc_retried
+            || facts
+                .command_line
+                .as_deref()
+                .is_some_and(cmdline::realloc_active),
+        realloc_advised: facts.realloc_advised,
+        firmware: platform::firmware_from_log(text),
+        other_failed,
+        bridges: Vec::new(),
+    })
+}
+
+/// Adds what lspci printed of a device. Its regions state the BARs' final
+/// condition and replace what the log said of the same BAR.
+fn merge_lspci(d: &mut DeviceSeen, l: &LspciDevice) {
+    if let Some(v) = l.vendor_id() {
+        d.vendor = Some(v);
+    }
+    if let Some(v) = l.device_id() {
+        d.device = Some(v);
+    }
+    if let Some(c) = l.class_code() {
+        d.class.get_or_insert(u32::from(c) << 8);
+    }
+    if l.has_bus_line {
+        // Only type 1 and type 2 headers print a bus line.
+        d.header_type.get_or_insert(1);
+    }
+    let mut taken = Vec::new();
+    for r in &l.regions {
+        let index = region_index(d, r, &taken);
+        taken.push(index);
+        let seen = BarSeen {
+            outcome: match r.address {
+                RegionAddr::Assigned(_) | RegionAddr::Virtual(_) => Outcome::Assigned,
+                RegionAddr::Unassigned | RegionAddr::Ignored => Outcome::Failed,
+            },
+            io: r.io,
+            mem64: r.mem64,
+            prefetchable: r.prefetchable,
+            size: r.size.or_else(|| d.bars.get(&index).and_then(|b| b.size)),
+            start: match r.address {
+                RegionAddr::Assigned(a) | RegionAddr::Virtual(a) => Some(a),
+                RegionAddr::Unassigned | RegionAddr::Ignored => None,
+            },
+            had_address: r.address == RegionAddr::Ignored,
+            from_lspci: true,
+        };
+        d.bars.insert(index, seen);
+    }
+}
+
+/// The BAR a region is. `lspci -v` prints no numbers and skips BARs a
+/// device does not implement, so a counted index is wrong once one is
+/// missing before it; when the kernel log named this device's BARs, the
+/// region is the first of those, not yet matched, of the same kind and
+/// (where both are known) size.
+fn region_index(d: &DeviceSeen, r: &LspciRegion, taken: &[u8]) -> u8 {
+    if !r.index_inferred {
+        return r.index;
+    }
+    d.bars
+        .iter()
+        .filter(|(i, b)| {
+            !b.from_lspci
+                && !taken.contains(i)
+                && b.io == r.io
+                && b.mem64 == r.mem64
+                && b.prefetchable == r.prefetchable
+                && (b.size.is_none() || r.size.is_none() || b.size == r.size)
+        })
+        .map(|(i, _)| *i)
+        .next()
+        .unwrap_or(r.index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_then_an_assignment_is_assigned() {
+        let ev = gather(
+            "\
+pci 0000:01:00.0: [10de:2330] type 00 class 0x030200
+pci 0000:01:00.0: BAR 1 [mem size 0x2000000000 64bit pref]: can't assign; no space
+pci 0000:01:00.0: BAR 1 [mem 0x10000000000-0x11fffffffff 64bit pref]: assigned
+",
+            &[],
+            None,
+        )
+        .unwrap();
+        assert_eq!(ev.gpus.len(), 1);
+        assert!(ev.gpus[0].ok());
+        assert_eq!(ev.gpus[0].bars[0].size, Some(128 << 30));
+    }
+
+    #[test]
+    fn a_refused_firmware_address_is_ignored_not_unassigned() {
+        let ev = gather(
+            "\
+pci 0000:01:00.0: [10de:2330] type 00 class 0x030200
+pci 0000:01:00.0: BAR 1 [mem 0x10000000000-0x11fffffffff 64bit pref]: can't claim; no compatible bridge window
+",
+            &[],
+            None,
+        )
+        .unwrap();
+        assert_eq!(ev.gpus[0].bars[0].state, BarState::Ignored);
+    }
+
+    #[test]
+    fn an_amdgpu_large_bar_fallback_names_a_healthy_gpu() {
+        let ev = gather(
+            "[   12.3] amdgpu 0000:83:00.0: amdgpu: Not enough PCI address space for a large BAR.\n",
+            &[],
+            None,
+        )
+        .unwrap();
+        assert_eq!(ev.gpus.len(), 1);
+        assert_eq!(ev.gpus[0].vendor, VENDOR_AMD);
+        assert!(ev.gpus[0].ok() && !ev.gpus[0].ids_known);
+    }
+
+    #[test]
+    fn counted_lspci_regions_take_the_index_the_log_gave() {
+        // BAR 0 not implemented: `lspci -v` counts the 64-bit BAR as 0,
+        // the log says it is BAR 2.
+        let text = "\
+pci 0000:01:00.0: [1af4:1110] type 00 class 0x050000
+pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no space
+01:00.0 RAM memory: Red Hat, Inc. Inter-VM shared memory (rev 01)
+\tMemory at <unassigned> (64-bit, prefetchable) [size=32G]
+";
+        let sel = vec![Selector::Vendor(0x1af4)];
+        let ev = gather(text, &sel, None).unwrap();
+        let bars = &ev.gpus[0].bars;
+        assert_eq!(bars.len(), 1, "{bars:?}");
+        assert_eq!((bars[0].index, bars[0].state), (2, BarState::Unassigned));
+        assert_eq!(bars[0].size_source, Some(SizeSource::Lspci));
+    }
+
+    #[test]
+    fn nothing_pci_is_no_evidence() {
+        assert!(gather("hello\nworld\n", &[], None).is_none());
+    }
+}

@@ -1,0 +1,97 @@
+//! Messages that are not about one resource: the command line, driver
+//! complaints (NVIDIA, amdgpu), the part of a host bridge window the CPU
+//! cannot address, and the kernel's reallocation notes.
+
+use super::resource::{decimal, hex_range};
+use super::{split_bdf, Event};
+use crate::model::range::Range;
+
+/// `Command line: ...` (x86 early boot) and `Kernel command line: ...`.
+pub(super) fn command_line(line: &str) -> Option<Event> {
+    let at = line.find("ommand line: ")?;
+    let head = &line[..at];
+    // "Command line:" only opens a message: what precedes it is a log
+    // prefix (`]`, `kernel:`, kmsg's `;`) or nothing. "Kernel command
+    // line:" is distinctive enough anywhere.
+    let opens_message = |before: &str| {
+        let before = before.trim_end();
+        before.is_empty() || before.ends_with([']', ':', ';', '>'])
+    };
+    let ok = head.ends_with("Kernel c") || head.strip_suffix('C').is_some_and(opens_message);
+    if !ok {
+        return None;
+    }
+    let value = line[at + "ommand line: ".len()..].trim();
+    Some(Event::CommandLine(value.to_string()))
+}
+
+/// `NVRM: BAR1 is 0M @ 0x0 (PCI:0000:56:00.0)`; the address may be missing
+/// or short in reports.
+pub(super) fn nvrm(line: &str) -> Option<Event> {
+    let at = line.find("NVRM: BAR")?;
+    let (bar, r) = decimal(&line[at + "NVRM: BAR".len()..])?;
+    let r = r.strip_prefix(" is ")?;
+    let bdf = r.find("(PCI:").and_then(|p| {
+        let addr = &r[p + "(PCI:".len()..];
+        let end = addr.find(')')?;
+        addr[..end].trim().parse().ok()
+    });
+    Some(Event::NvrmBarZero {
+        bdf,
+        bar: u8::try_from(bar).ok()?,
+    })
+}
+
+/// `amdgpu 0000:83:00.0: amdgpu: Not enough PCI address space for a large
+/// BAR.`; older kernels print it as `[drm] Not enough ...` with no address.
+pub(super) fn amdgpu(line: &str) -> Option<Event> {
+    let at = line.find("Not enough PCI address space for a large BAR")?;
+    let head = &line[..at];
+    let bdf = head
+        .match_indices("amdgpu ")
+        .find_map(|(i, _)| split_bdf(&head[i + "amdgpu ".len()..]).map(|(bdf, _)| bdf));
+    Some(Event::AmdgpuLargeBar { bdf })
+}
+
+/// The forms this takes:
+/// `host bridge window [mem A-B window] ([C-D] ignored, not CPU addressable)`,
+/// `host bridge window [mem A-B window] (ignored, not CPU addressable)`,
+/// the same with a bare `[A-B]` (older x86), and
+/// `acpi resource window ([A-B] ignored, not CPU addressable)`.
+pub(super) fn not_cpu_addressable(line: &str) -> Option<Event> {
+    let at = line.find("ignored, not CPU addressable")?;
+    let head = line[..at].trim_end();
+    let bracket = match head.strip_suffix('(') {
+        // The whole window is ignored: it is the bracket before the `(`.
+        Some(h) => h.trim_end(),
+        None => head,
+    };
+    let bracket = bracket.strip_suffix(']')?;
+    let open = bracket.rfind('[')?;
+    let mut words = bracket[open + 1..].split_whitespace();
+    let mut first = words.next()?;
+    match first {
+        "io" => return None,
+        "mem" => first = words.next()?,
+        _ => {}
+    }
+    let (start, end) = hex_range(first)?;
+    if end < start {
+        return None;
+    }
+    Some(Event::NotCpuAddressable(Range::new(start, end)))
+}
+
+pub(super) fn realloc_messages(line: &str) -> Option<Event> {
+    if line.contains("Some PCI device resources are unassigned") {
+        return Some(Event::ReallocAdvised);
+    }
+    let at = line.find(" try to assign unassigned res")?;
+    let head = &line[..at];
+    let digits = head.len() - head.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let (attempt, _) = decimal(&head[digits..])?;
+    if !head[..digits].ends_with("No. ") {
+        return None;
+    }
+    Some(Event::ReallocRetry { attempt })
+}

@@ -1,0 +1,890 @@
+//! Table tests of real log lines, per wording, and property tests.
+
+use super::resource::resource;
+use super::*;
+
+fn bdf(s: &str) -> PciAddress {
+    s.parse().unwrap()
+}
+
+fn mem(start: Option<u64>, size: u64, mem64: bool, pref: bool) -> LogResource {
+    LogResource {
+        space: Space::Mem,
+        start,
+        size,
+        mem64,
+        prefetchable: pref,
+    }
+}
+
+fn io(start: Option<u64>, size: u64) -> LogResource {
+    LogResource {
+        space: Space::Io,
+        start,
+        size,
+        mem64: false,
+        prefetchable: false,
+    }
+}
+
+fn failed(b: &str, res: ResourceRef, r: LogResource, reason: FailReason) -> Option<Event> {
+    Some(Event::AssignFailed {
+        bdf: bdf(b),
+        res,
+        resource: Some(r),
+        reason,
+    })
+}
+
+#[test]
+fn old_wording_failures() {
+    let cases = [
+        (
+            "[    6.480355] pci 0000:01:01.0: BAR 1: no space for [mem size 0x400000000 64bit pref]",
+            failed("0000:01:01.0", ResourceRef::Bar(1), mem(None, 0x4_0000_0000, true, true), FailReason::NoSpace),
+        ),
+        (
+            "[    6.480606] pci 0000:01:01.0: BAR 1: failed to assign [mem size 0x400000000 64bit pref]",
+            failed("0000:01:01.0", ResourceRef::Bar(1), mem(None, 0x4_0000_0000, true, true), FailReason::FailedToAssign),
+        ),
+        (
+            "pci 0000:01:01.0: BAR 0: no space for [mem size 0x01000000]",
+            failed("0000:01:01.0", ResourceRef::Bar(0), mem(None, 0x100_0000, false, false), FailReason::NoSpace),
+        ),
+        (
+            "pci 0000:03:00.0: BAR 0: failed to assign [mem size 0x01000000 64bit]",
+            failed("0000:03:00.0", ResourceRef::Bar(0), mem(None, 0x100_0000, true, false), FailReason::FailedToAssign),
+        ),
+        (
+            "pci 0000:01:00.0: can't claim BAR 1 [mem 0x10000000000-0x11fffffffff 64bit pref]: no compatible bridge window",
+            failed("0000:01:00.0", ResourceRef::Bar(1), mem(Some(0x100_0000_0000), 0x20_0000_0000, true, true), FailReason::CantClaim),
+        ),
+        (
+            "pci 0000:01:00.0: BAR 14: no space for [mem size 0x02800000]",
+            failed("0000:01:00.0", ResourceRef::BridgeWindow, mem(None, 0x280_0000, false, false), FailReason::NoSpace),
+        ),
+        (
+            "pci 0000:00:17.4: BAR 7: no space for [io  size 0x1000]",
+            failed("0000:00:17.4", ResourceRef::BridgeWindow, io(None, 0x1000), FailReason::NoSpace),
+        ),
+        (
+            "pci 0000:05:00.0: BAR 7: no space for [mem size 0x00400000 64bit pref]",
+            failed("0000:05:00.0", ResourceRef::VfBar(0), mem(None, 0x40_0000, true, true), FailReason::NoSpace),
+        ),
+        (
+            "pci 0000:05:00.0: BAR 6: failed to assign [mem size 0x00080000 pref]",
+            failed("0000:05:00.0", ResourceRef::Rom, mem(None, 0x8_0000, false, true), FailReason::FailedToAssign),
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(parse_line(line), want, "{line}");
+    }
+}
+
+#[test]
+fn old_wording_truncated_failure_keeps_the_verdict() {
+    assert_eq!(
+        parse_line("[    6.481227] pci 0000:01:01.0: BAR 0: failed to assign [mem size 0x0100"),
+        Some(Event::AssignFailed {
+            bdf: bdf("0000:01:01.0"),
+            res: ResourceRef::Bar(0),
+            resource: None,
+            reason: FailReason::FailedToAssign,
+        })
+    );
+    assert_eq!(parse_line("pci 0000:01:01.0: BAR 0: failed to"), None);
+}
+
+#[test]
+fn old_wording_assigned_and_enumeration() {
+    assert_eq!(
+        parse_line("[    0.221991] pci 0000:00:01.0: BAR 15: assigned [mem 0x800000000-0xaffffffff 64bit pref]"),
+        Some(Event::Assigned {
+            bdf: bdf("0000:00:01.0"),
+            res: ResourceRef::BridgeWindow,
+            resource: mem(Some(0x8_0000_0000), 0x3_0000_0000, true, true),
+        })
+    );
+    assert_eq!(
+        parse_line(
+            "[    5.233943] pci 0000:01:01.0: reg 0x14: [mem 0x00000000-0x3ffffffff 64bit pref]"
+        ),
+        Some(Event::Probed {
+            bdf: bdf("0000:01:01.0"),
+            res: ResourceRef::Bar(1),
+            resource: mem(None, 0x4_0000_0000, true, true),
+        })
+    );
+    assert_eq!(
+        parse_line("pci 0000:01:01.0: reg 0x1c: [mem 0x00000000-0x01ffffff 64bit pref]"),
+        Some(Event::Probed {
+            bdf: bdf("0000:01:01.0"),
+            res: ResourceRef::Bar(3),
+            resource: mem(None, 0x200_0000, true, true),
+        })
+    );
+    assert_eq!(
+        parse_line("pci 0000:00:02.0: reg 0x30: [mem 0xfffe0000-0xffffffff pref]"),
+        Some(Event::Probed {
+            bdf: bdf("0000:00:02.0"),
+            res: ResourceRef::Rom,
+            resource: mem(Some(0xfffe_0000), 0x2_0000, false, true),
+        })
+    );
+    assert_eq!(
+        parse_line("pci 0000:00:02.0: reg 0x20: [io  0xc000-0xc01f]"),
+        Some(Event::Probed {
+            bdf: bdf("0000:00:02.0"),
+            res: ResourceRef::Bar(4),
+            resource: io(Some(0xc000), 0x20),
+        })
+    );
+    // SR-IOV capability offsets do not name a BAR.
+    assert_eq!(
+        parse_line("pci 0000:05:00.0: reg 0x184: [mem 0x00000000-0x0003ffff 64bit pref]"),
+        None
+    );
+    // A bridge's window, indented under "PCI bridge to".
+    assert_eq!(
+        parse_line("[    0.222024] pci 0000:02:01.0:   bridge window [mem 0x800000000-0x9ffffffff 64bit pref]"),
+        Some(Event::Probed {
+            bdf: bdf("0000:02:01.0"),
+            res: ResourceRef::BridgeWindow,
+            resource: mem(Some(0x8_0000_0000), 0x2_0000_0000, true, true),
+        })
+    );
+}
+
+#[test]
+fn new_wording() {
+    let pref64 = |start, size| mem(start, size, true, true);
+    let cases = [
+        (
+            "pci 0000:01:00.0: BAR 2 [mem size 0x2000000000 64bit pref]: can't assign; no space",
+            failed("0000:01:00.0", ResourceRef::Bar(2), pref64(None, 0x20_0000_0000), FailReason::NoSpace),
+        ),
+        (
+            "pci 0000:01:00.0: BAR 2 [mem 0x10000000000-0x11fffffffff 64bit pref]: failed to assign",
+            failed("0000:01:00.0", ResourceRef::Bar(2), pref64(Some(0x100_0000_0000), 0x20_0000_0000), FailReason::FailedToAssign),
+        ),
+        (
+            "pci 0000:01:00.0: BAR 2 [mem 0x10000000000-0x11fffffffff 64bit pref]: can't claim; no compatible bridge window",
+            failed("0000:01:00.0", ResourceRef::Bar(2), pref64(Some(0x100_0000_0000), 0x20_0000_0000), FailReason::CantClaim),
+        ),
+        (
+            "pci 0000:00:02.0: bridge window [mem size 0x2000000000 64bit pref]: can't assign; no space",
+            failed("0000:00:02.0", ResourceRef::BridgeWindow, pref64(None, 0x20_0000_0000), FailReason::NoSpace),
+        ),
+        (
+            "[    4.181312] pci 0000:08:00.0: VF BAR 0 [mem size 0x00400000 64bit pref]: can't assign; no space",
+            failed("0000:08:00.0", ResourceRef::VfBar(0), pref64(None, 0x40_0000), FailReason::NoSpace),
+        ),
+        (
+            "[    4.190735] pci 0000:c5:00.0: BAR 4 [io  size 0x0100]: can't assign; no space",
+            failed("0000:c5:00.0", ResourceRef::Bar(4), io(None, 0x100), FailReason::NoSpace),
+        ),
+        (
+            "pci 0000:02:00.0: ROM [mem 0xfffe0000-0xffffffff pref]: can't claim; no compatible bridge window",
+            failed("0000:02:00.0", ResourceRef::Rom, mem(Some(0xfffe_0000), 0x2_0000, false, true), FailReason::CantClaim),
+        ),
+        (
+            "pci 0000:00:1f.1: BAR 0 [mem 0xfd000000-0xfdffffff 64bit]: can't claim; address conflict with PCI Bus 0000:00 [mem 0xfd000000-0xfdffffff]",
+            failed("0000:00:1f.1", ResourceRef::Bar(0), mem(Some(0xfd00_0000), 0x100_0000, true, false), FailReason::CantClaim),
+        ),
+        (
+            "pci 0000:04:00.0: BAR 2 [mem 0xf800000000-0xffffffffff 64bit pref]: assigned",
+            Some(Event::Assigned {
+                bdf: bdf("0000:04:00.0"),
+                res: ResourceRef::Bar(2),
+                resource: pref64(Some(0xf8_0000_0000), 0x8_0000_0000),
+            }),
+        ),
+        (
+            "[    4.190568] pci 0000:c5:00.0: VF BAR 0 [mem 0x62000000000-0x62fffffffff 64bit pref]: assigned",
+            Some(Event::Assigned {
+                bdf: bdf("0000:c5:00.0"),
+                res: ResourceRef::VfBar(0),
+                resource: pref64(Some(0x620_0000_0000), 0x10_0000_0000),
+            }),
+        ),
+        (
+            "pci 0000:00:02.0: BAR 0 [mem 0xfe000000-0xfeffffff]",
+            Some(Event::Probed {
+                bdf: bdf("0000:00:02.0"),
+                res: ResourceRef::Bar(0),
+                resource: mem(Some(0xfe00_0000), 0x100_0000, false, false),
+            }),
+        ),
+        (
+            "[    2.078995] kernel: pci 0000:84:00.0: BAR 5 [io  0x5000-0x507f]",
+            Some(Event::Probed {
+                bdf: bdf("0000:84:00.0"),
+                res: ResourceRef::Bar(5),
+                resource: io(Some(0x5000), 0x80),
+            }),
+        ),
+        (
+            "[    2.079002] kernel: pci 0000:84:00.0: ROM [mem 0xbc000000-0xbc07ffff pref]",
+            Some(Event::Probed {
+                bdf: bdf("0000:84:00.0"),
+                res: ResourceRef::Rom,
+                resource: mem(Some(0xbc00_0000), 0x8_0000, false, true),
+            }),
+        ),
+        (
+            "[    2.082218] kernel: pci 0000:84:00.0: VF BAR 2 [mem 0xe05b0000000-0xe05bfffffff 64bit pref]",
+            Some(Event::Probed {
+                bdf: bdf("0000:84:00.0"),
+                res: ResourceRef::VfBar(2),
+                resource: pref64(Some(0xe05_b000_0000), 0x1000_0000),
+            }),
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(parse_line(line), want, "{line}");
+    }
+}
+
+#[test]
+fn new_wording_lines_that_say_nothing_new() {
+    for line in [
+        "[    2.082205] kernel: pci 0000:84:00.0: VF BAR 0 [mem 0xe05d4000000-0xe05d403ffff 64bit pref]: contains BAR 0 for 1 VFs",
+        "pci 0000:00:01.0: bridge window [io  0x1000-0x0fff] to [bus 01] add_size 1000",
+        "pci 0000:01:00.0: BAR 2 [mem 0x10000000000-0x11fffffffff 64bit pref]: releasing",
+        "pci 0000:01:00.0: BAR 2 [bus 00-ff]",
+        "pci 0000:84:00.0: Enabling HDA controller",
+        "pci 0000:84:00.0: vgaarb: bridge control possible",
+        "pnp 00:00: disabling [mem 0xfed40000-0xfed44fff] because it overlaps 0000:03:00.0 BAR 2 [mem 0x00000000-0x1ffffffff 64bit pref]",
+        "pci 0000:00:01.0: VF BAR 6 [mem size 0x1000]: can't assign; no space",
+    ] {
+        assert_eq!(parse_line(line), None, "{line}");
+    }
+}
+
+#[test]
+fn resource_flags() {
+    let (r, rest) = resource(" [mem 0x2000000000-0xffffffffff window]: x").unwrap();
+    assert_eq!(r.start, Some(0x20_0000_0000));
+    assert_eq!(r.size, 0xe0_0000_0000);
+    assert!(!r.mem64 && !r.prefetchable);
+    assert_eq!(rest, ": x");
+    let (r, _) = resource("[mem 0xfe000000-0xfeffffff 64bit pref disabled]").unwrap();
+    assert!(r.mem64 && r.prefetchable);
+    let (r, _) = resource("[mem 0xfe000000-0xfeffffff pref window]").unwrap();
+    assert!(r.prefetchable && !r.mem64);
+    // An empty bridge window and a one-byte range.
+    assert_eq!(resource("[io  0x1000-0x0fff]").unwrap().0.size, 0);
+    assert_eq!(resource("[io  0x0cf8]").unwrap().0.size, 1);
+    assert_eq!(
+        resource("[mem 0x00000000-0x0fffffff flags 0x200]")
+            .unwrap()
+            .0
+            .size,
+        0x1000_0000
+    );
+    for bad in [
+        "[mem 0x0-0xffffffffffffffff]",
+        "[mem 0x10000000000000000-0x1]",
+        "[mem size 0x]",
+        "[mem size 0x+10]",
+        "[mem 0x1000-0x1fff bogus]",
+        "[bus 00-ff]",
+        "[mem 0x1000-0x1fff",
+        "mem 0x1000-0x1fff]",
+        "[]",
+    ] {
+        assert_eq!(resource(bad), None, "{bad}");
+    }
+    assert_eq!(
+        resource("[mem size 0x000000000000000000000000000400]")
+            .unwrap()
+            .0
+            .size,
+        0x400
+    );
+}
+
+#[test]
+fn enumeration_of_a_function() {
+    let want = Some(Event::Function {
+        bdf: bdf("0000:01:01.0"),
+        vendor: 0x10de,
+        device: 0x15f8,
+        class: 0x030200,
+        header_type: 0,
+    });
+    assert_eq!(
+        parse_line("[    5.231911] pci 0000:01:01.0: [10de:15f8] type 00 class 0x030200"),
+        want
+    );
+    assert_eq!(
+        parse_line("pci 0000:01:01.0: [10de:15f8] type 00 class 0x030200 PCIe Legacy Endpoint"),
+        want
+    );
+    assert_eq!(
+        parse_line(
+            "pci 0000:01:01.0: [10de:15f8] type 00 class 0x030200 conventional PCI endpoint"
+        ),
+        want
+    );
+    assert_eq!(
+        parse_line("pci 0000:00:1c.0: [8086:a110] type 01 class 0x060400 PCIe Root Port"),
+        Some(Event::Function {
+            bdf: bdf("0000:00:1c.0"),
+            vendor: 0x8086,
+            device: 0xa110,
+            class: 0x060400,
+            header_type: 1,
+        })
+    );
+    for bad in [
+        "pci 0000:01:01.0: [10de:15f8] type 00",
+        "pci 0000:01:01.0: [10de:15f8 type 00 class 0x030200",
+        "pci 0000:01:01.0: [10de1:15f8] type 00 class 0x030200",
+        "pci 0000:01:01.0: [10de:15f8] type 100 class 0x030200",
+        "pci 0000:01:01.0: [10de:15f8] type 00 class 0x1030200",
+    ] {
+        assert_eq!(parse_line(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn line_prefixes() {
+    let want = failed(
+        "0000:01:00.0",
+        ResourceRef::Bar(2),
+        mem(None, 0x20_0000_0000, true, true),
+        FailReason::NoSpace,
+    );
+    let msg = "pci 0000:01:00.0: BAR 2 [mem size 0x2000000000 64bit pref]: can't assign; no space";
+    for prefix in [
+        "",
+        "[    0.512345] ",
+        "[12345.000001] ",
+        "Nov 29 10:00:00 host kernel: ",
+        "Nov 29 10:00:00.123456 host kernel: ",
+        "2024-11-29T10:00:00+0100 host kernel: ",
+        "2024-11-29T10:00:00.123456+01:00 gpu-node-7 kernel: ",
+        "6,339,5083,-;",
+        "4,1234,567890,c;",
+        "<6>[    0.5] ",
+        "> [    0.5] ",
+        ">>>>> ",
+        "    ",
+        "\t",
+        "comment 14: here's my dmesg: [    0.5] ",
+    ] {
+        assert_eq!(parse_line(&format!("{prefix}{msg}")), want, "{prefix:?}");
+    }
+    // Carriage returns from a serial console.
+    assert_eq!(parse_line(&format!("[    0.5] {msg}\r")), want);
+}
+
+#[test]
+fn kmsg_dictionary_lines_are_skipped() {
+    assert_eq!(parse_line(" SUBSYSTEM=pci"), None);
+    assert_eq!(parse_line(" DEVICE=+pci:0000:01:00.0"), None);
+    assert!(is_kmsg_continuation(" DEVICE=+pci:0000:01:00.0"));
+    assert!(!is_kmsg_continuation(
+        "               NVRM: BAR0 is 0M @ 0x0 (PCI:0000:07:00.0)"
+    ));
+    let log = "6,339,5083,-;pci 0000:01:00.0: BAR 2 [mem size 0x2000000000 64bit pref]: can't assign; no space\n SUBSYSTEM=pci\n DEVICE=+pci:0000:01:00.0\n";
+    assert_eq!(parse_log(log).len(), 1);
+}
+
+#[test]
+fn root_bus_and_acpi_windows() {
+    assert_eq!(
+        parse_line(
+            "[    0.3] pci_bus 0000:00: root bus resource [mem 0x2000000000-0xffffffffff window]"
+        ),
+        Some(Event::RootBusWindow {
+            bus: RootBus { domain: 0, bus: 0 },
+            resource: mem(Some(0x20_0000_0000), 0xe0_0000_0000, false, false),
+        })
+    );
+    assert_eq!(
+        parse_line("pci_bus 0001:e0: root bus resource [io  0xe000-0xffff window]"),
+        Some(Event::RootBusWindow {
+            bus: RootBus {
+                domain: 1,
+                bus: 0xe0
+            },
+            resource: io(Some(0xe000), 0x2000),
+        })
+    );
+    assert_eq!(
+        parse_line("pci_bus 0000:00: root bus resource [bus 00-ff]"),
+        None
+    );
+    let cases = [
+        (
+            "acpi PNP0A08:00: host bridge window [mem 0x2000000000-0x11fffffffff window] ([0x10000000000-0x11fffffffff] ignored, not CPU addressable)",
+            (0x100_0000_0000, 0x11f_ffff_ffff),
+        ),
+        (
+            "[    6.375368] acpi PNP0A08:07: host bridge window [mem 0x71d60000000-0xffffffffffff window] ([0x80000000000-0xffffffffffff] ignored, not CPU addressable)",
+            (0x800_0000_0000, 0xffff_ffff_ffff),
+        ),
+        (
+            "acpi PNP0A03:00: host bridge window [mem 0x10000000000-0x17fffffffff window] (ignored, not CPU addressable)",
+            (0x100_0000_0000, 0x17f_ffff_ffff),
+        ),
+        (
+            "pci_root PNP0A08:00: host bridge window [0x2000000000-0x11fffffffff] ([0x10000000000-0x11fffffffff] ignored, not CPU addressable)",
+            (0x100_0000_0000, 0x11f_ffff_ffff),
+        ),
+        (
+            "[    0.329069] acpi resource window ([0x100000000-0x17fffffff] ignored, not CPU addressable)",
+            (0x1_0000_0000, 0x1_7fff_ffff),
+        ),
+    ];
+    for (line, (start, end)) in cases {
+        assert_eq!(
+            parse_line(line),
+            Some(Event::NotCpuAddressable(Range::new(start, end))),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn realloc_messages_and_drivers() {
+    assert_eq!(
+        parse_line("pci_bus 0000:00: Some PCI device resources are unassigned, try booting with pci=realloc"),
+        Some(Event::ReallocAdvised)
+    );
+    assert_eq!(
+        parse_line("[    1.0] pci_bus 0000:00: No. 2 try to assign unassigned res"),
+        Some(Event::ReallocRetry { attempt: 2 })
+    );
+    assert_eq!(
+        parse_line("No. 13 try to assign unassigned res"),
+        Some(Event::ReallocRetry { attempt: 13 })
+    );
+    assert_eq!(parse_line("No. x try to assign unassigned res"), None);
+    assert_eq!(
+        parse_line("[    7.5] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:56:00.0)"),
+        Some(Event::NvrmBarZero {
+            bdf: Some(bdf("0000:56:00.0")),
+            bar: 1,
+        })
+    );
+    // Corpus 02: the continuation line a report indented.
+    assert_eq!(
+        parse_line("               NVRM: BAR0 is 0M @ 0x0 (PCI:0000:07:00.0)"),
+        Some(Event::NvrmBarZero {
+            bdf: Some(bdf("0000:07:00.0")),
+            bar: 0,
+        })
+    );
+    assert_eq!(
+        parse_line("NVRM: BAR2 is 0M @ 0x0 (PCI:56:00.0)"),
+        Some(Event::NvrmBarZero {
+            bdf: Some(bdf("0000:56:00.0")),
+            bar: 2,
+        })
+    );
+    assert_eq!(
+        parse_line("NVRM: BAR2 is 0M @ 0x0"),
+        Some(Event::NvrmBarZero { bdf: None, bar: 2 })
+    );
+    assert_eq!(
+        parse_line("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:"),
+        None
+    );
+    assert_eq!(
+        parse_line("NVRM: The NVIDIA probe routine failed for 2 device(s)."),
+        None
+    );
+    assert_eq!(
+        parse_line(
+            "[   12.3] amdgpu 0000:83:00.0: amdgpu: Not enough PCI address space for a large BAR."
+        ),
+        Some(Event::AmdgpuLargeBar {
+            bdf: Some(bdf("0000:83:00.0"))
+        })
+    );
+    assert_eq!(
+        parse_line("[drm] Not enough PCI address space for a large BAR."),
+        Some(Event::AmdgpuLargeBar { bdf: None })
+    );
+}
+
+#[test]
+fn command_lines() {
+    let cl = |s: &str| Some(Event::CommandLine(s.to_string()));
+    assert_eq!(
+        parse_line("[    0.000000] Command line: BOOT_IMAGE=/vmlinuz root=/dev/sda1 pci=realloc"),
+        cl("BOOT_IMAGE=/vmlinuz root=/dev/sda1 pci=realloc")
+    );
+    assert_eq!(
+        parse_line("[    0.0] Kernel command line: BOOT_IMAGE=/vmlinuz quiet \r"),
+        cl("BOOT_IMAGE=/vmlinuz quiet")
+    );
+    assert_eq!(
+        parse_line("Nov 29 10:00:00 host kernel: Command line: a=b"),
+        cl("a=b")
+    );
+    assert_eq!(parse_line("6,2,0,-;Kernel command line: a=b"), cl("a=b"));
+    assert_eq!(parse_line("Command line: "), cl(""));
+    assert_eq!(parse_line("systemd: Parsed Command line: x"), None);
+}
+
+#[test]
+fn corpus_excerpts_as_logs() {
+    let log = "\
+# header comment mentioning pci 0000:01:01.0: BAR 1: nothing
+[    5.231911] pci 0000:01:01.0: [10de:15f8] type 00 class 0x030200
+[    5.233623] pci 0000:01:01.0: reg 0x10: [mem 0x00000000-0x00ffffff]
+[    5.235699] pci 0000:01:01.0: Adding to iommu group 2
+[    6.480355] pci 0000:01:01.0: BAR 1: no space for [mem size 0x400000000 64bit pref]
+";
+    let events = parse_log(log);
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert!(matches!(
+        events[2],
+        Event::AssignFailed {
+            reason: FailReason::NoSpace,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn healthy_new_format_journal_has_no_failures() {
+    let log = "\
+[    2.078028] kernel: pci 0000:84:00.0: [10de:2b85] type 00 class 0x030000 PCIe Legacy Endpoint
+[    2.078975] kernel: pci 0000:84:00.0: BAR 1 [mem 0xe05c0000000-0xe05cfffffff 64bit pref]
+[    2.081207] kernel: pci 0000:84:00.0: Enabling HDA controller
+[    2.082204] kernel: pci 0000:84:00.0: VF BAR 0 [mem 0xe05d4000000-0xe05d403ffff 64bit pref]
+[    2.082205] kernel: pci 0000:84:00.0: VF BAR 0 [mem 0xe05d4000000-0xe05d403ffff 64bit pref]: contains BAR 0 for 1 VFs
+[    2.183919] kernel: pci 0000:84:00.0: vgaarb: bridge control possible
+";
+    let events = parse_log(log);
+    assert_eq!(events.len(), 3, "{events:#?}");
+    assert!(events
+        .iter()
+        .all(|e| matches!(e, Event::Function { .. } | Event::Probed { .. })));
+}
+
+#[test]
+fn bridge_windows_numbered_from_seven() {
+    let log = "\
+pci 0000:00:17.3: [15ad:07a0] type 01 class 0x060400
+pci 0000:00:02.0: PCI bridge to [bus 01]
+pci 0000:00:02.0: BAR 8: no space for [mem size 0x00200000]
+pci 0000:00:17.3: BAR 9: failed to assign [mem size 0x00200000 64bit pref]
+pci 0000:05:00.0: BAR 9: failed to assign [mem size 0x00200000 64bit pref]
+";
+    let res: Vec<_> = parse_log(log)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::AssignFailed { res, .. } => Some(res),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        res,
+        [
+            ResourceRef::BridgeWindow,
+            ResourceRef::BridgeWindow,
+            ResourceRef::VfBar(2)
+        ]
+    );
+}
+
+#[test]
+fn wrapped_lines_are_rejoined() {
+    let log = "\
+pci 0030:01:00.0: BAR 0 [mem 0x6200020000000-0x62000207fffff 64bit pref]: can't claim; address conflict with 0030:01:00.0 [mem
+0x6200020000000-0x62000207fffff 64bit pref]
+pci 0030:02:01.0: bridge window [mem 0x6200000000000-0x620001fffffff
+64bit pref]: can't claim; no compatible bridge window
+pci 0000:01:00.0: BAR 2 [mem size 0x2000000000 64bit pref]: can't
+  assign; no space
+[    1.0] pci 0000:01:00.0: BAR 2 [mem size 0x2000000000 64bit
+[    1.1] pci 0000:02:00.0: BAR 2 [mem 0x10000000000-0x11fff
+ffffff 64bit pref]: failed to assign
+";
+    let events = parse_log(log);
+    let want = [
+        (
+            bdf("0030:01:00.0"),
+            ResourceRef::Bar(0),
+            FailReason::CantClaim,
+        ),
+        (
+            bdf("0030:02:01.0"),
+            ResourceRef::BridgeWindow,
+            FailReason::CantClaim,
+        ),
+        (
+            bdf("0000:01:00.0"),
+            ResourceRef::Bar(2),
+            FailReason::NoSpace,
+        ),
+        (
+            bdf("0000:02:00.0"),
+            ResourceRef::Bar(2),
+            FailReason::FailedToAssign,
+        ),
+    ];
+    assert_eq!(events.len(), want.len(), "{events:#?}");
+    for (e, (b, r, why)) in events.iter().zip(want) {
+        match e {
+            Event::AssignFailed {
+                bdf, res, reason, ..
+            } => assert_eq!((*bdf, *res, *reason), (b, r, why)),
+            other => panic!("{other:?}"),
+        }
+    }
+    let Event::AssignFailed { resource, .. } = &events[3] else {
+        unreachable!()
+    };
+    assert_eq!(resource.unwrap().start, Some(0x100_0000_0000));
+    assert_eq!(resource.unwrap().size, 0x20_0000_0000);
+}
+
+#[test]
+fn garbage_does_not_panic() {
+    for line in [
+        "pci ",
+        "pci 0000:01:00.0: ",
+        "pci 0000:01:00.0: BAR",
+        "pci 0000:01:00.0: BAR 99999999999999999999: no space for [mem size 0x1]",
+        "pci 0000:01:00.0: BAR 2 [mem size 0x123456789abcdef0123456789abcdef]: can't assign; no space",
+        "pci 0000:01:00.0: BAR 2 [mem 0xffff-0x1]: assigned",
+        "pci 0000:01:00.0: reg 0x: [mem 0x0-0x1]",
+        "pci 0000:01:00.0: [",
+        "pci 0000:01:00.0: [:] type  class ",
+        "pci_bus : root bus resource [mem 0x0-0x1]",
+        "pci_bus 0000:00: root bus resource [",
+        "NVRM: BAR",
+        "NVRM: BAR1 is 0M @ 0x0 (PCI:",
+        "NVRM: BAR999 is 0M",
+        "(ignored, not CPU addressable)",
+        "] ignored, not CPU addressable",
+        "[0x10-0x1] ignored, not CPU addressable",
+        "No. 99999999999999 try to assign unassigned res",
+        "amdgpu Not enough PCI address space for a large BAR",
+        "ommand line: ",
+        "pci 0000:01:00.0: BAR 2 [mem size 0x2000000000 64bit pref]: can't assign; no space \u{1F600}",
+        "pci\u{1F600} 0000:01:00.0:",
+    ] {
+        let _ = parse_line(line);
+        let _ = parse_log(line);
+    }
+    assert_eq!(
+        parse_line("pci 0000:01:00.0: BAR 2 [mem 0xffff-0x1]: assigned"),
+        Some(Event::Assigned {
+            bdf: bdf("0000:01:00.0"),
+            res: ResourceRef::Bar(2),
+            resource: mem(Some(0xffff), 0, false, false),
+        })
+    );
+}
+
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone, Copy)]
+    enum Wording {
+        Old,
+        New,
+    }
+
+    fn resource_text(
+        space: Space,
+        start: Option<u64>,
+        size: u64,
+        mem64: bool,
+        pref: bool,
+    ) -> String {
+        let mut s = String::from(match space {
+            Space::Mem => "mem ",
+            Space::Io => "io  ",
+        });
+        match start {
+            None => s.push_str(&format!("size {size:#x}")),
+            Some(a) => s.push_str(&format!("{a:#x}-{:#x}", a + size - 1)),
+        }
+        if mem64 {
+            s.push_str(" 64bit");
+        }
+        if pref {
+            s.push_str(" pref");
+        }
+        format!("[{s}]")
+    }
+
+    fn prefix() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(String::new()),
+            (0u32..100_000, 0u32..1_000_000).prop_map(|(s, us)| format!("[{s:>5}.{us:06}] ")),
+            Just("Nov 29 10:00:00 host kernel: ".to_string()),
+            Just("2024-11-29T10:00:00.123456+01:00 host kernel: ".to_string()),
+            (0u32..8, 0u64..1_000_000).prop_map(|(p, n)| format!("{p},{n},{n},-;")),
+            Just("> ".to_string()),
+        ]
+    }
+
+    /// Fragments that steer random lines into the parsers' deeper branches.
+    fn fragment() -> impl Strategy<Value = String> {
+        // `select` over constants is far cheaper than a union of `Just`s
+        // or regex strategies in a debug build.
+        let words = proptest::sample::select(vec![
+            "pci ",
+            "pci_bus ",
+            "0000:01:00.0: ",
+            "0000:00: ",
+            "BAR ",
+            "VF BAR ",
+            "reg 0x",
+            "can't claim BAR ",
+            "[mem ",
+            "[io  ",
+            "size ",
+            "0x",
+            "-",
+            "]",
+            "[",
+            ": ",
+            " 64bit pref",
+            "can't assign; no space",
+            "no space for ",
+            "assigned",
+            "root bus resource ",
+            "NVRM: BAR",
+            " is 0M @ 0x0 (PCI:",
+            "ignored, not CPU addressable)",
+            "No. ",
+            " try to assign unassigned res",
+            "Command line: ",
+            "\n",
+        ]);
+        prop_oneof![
+            8 => words.prop_map(str::to_string),
+            1 => (any::<u128>(), 1usize..33).prop_map(|(n, w)| format!("{n:0w$x}")),
+            1 => proptest::collection::vec(0x20u8..0x7f, 0..8).prop_map(|b| String::from_utf8(b).unwrap()),
+            1 => any::<char>().prop_map(String::from),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn arbitrary_text_does_not_panic(s in proptest::collection::vec(any::<char>(), 0..200).prop_map(String::from_iter)) {
+            let _ = parse_line(&s);
+            let _ = parse_log(&s);
+        }
+
+        #[test]
+        fn arbitrary_bytes_do_not_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let text = String::from_utf8_lossy(&bytes);
+            let _ = parse_log(&text);
+        }
+
+        #[test]
+        fn fragment_soup_does_not_panic(parts in proptest::collection::vec(fragment(), 0..24)) {
+            let s: String = parts.concat();
+            let _ = parse_log(&s);
+            for line in s.lines() {
+                let _ = parse_line(line);
+            }
+        }
+
+        #[test]
+        fn failures_round_trip_in_both_wordings(
+            pre in prefix(),
+            bar in 0u8..6,
+            is_io in any::<bool>(),
+            // Log2 of the size: BARs are power-of-two sized.
+            order in 4u32..45,
+            base_blocks in 0u64..0x1000,
+            sized in any::<bool>(),
+            mem64 in any::<bool>(),
+            pref in any::<bool>(),
+            wording in prop_oneof![Just(Wording::Old), Just(Wording::New)],
+            verdict in 0usize..3,
+        ) {
+            let space = if is_io { Space::Io } else { Space::Mem };
+            let (mem64, pref) = if is_io { (false, false) } else { (mem64, pref) };
+            let size = 1u64 << order;
+            let start = if sized || base_blocks == 0 { None } else { Some(base_blocks << order) };
+            let res = resource_text(space, start, size, mem64, pref);
+            let msg = match (wording, verdict) {
+                (Wording::Old, 0) => format!("BAR {bar}: no space for {res}"),
+                (Wording::Old, 1) => format!("BAR {bar}: failed to assign {res}"),
+                (Wording::Old, _) => format!("can't claim BAR {bar} {res}: no compatible bridge window"),
+                (Wording::New, 0) => format!("BAR {bar} {res}: can't assign; no space"),
+                (Wording::New, 1) => format!("BAR {bar} {res}: failed to assign"),
+                (Wording::New, _) => format!("BAR {bar} {res}: can't claim; no compatible bridge window"),
+            };
+            let line = format!("{pre}pci 0000:3a:00.0: {msg}");
+            let reason = [FailReason::NoSpace, FailReason::FailedToAssign, FailReason::CantClaim][verdict];
+            let want = LogResource {
+                space, start, size, mem64, prefetchable: pref,
+            };
+            prop_assert_eq!(
+                parse_line(&line),
+                Some(Event::AssignFailed {
+                    bdf: "0000:3a:00.0".parse().unwrap(),
+                    res: ResourceRef::Bar(bar),
+                    resource: Some(want),
+                    reason,
+                })
+            );
+        }
+
+        #[test]
+        fn assignments_and_enumeration_round_trip(
+            pre in prefix(),
+            bar in 0u8..6,
+            order in 12u32..48,
+            base_blocks in 1u64..0x100,
+            mem64 in any::<bool>(),
+            pref in any::<bool>(),
+            wording in prop_oneof![Just(Wording::Old), Just(Wording::New)],
+            probe in any::<bool>(),
+        ) {
+            let size = 1u64 << order;
+            let start = base_blocks << order;
+            let res = resource_text(Space::Mem, Some(start), size, mem64, pref);
+            let msg = match (wording, probe) {
+                (Wording::Old, false) => format!("BAR {bar}: assigned {res}"),
+                (Wording::New, false) => format!("BAR {bar} {res}: assigned"),
+                (Wording::Old, true) => format!("reg {:#x}: {res}", 0x10 + 4 * bar),
+                (Wording::New, true) => format!("BAR {bar} {res}"),
+            };
+            let got = parse_line(&format!("{pre}pci 0000:00:02.0: {msg}"));
+            let want_res = LogResource {
+                space: Space::Mem, start: Some(start), size, mem64,
+                prefetchable: pref,
+            };
+            let bdf: PciAddress = "0000:00:02.0".parse().unwrap();
+            let want = if probe {
+                Event::Probed { bdf, res: ResourceRef::Bar(bar), resource: want_res }
+            } else {
+                Event::Assigned { bdf, res: ResourceRef::Bar(bar), resource: want_res }
+            };
+            prop_assert_eq!(got, Some(want));
+        }
+
+        #[test]
+        fn root_windows_round_trip(start in 0u64..(1 << 52), len in 1u64..(1 << 52), bus in any::<u8>()) {
+            let end = start + len - 1;
+            let line = format!("pci_bus 0000:{bus:02x}: root bus resource [mem {start:#x}-{end:#x} window]");
+            match parse_line(&line) {
+                Some(Event::RootBusWindow { bus: b, resource }) => {
+                    prop_assert_eq!(b, RootBus { domain: 0, bus });
+                    prop_assert_eq!(resource.size, len);
+                    prop_assert_eq!(resource.start, Some(start).filter(|s| *s != 0));
+                }
+                other => prop_assert!(false, "{:?}", other),
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Parsers: text (or a config space byte slice) in, model values out.
+//!
+//! Every function here is pure: no file is opened, nothing is printed. That
+//! is what the unit tables, the property tests and the fuzz targets point
+//! at. Bad input never panics: a malformed piece becomes `None` or an error
+//! value, and the rest of the text still counts.
+
+pub(crate) mod address;
+pub(crate) mod cmdline;
+pub(crate) mod hex;
+pub(crate) mod kernel_log;
+pub(crate) mod lspci;
+pub(crate) mod platform;
+pub(crate) mod procfs;
+pub(crate) mod resource;
+pub(crate) mod selector;
+pub(crate) mod settings;

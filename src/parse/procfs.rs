@@ -1,0 +1,116 @@
+//! `/proc/iomem` and `/proc/cpuinfo`: the root bus windows the firmware
+//! offered, and the CPU's physical address bits.
+
+use crate::model::pci::RootBus;
+use crate::model::range::Range;
+use crate::parse::address::root_bus;
+use procfs_core::FromBufRead;
+
+/// A root bus window and the root bus it belongs to, when known.
+pub(crate) type RootWindow = (Range, Option<RootBus>);
+
+/// The root bus windows above 4 GiB listed in `/proc/iomem` as top-level
+/// `PCI Bus dddd:bb` entries, with their root bus. An unprivileged reader
+/// sees every address as zero: that yields `None` (unknown), while real
+/// addresses with no window above 4 GiB yield an empty list.
+pub(crate) fn iomem_root_windows(text: &str) -> Result<Option<Vec<RootWindow>>, String> {
+    let iomem = procfs_core::Iomem::from_buf_read(text.as_bytes()).map_err(|e| e.to_string())?;
+    if iomem.0.iter().all(|(_, m)| m.address == (0, 0)) {
+        return Ok(None);
+    }
+    Ok(Some(
+        iomem
+            .0
+            .iter()
+            .filter(|(indent, m)| *indent == 0 && m.name.starts_with("PCI Bus "))
+            .filter_map(|(_, m)| {
+                let r = Range::new(m.address.0, m.address.1).above_4g()?;
+                Some((r, root_bus(&m.name["PCI Bus ".len()..])))
+            })
+            .collect(),
+    ))
+}
+
+/// `address sizes : 46 bits physical, 48 bits virtual`.
+pub(crate) fn cpuinfo_phys_bits(text: &str) -> Option<u32> {
+    if !text.contains("processor") {
+        return None;
+    }
+    let info = procfs_core::CpuInfo::from_buf_read(text.as_bytes()).ok()?;
+    let field = info.get_field(0, "address sizes")?;
+    let bits: u32 = field.split_whitespace().next()?.parse().ok()?;
+    (1..=64).contains(&bits).then_some(bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IOMEM: &str = "00000000-00000fff : Reserved
+00001000-0009ffff : System RAM
+80000000-afffffff : PCI Bus 0000:00
+  80000000-800fffff : PCI Bus 0000:01
+e000000000-f89fffffff : PCI Bus 0000:00
+  e000000000-e7ffffffff : PCI Bus 0000:01
+    e000000000-e7ffffffff : 0000:01:00.0
+";
+
+    #[test]
+    fn iomem_yields_top_level_64bit_root_windows() {
+        let w = iomem_root_windows(IOMEM).unwrap().unwrap();
+        let r = Range::new(0xe0_0000_0000, 0xf8_9fff_ffff);
+        assert_eq!(w, vec![(r, Some(RootBus { domain: 0, bus: 0 }))]);
+        // Real addresses, nothing above 4 GiB: known to be empty.
+        let low = "80000000-afffffff : PCI Bus 0000:00\n";
+        assert_eq!(iomem_root_windows(low).unwrap(), Some(vec![]));
+    }
+
+    #[test]
+    fn unprivileged_iomem_gives_no_windows() {
+        let zeroed = "00000000-00000000 : PCI Bus 0000:00\n  00000000-00000000 : 0000:00:01.0\n";
+        assert_eq!(iomem_root_windows(zeroed).unwrap(), None);
+        assert!(iomem_root_windows("garbage").is_err());
+    }
+
+    #[test]
+    fn phys_bits_from_cpuinfo() {
+        let t = "processor\t: 0\nvendor_id\t: AuthenticAMD\naddress sizes\t: 40 bits physical, 48 bits virtual\n\nprocessor\t: 1\naddress sizes\t: 40 bits physical, 48 bits virtual\n";
+        assert_eq!(cpuinfo_phys_bits(t), Some(40));
+        assert_eq!(cpuinfo_phys_bits("processor : 0\n"), None);
+        assert_eq!(cpuinfo_phys_bits(""), None);
+        assert_eq!(
+            cpuinfo_phys_bits("processor : 0\naddress sizes : 999 bits physical\n"),
+            None
+        );
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn iomem_and_cpuinfo_parsers_never_panic(text in "\\PC{0,300}", bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = iomem_root_windows(&text);
+            let _ = cpuinfo_phys_bits(&text);
+            let lossy = String::from_utf8_lossy(&bytes);
+            let _ = iomem_root_windows(&lossy);
+            let _ = cpuinfo_phys_bits(&lossy);
+        }
+
+        #[test]
+        fn iomem_windows_round_trip(ranges in proptest::collection::vec((1u64 << 32..1u64 << 52, 1u64..1u64 << 40), 0..6)) {
+            let text: String = ranges.iter().enumerate()
+                .map(|(i, (s, len))| format!("{:x}-{:x} : PCI Bus 0000:{:02x}\n  {:x}-{:x} : 0000:{:02x}:00.0\n", s, s + len - 1, i, s, s, i + 1))
+                .collect();
+            let w = iomem_root_windows(&text).unwrap().unwrap_or_default();
+            prop_assert_eq!(w.len(), ranges.len());
+            for (i, ((r, bus), (s, len))) in w.iter().zip(&ranges).enumerate() {
+                prop_assert_eq!((r.start, r.size()), (*s, *len));
+                prop_assert_eq!(*bus, Some(RootBus { domain: 0, bus: i as u8 }));
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! The rest of the machine's story, read below the root: root bus windows
+//! (`/proc/iomem`), CPU address bits (`/proc/cpuinfo`), the kernel command
+//! line and the firmware (`/sys/class/dmi/id`). Each reader turns a problem
+//! into a warning and an unknown value.
+
+use crate::model::platform::Firmware;
+use crate::parse::procfs::{self, RootWindow};
+use crate::read::root::Root;
+
+/// The 64-bit root bus windows, `None` when unknown (no readable iomem, or
+/// an unprivileged reader's zeros).
+pub(crate) fn root_windows(root: &Root, warnings: &mut Vec<String>) -> Option<Vec<RootWindow>> {
+    match root.read_text("proc/iomem") {
+        Ok(t) => procfs::iomem_root_windows(&t).unwrap_or_else(|e| {
+            warnings.push(format!("{}: {e}", root.join("proc/iomem").display()));
+            None
+        }),
+        Err(e) => {
+            warnings.push(e);
+            None
+        }
+    }
+}
+
+pub(crate) fn phys_bits(root: &Root, warnings: &mut Vec<String>) -> Option<u32> {
+    match root.read_text("proc/cpuinfo") {
+        Ok(t) => {
+            let b = procfs::cpuinfo_phys_bits(&t);
+            if b.is_none() {
+                warnings.push(format!(
+                    "{}: no \"address sizes\" line, physical address bits unknown",
+                    root.join("proc/cpuinfo").display()
+                ));
+            }
+            b
+        }
+        Err(e) => {
+            warnings.push(e);
+            None
+        }
+    }
+}
+
+pub(crate) fn firmware(root: &Root) -> Firmware {
+    let get = |name: &str| root.read_trimmed(&format!("sys/class/dmi/id/{name}"));
+    Firmware {
+        bios_vendor: get("bios_vendor"),
+        bios_version: get("bios_version"),
+        sys_vendor: get("sys_vendor"),
+        product_name: get("product_name"),
+    }
+}

@@ -1,0 +1,308 @@
+//! The report: one value that every renderer shares (`text`, `json`,
+//! `prometheus`, `kmsg`).
+//!
+//! The JSON form is a stable interface (documented in README.md): fields are
+//! only ever added. `schema` is bumped if one must change meaning.
+
+pub(crate) mod json;
+pub(crate) mod kmsg;
+pub(crate) mod names;
+pub(crate) mod prometheus;
+pub(crate) mod text;
+
+use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
+use crate::decide::hints::Hint;
+use crate::decide::summary::describe;
+use crate::evidence::{Evidence, WindowSource};
+use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
+use crate::model::pci::{PciAddress, RootBus};
+use crate::model::platform::{FirmwareKind, Platform};
+use serde::Serialize;
+
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    Ok,
+    Fail,
+}
+
+/// Which command made the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Mode {
+    Check,
+    Explain,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Report {
+    pub schema: u32,
+    pub mode: Mode,
+    pub verdict: Verdict,
+    pub diagnosis: DiagnosisKind,
+    /// One sentence with the numbers that decided the diagnosis.
+    pub summary: String,
+    pub expected: Option<usize>,
+    pub found: usize,
+    pub realloc_active: bool,
+    /// The kernel itself said "try booting with pci=realloc".
+    pub kernel_advised_realloc: bool,
+    pub firmware: FirmwareReport,
+    pub gpus: Vec<GpuReport>,
+    pub unassigned: Vec<UnassignedBar>,
+    pub capacity: Capacity,
+    pub hints: Vec<HintReport>,
+    /// The bridges above the GPUs and their windows.
+    pub bridges: Vec<BridgeReport>,
+    /// Problems met while reading (a vanished device, a malformed file).
+    pub warnings: Vec<String>,
+    /// How long reading and deciding took, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct FirmwareReport {
+    pub kind: FirmwareKind,
+    pub bios_vendor: Option<String>,
+    pub bios_version: Option<String>,
+    pub sys_vendor: Option<String>,
+    pub product_name: Option<String>,
+    pub platform: Platform,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct GpuReport {
+    pub bdf: PciAddress,
+    /// Four lowercase hex digits, as in `lspci -n`; null when the input
+    /// did not say (an `explain` of a driver message alone).
+    pub vendor: Option<String>,
+    pub device: Option<String>,
+    pub class: Option<String>,
+    pub name: Option<String>,
+    pub ok: bool,
+    /// Upstream bridges, nearest first.
+    pub upstream: Vec<PciAddress>,
+    pub bars: Vec<BarReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct BarReport {
+    pub index: u8,
+    pub state: BarState,
+    pub size: Option<u64>,
+    pub start: Option<u64>,
+    pub assigned: bool,
+    pub io: bool,
+    pub mem64: bool,
+    pub prefetchable: bool,
+    pub size_source: Option<SizeSource>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct UnassignedBar {
+    pub bdf: PciAddress,
+    pub bar: u8,
+    pub size: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Capacity {
+    /// 64-bit prefetchable space the selected GPUs need, aligned as a
+    /// bridge-window allocator must place it.
+    pub needed_bytes: Option<u64>,
+    /// Total size of the 64-bit root bus windows the GPUs can use (those
+    /// of their root buses; all of them when no GPU was found).
+    pub window_bytes: Option<u64>,
+    pub windows: Vec<WindowReport>,
+    /// CPU physical address bits (`address sizes` in /proc/cpuinfo).
+    pub phys_bits: Option<u32>,
+    /// The highest address + 1 the needed space would reach if packed into
+    /// the first 64-bit window (what the CPU must be able to address).
+    pub needed_end: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WindowReport {
+    pub start: u64,
+    pub end: u64,
+    pub size: u64,
+    pub source: WindowSource,
+    pub root_bus: Option<RootBus>,
+    /// Part of `window_bytes` (for the text form, which lists those).
+    #[serde(skip)]
+    pub counted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct BridgeReport {
+    pub bdf: PciAddress,
+    pub windows: Vec<BridgeWindowReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct BridgeWindowReport {
+    pub kind: BridgeWindowKind,
+    pub start: u64,
+    pub end: u64,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct HintReport {
+    pub id: &'static str,
+    pub text: String,
+}
+
+impl Report {
+    pub(crate) fn has_hint(&self, id: &str) -> bool {
+        self.hints.iter().any(|h| h.id == id)
+    }
+}
+
+/// Diagnoses the evidence, finds the hints, and assembles the report: the
+/// end of every command's pipeline.
+pub(crate) fn conclude(
+    started: std::time::Instant,
+    mode: Mode,
+    ev: &Evidence,
+    warnings: Vec<String>,
+) -> Report {
+    let d = crate::decide::diagnosis::diagnose(ev);
+    let h = crate::decide::hints::hints(ev, &d);
+    build(started, mode, ev, &d, &h, warnings)
+}
+
+/// Assembles the report from the evidence and what was concluded from it.
+fn build(
+    started: std::time::Instant,
+    mode: Mode,
+    ev: &Evidence,
+    d: &Diagnosis,
+    hints: &[Hint],
+    warnings: Vec<String>,
+) -> Report {
+    let gpus: Vec<GpuReport> = ev
+        .gpus
+        .iter()
+        .map(|g| GpuReport {
+            bdf: g.addr,
+            vendor: (g.ids_known || g.vendor != 0).then(|| format!("{:04x}", g.vendor)),
+            device: g.ids_known.then(|| format!("{:04x}", g.device)),
+            class: g.ids_known.then(|| format!("{:06x}", g.class)),
+            name: if g.ids_known {
+                names::device_name(g.vendor, g.device)
+            } else {
+                names::vendor_name(g.vendor).map(String::from)
+            },
+            ok: g.ok(),
+            upstream: g.upstream.clone(),
+            bars: g
+                .bars
+                .iter()
+                .map(|b| BarReport {
+                    index: b.index,
+                    state: b.state,
+                    size: b.size,
+                    start: b.start,
+                    assigned: b.assigned(),
+                    io: b.io,
+                    mem64: b.mem64,
+                    prefetchable: b.prefetchable,
+                    size_source: b.size_source,
+                })
+                .collect(),
+        })
+        .collect();
+    let mut unassigned: Vec<UnassignedBar> = ev
+        .gpus
+        .iter()
+        .flat_map(|g| {
+            g.bars
+                .iter()
+                .filter(|b| b.fails_gpu())
+                .map(move |b| UnassignedBar {
+                    bdf: g.addr,
+                    bar: b.index,
+                    size: b.size,
+                })
+        })
+        .collect();
+    unassigned.extend(ev.other_failed.iter().map(|o| UnassignedBar {
+        bdf: o.bdf,
+        bar: o.bar,
+        size: o.size,
+    }));
+    unassigned.sort_by_key(|u| (u.bdf, u.bar));
+    unassigned.dedup_by_key(|u| (u.bdf, u.bar));
+    let verdict = if d.kind == DiagnosisKind::Ok {
+        Verdict::Ok
+    } else {
+        Verdict::Fail
+    };
+    Report {
+        schema: SCHEMA_VERSION,
+        mode,
+        verdict,
+        diagnosis: d.kind,
+        summary: describe(ev, d),
+        expected: ev.expected,
+        found: ev.gpus.len(),
+        realloc_active: ev.realloc_active,
+        kernel_advised_realloc: ev.realloc_advised,
+        firmware: FirmwareReport {
+            kind: ev.firmware.kind(),
+            bios_vendor: ev.firmware.bios_vendor.clone(),
+            bios_version: ev.firmware.bios_version.clone(),
+            sys_vendor: ev.firmware.sys_vendor.clone(),
+            product_name: ev.firmware.product_name.clone(),
+            platform: ev.firmware.platform(),
+        },
+        gpus,
+        unassigned,
+        capacity: Capacity {
+            needed_bytes: d.needed_bytes,
+            window_bytes: d.window_bytes,
+            windows: ev
+                .windows
+                .iter()
+                .map(|w| WindowReport {
+                    start: w.range.start,
+                    end: w.range.end,
+                    size: w.range.size(),
+                    source: w.source,
+                    root_bus: w.bus,
+                    counted: d.counted_windows.contains(&w.range),
+                })
+                .collect(),
+            phys_bits: ev.phys_bits,
+            needed_end: d.needed_end,
+        },
+        bridges: ev
+            .bridges
+            .iter()
+            .map(|(bdf, ws)| BridgeReport {
+                bdf: *bdf,
+                windows: ws
+                    .iter()
+                    .map(|w| BridgeWindowReport {
+                        kind: w.kind(),
+                        start: w.range.start,
+                        end: w.range.end,
+                        size: w.range.size(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        hints: hints
+            .iter()
+            .map(|h| HintReport {
+                id: h.id,
+                text: h.text.clone(),
+            })
+            .collect(),
+        warnings,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
+}

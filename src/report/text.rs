@@ -1,0 +1,145 @@
+//! The text form, for people: a verdict line, each GPU with its BARs, the
+//! diagnosis with its numbers, the hints, the warnings.
+
+use crate::model::size::human;
+use crate::report::{Report, Verdict};
+use std::fmt::Write as _;
+
+fn opt_human(v: Option<u64>) -> String {
+    v.map(human).unwrap_or_else(|| "unknown".into())
+}
+
+pub(crate) fn render(r: &Report) -> String {
+    let mut s = String::new();
+    let verdict = match r.verdict {
+        Verdict::Ok => "OK",
+        Verdict::Fail => "FAIL",
+    };
+    let expected = r
+        .expected
+        .map(|e| format!(" of {e} expected"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "gpu-preflight: {verdict}: {} GPU(s){expected}, diagnosis {}",
+        r.found,
+        r.diagnosis.as_str()
+    );
+    for g in &r.gpus {
+        let line = format!(
+            "  {} [{}:{}] {:<4} {}",
+            g.bdf,
+            g.vendor.as_deref().unwrap_or("????"),
+            g.device.as_deref().unwrap_or("????"),
+            if g.ok { "ok" } else { "FAIL" },
+            g.name.as_deref().unwrap_or("")
+        );
+        let _ = writeln!(s, "{}", line.trim_end());
+        for b in &g.bars {
+            let kind = if b.io {
+                "io".to_string()
+            } else {
+                format!(
+                    "{}{}",
+                    if b.mem64 { "64-bit" } else { "32-bit" },
+                    if b.prefetchable { " pref" } else { "" }
+                )
+            };
+            let place = match b.start {
+                Some(a) => format!("at {a:#x}"),
+                None => format!("<{}>", b.state.as_str()),
+            };
+            let src = match (b.size_source, b.assigned) {
+                (Some(src), false) => format!(" (size from {})", src.as_str()),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                s,
+                "      BAR {} {kind} {} {place}{src}",
+                b.index,
+                opt_human(b.size)
+            );
+        }
+    }
+    for u in r
+        .unassigned
+        .iter()
+        .filter(|u| !r.gpus.iter().any(|g| g.bdf == u.bdf))
+    {
+        let _ = writeln!(
+            s,
+            "  {} BAR {} unassigned ({})",
+            u.bdf,
+            u.bar,
+            opt_human(u.size)
+        );
+    }
+    let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
+    let c = &r.capacity;
+    // The windows window_bytes adds up, so that the line is one fact.
+    let windows: Vec<String> = c
+        .windows
+        .iter()
+        .filter(|w| w.counted)
+        .map(|w| {
+            format!(
+                "{:#x}-{:#x} ({}, from {})",
+                w.start,
+                w.end,
+                human(w.size),
+                w.source.as_str()
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "  needed:   {} of 64-bit prefetchable space",
+        opt_human(c.needed_bytes)
+    );
+    let _ = writeln!(
+        s,
+        "  window:   {}{}",
+        opt_human(c.window_bytes),
+        if windows.is_empty() {
+            String::new()
+        } else {
+            format!(" = {}", windows.join(" + "))
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  cpu:      {}",
+        c.phys_bits
+            .map(|b| format!("{b} physical address bits ({})", human(1u64 << b.min(63))))
+            .unwrap_or_else(|| "physical address bits unknown".into())
+    );
+    let _ = writeln!(
+        s,
+        "  realloc:  pci=realloc {}",
+        if r.realloc_active {
+            "active"
+        } else {
+            "not active"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  firmware: {} ({}), platform {}",
+        r.firmware.kind.as_str(),
+        r.firmware
+            .bios_vendor
+            .as_deref()
+            .unwrap_or("unknown vendor"),
+        r.firmware.platform.as_str()
+    );
+    if !r.hints.is_empty() {
+        let _ = writeln!(s, "hints:");
+        for h in &r.hints {
+            let _ = writeln!(s, "  [{}] {}", h.id, h.text);
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}
