@@ -23,12 +23,17 @@ fn fixtures() -> PathBuf {
 const STANDIN: &str = "1af4:1110";
 
 const HINT_IDS: &[&str] = &[
-    "guest-pci-realloc",
-    "qemu-pci-hole64-size",
-    "ovmf-mmio64-aperture",
+    "cpu-pdpe1gb",
     "cpu-phys-bits",
+    "ovmf-mmio64-aperture",
+    "qemu-pci-hole64-size",
+    "guest-pci-realloc",
     "firmware-above-4g",
+    "smaller-bars",
     "check-passthrough",
+    "vmware-efi",
+    "vmware-64bit-mmio",
+    "hyperv-mmio",
 ];
 
 /// One fixture's expectations, read from its scenario.txt.
@@ -149,7 +154,16 @@ fn hint_ids(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The diagnosis, the found GPUs and the unassigned ones, and the hints.
 fn assert_case(c: &Case, code: i32, v: &Value) {
+    assert_outcome(c, code, v);
+    let hints = hint_ids(v);
+    assert_eq!(hints, c.hints, "{}: hints", c.name);
+}
+
+/// The diagnosis, the found GPUs and the unassigned ones; every hint id a
+/// known one.
+fn assert_outcome(c: &Case, code: i32, v: &Value) {
     assert_eq!(code, c.exit(), "{}: exit code", c.name);
     assert_eq!(
         v["diagnosis"],
@@ -178,7 +192,6 @@ fn assert_case(c: &Case, code: i32, v: &Value) {
         );
     }
     let hints = hint_ids(v);
-    assert_eq!(hints, c.hints, "{}: hints", c.name);
     assert!(
         hints.iter().all(|h| HINT_IDS.contains(&h.as_str())),
         "{}: {hints:?}",
@@ -384,7 +397,11 @@ fn explain_of_the_saved_log_alone_reaches_the_same_diagnosis() {
             .output()
             .unwrap();
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_case(&c, o.status.code().unwrap(), &v);
+        // The log holds no CPU facts (address bits, pdpe1gb): explain
+        // assumes QEMU's defaults and may prescribe another first step,
+        // but one only where check has one too.
+        assert_outcome(&c, o.status.code().unwrap(), &v);
+        assert_eq!(hint_ids(&v).is_empty(), c.hints.is_empty(), "{}", c.name);
         assert_eq!(v["mode"], "explain");
     }
 }

@@ -74,21 +74,21 @@ scenario ovmf-8x32g capture=yes \
   observed='5 of 8 unassigned (04:00.0-08:00.0); root window 0xe000000000-0xf89fffffff' \
   args="$sel8" verdict=fail diagnosis=window_too_small \
   unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
-  hints=qemu-pci-hole64-size,ovmf-mmio64-aperture
+  hints=cpu-pdpe1gb,ovmf-mmio64-aperture,qemu-pci-hole64-size
 
 scenario ovmf-8x32g-realloc capture=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G guest=pci=realloc \
   observed='still 5 unassigned: realloc cannot grow the root window' \
   args="$sel8" verdict=fail diagnosis=window_too_small \
   unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
-  hints=qemu-pci-hole64-size,ovmf-mmio64-aperture nohints=guest-pci-realloc
+  hints=cpu-pdpe1gb,ovmf-mmio64-aperture,qemu-pci-hole64-size nohints=guest-pci-realloc
 
 scenario ovmf-8x32g-hole1t capture=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" \
   observed='5 of 8 unassigned, but the root window is now 1 TiB (0xe000000000-0x1dfffffffff)' \
   args="$sel8" verdict=fail diagnosis=firmware_left_unassigned \
   unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
-  hints=guest-pci-realloc
+  hints=cpu-pdpe1gb,ovmf-mmio64-aperture,guest-pci-realloc
 
 scenario ovmf-8x32g-hole1t-realloc capture=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" guest=pci=realloc \

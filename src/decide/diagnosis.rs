@@ -186,7 +186,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
             })
             .max()
     });
-    let addressable_limit = match (ev.phys_bits, ev.unaddressable_from) {
+    let addressable_limit = match (ev.cpu.phys_bits, ev.unaddressable_from) {
         (Some(b), Some(u)) => Some(u.min(1u64.checked_shl(b).unwrap_or(u64::MAX))),
         (Some(b), None) => Some(1u64.checked_shl(b).unwrap_or(u64::MAX)),
         (None, u) => u,
@@ -359,7 +359,10 @@ mod tests {
                 })
                 .unwrap_or_default(),
             windows_known: window.is_some(),
-            phys_bits,
+            cpu: crate::model::platform::Cpu {
+                phys_bits,
+                ..Default::default()
+            },
             realloc_active: realloc,
             ..Default::default()
         }

@@ -1,34 +1,71 @@
-//! Hints: what to change, where, with sizes computed from the diagnosis.
+//! Hints: what to change, where, and what the next boot will show.
 //!
-//! Each hint has a stable id (scripts and the remediation key on it), says
-//! why it applies in numbers, and gives syntax to paste for Proxmox, libvirt
-//! and plain QEMU. `pci=nocrs` is never suggested: ignoring the firmware's
+//! In a QEMU guest the hints are the prescriptions the firmware model
+//! predicts to work (`prescribe`), best first: `hints[0]` is the step to
+//! take first. Each says why in numbers and gives the syntax to paste for
+//! Proxmox, libvirt and plain QEMU, generated from its machine-readable
+//! `change`, and what it takes (stop and start the VM, reboot the guest).
+//! Elsewhere (bare metal, VMware, Hyper-V, or a guest the model cannot
+//! describe) the hints follow from the diagnosis alone, without a
+//! prediction. `pci=nocrs` is never suggested: ignoring the firmware's
 //! windows trades this failure for address conflicts.
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
+use crate::decide::firmware::{Boot, Firmware, OriginKind};
+use crate::decide::prescribe::{
+    Change, Model, Prescription, Restart, Side, CPU_PDPE1GB, CPU_PHYS_BITS, GUEST_PCI_REALLOC,
+    OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE,
+};
 use crate::decide::summary::describe;
 use crate::evidence::Evidence;
-use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
+use crate::model::platform::{Platform, QemuMachine};
 use crate::model::size::human;
 
-pub(crate) const GUEST_PCI_REALLOC: &str = "guest-pci-realloc";
-pub(crate) const QEMU_PCI_HOLE64_SIZE: &str = "qemu-pci-hole64-size";
-pub(crate) const OVMF_MMIO64_APERTURE: &str = "ovmf-mmio64-aperture";
-pub(crate) const CPU_PHYS_BITS: &str = "cpu-phys-bits";
 pub(crate) const FIRMWARE_ABOVE_4G: &str = "firmware-above-4g";
+pub(crate) const SMALLER_BARS: &str = "smaller-bars";
 pub(crate) const CHECK_PASSTHROUGH: &str = "check-passthrough";
+pub(crate) const VMWARE_EFI: &str = "vmware-efi";
+pub(crate) const VMWARE_64BIT_MMIO: &str = "vmware-64bit-mmio";
+pub(crate) const HYPERV_MMIO: &str = "hyperv-mmio";
+
+/// Every hint id, for tests and documentation.
+#[cfg(test)]
+pub(crate) const ALL_IDS: [&str; 11] = [
+    CPU_PDPE1GB,
+    CPU_PHYS_BITS,
+    OVMF_MMIO64_APERTURE,
+    QEMU_PCI_HOLE64_SIZE,
+    GUEST_PCI_REALLOC,
+    FIRMWARE_ABOVE_4G,
+    SMALLER_BARS,
+    CHECK_PASSTHROUGH,
+    VMWARE_EFI,
+    VMWARE_64BIT_MMIO,
+    HYPERV_MMIO,
+];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hint {
     pub id: &'static str,
     pub text: String,
+    pub side: Side,
+    pub restart: Option<Restart>,
+    /// The change, when it can be said in settings (empty otherwise).
+    pub change: Change,
+    /// The diagnosis the next boot is predicted to show; `None` where the
+    /// model cannot say.
+    pub expect: Option<DiagnosisKind>,
+    pub boots_to_ok: Option<u32>,
 }
 
 const GIB: u64 = 1 << 30;
 
-/// A window size to recommend: twice the need, as a power of two in GiB, so
-/// the guest keeps room for other devices and a later GPU swap.
-pub(crate) fn recommended_window(needed: u64) -> u64 {
+/// What a change on the host takes.
+const HOST_RESTART: &str = "It takes effect when the VM is stopped and started again: Proxmox: Shutdown, then Start (or `qm reboot <vmid>`, which applies pending changes); libvirt: `virsh shutdown` then `virsh start`. A reboot inside the guest keeps the old settings.";
+
+/// A window size to recommend where the model cannot compute one: twice
+/// the need, as a power of two in GiB.
+fn recommended_window(needed: u64) -> u64 {
     needed
         .saturating_mul(2)
         .max(64 * GIB)
@@ -36,25 +73,13 @@ pub(crate) fn recommended_window(needed: u64) -> u64 {
         .unwrap_or(1 << 62)
 }
 
-/// Physical address bits that reach `end` with the window doubled.
-pub(crate) fn recommended_phys_bits(end: u64) -> u32 {
-    let bits = 64 - end.saturating_sub(1).leading_zeros();
-    (bits + 1).clamp(40, 52)
+/// Physical address bits that reach `end`.
+fn bits_for(end: u64) -> u32 {
+    64 - end.saturating_sub(1).leading_zeros()
 }
 
-pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
+pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<Hint> {
     let mut out = Vec::new();
-    let platform = ev.firmware.platform();
-    let fw = ev.firmware.kind();
-    let needed = d.needed_bytes;
-    let win = d
-        .window_bytes
-        .map(human)
-        .unwrap_or_else(|| "unknown".into());
-    let qemu_like = matches!(platform, Platform::Qemu | Platform::Unknown);
-    let ovmf_like = matches!(fw, FirmwareKind::Ovmf | FirmwareKind::Unknown);
-    let metal_like = matches!(platform, Platform::BareMetal | Platform::Unknown);
-
     if d.missing > 0 {
         out.push(Hint {
             id: CHECK_PASSTHROUGH,
@@ -66,98 +91,52 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
                 ev.gpus.len(),
                 d.missing
             ),
+            side: Side::Host,
+            restart: Some(Restart::Vm),
+            change: Change::default(),
+            expect: None,
+            boots_to_ok: None,
         });
     }
-
+    let space_problem = matches!(
+        d.kind,
+        DiagnosisKind::FirmwareLeftUnassigned
+            | DiagnosisKind::WindowTooSmall
+            | DiagnosisKind::PhysBitsTooSmall
+    );
+    if space_problem {
+        if let Some(m) = model {
+            let ps = m.prescribe();
+            if !ps.is_empty() {
+                // The first says what made the window this small; the
+                // others need not repeat it.
+                out.extend(ps.iter().enumerate().map(|(i, p)| render(d, m, p, i == 0)));
+                return out;
+            }
+        }
+    }
     match d.kind {
         DiagnosisKind::Ok | DiagnosisKind::GpusMissing => {}
         DiagnosisKind::FirmwareLeftUnassigned => {
             if !ev.realloc_active {
-                out.push(realloc_hint(&format!(
-                    "The {win} 64-bit window has room for the {} the GPUs need; the firmware left BARs unassigned, and the guest kernel can place them itself.",
-                    needed.map(human).unwrap_or_default()
-                )));
+                out.push(realloc_hint(
+                    &format!(
+                        "The {} 64-bit window has room for the {} the GPUs need; the firmware left BARs unassigned, and the guest kernel can place them itself.",
+                        d.window_bytes.map(human).unwrap_or_default(),
+                        d.needed_bytes.map(human).unwrap_or_default()
+                    ),
+                    None,
+                ));
             }
         }
-        DiagnosisKind::WindowTooSmall => {
-            let need = needed.unwrap_or(0);
-            let rec = recommended_window(need);
-            let why = format!(
-                "The GPUs need {} of 64-bit prefetchable space; the root bus window is {win}.",
-                human(need)
-            );
-            if qemu_like {
-                out.push(hole64_hint(ev, rec, &why));
-            }
-            if ovmf_like && qemu_like {
-                out.push(ovmf_hint(rec, &why));
-            }
-            if metal_like {
-                out.push(above_4g_hint(need, &why));
-            }
-            if !qemu_like && !metal_like {
-                let how = match platform {
-                    Platform::Vmware => format!(
-                        "VMware: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB = \"{}\"` in the VM's .vmx",
-                        rec / GIB
-                    ),
-                    Platform::HyperV => format!("Hyper-V: `Set-VM -VMName <vm> -HighMemoryMappedIoSpace {}GB`", rec / GIB),
-                    _ => "in the hypervisor's settings for the VM's 64-bit MMIO (PCI hole) size".to_string(),
-                };
-                out.push(Hint {
-                    id: QEMU_PCI_HOLE64_SIZE,
-                    text: format!(
-                        "{why} Give the VM a 64-bit MMIO space of at least {}: {how}.",
-                        human(rec)
-                    ),
-                });
-            }
-        }
-        DiagnosisKind::PhysBitsTooSmall => {
-            let end = d
-                .needed_end
-                .unwrap_or(d.addressable_limit.unwrap_or(1 << 40).saturating_mul(2));
-            let bits = recommended_phys_bits(end);
-            let cpu = if matches!(platform, Platform::BareMetal) {
-                "the CPU"
-            } else {
-                "the vCPU"
-            };
-            let have = ev
-                .phys_bits
-                .map(|b| format!("{b} bits ({})", human(1u64 << b.min(63))))
-                .unwrap_or_else(|| "too few bits".into());
-            let why = match (needed, d.needed_end) {
-                (Some(n), Some(e)) => format!("The GPUs need {} of 64-bit space, reaching {e:#x}; {cpu} addresses {have}.", human(n)),
-                _ => format!("The kernel found part of the 64-bit window not CPU addressable; {cpu} addresses {have}."),
-            };
-            if qemu_like {
-                out.push(Hint {
-                    id: CPU_PHYS_BITS,
-                    text: format!(
-                        "{why} Give the vCPU at least {bits} physical address bits (the host CPU must have them too; `grep -m1 'address sizes' /proc/cpuinfo` on the host). \
-                         Proxmox: `qm set <vmid> --cpu host,phys-bits=host` (or `phys-bits={bits}`); \
-                         libvirt: `<cpu mode='host-passthrough'><maxphysaddr mode='passthrough'/></cpu>`; \
-                         QEMU: `-cpu host,host-phys-bits=on` or `-cpu <model>,phys-bits={bits}`."
-                    ),
-                });
-            }
-            if !qemu_like && !metal_like {
-                out.push(Hint {
-                    id: CPU_PHYS_BITS,
-                    text: format!(
-                        "{why} Give the VM's CPU at least {bits} physical address bits in the hypervisor's CPU configuration (the host CPU must have them too)."
-                    ),
-                });
-            }
-            if metal_like {
-                out.push(above_4g_hint(needed.unwrap_or(0), &why));
-            }
+        DiagnosisKind::WindowTooSmall | DiagnosisKind::PhysBitsTooSmall => {
+            out.extend(unmodelled(ev, d));
         }
         DiagnosisKind::Unknown => {
             // Only in a VM, or where the kernel itself asked for it: on bare
             // metal realloc can make things worse, and without the numbers
             // there is no proof it helps.
+            let platform = ev.firmware.platform();
             let vm = matches!(
                 platform,
                 Platform::Qemu | Platform::Vmware | Platform::HyperV | Platform::OtherVm
@@ -166,68 +145,322 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
                 && d.failed_bars > 0
                 && (vm || (platform == Platform::Unknown && ev.realloc_advised))
             {
-                out.push(realloc_hint(&format!(
-                    "{}. The kernel can release and re-place bridge windows itself; whether that is enough cannot be told from what is known.",
-                    describe(ev, d)
-                )));
+                out.push(realloc_hint(
+                    &format!(
+                        "{}. The kernel can release and re-place bridge windows itself; whether that is enough cannot be told from what is known.",
+                        describe(ev, d)
+                    ),
+                    None,
+                ));
             }
         }
     }
     out
 }
 
-fn realloc_hint(why: &str) -> Hint {
+/// `The GPUs need 256 GiB of 64-bit prefetchable space; the window is 98.5 GiB.`
+fn why(d: &Diagnosis) -> String {
+    format!(
+        "The GPUs need {} of 64-bit prefetchable space; the root bus window is {}.",
+        d.needed_bytes
+            .map(human)
+            .unwrap_or_else(|| "an unknown amount".into()),
+        d.window_bytes
+            .map(human)
+            .unwrap_or_else(|| "unknown".into())
+    )
+}
+
+/// What made the window this small, when the model knows.
+fn cause(m: &Model) -> String {
+    let s = &m.setup;
+    match (&m.boot, s.firmware) {
+        (
+            Some(Boot {
+                origin: OriginKind::OvmfDynamic,
+                width,
+                aperture,
+                ..
+            }),
+            _,
+        ) if *width < s.phys_bits && !s.pdpe1gb => format!(
+            " OVMF made a {} window at {:#x}, the top eighth of 40 address bits: without 1 GiB pages (pdpe1gb) it uses 40 of the vCPU's {} bits.",
+            human(aperture.size()),
+            aperture.start,
+            s.phys_bits
+        ),
+        (
+            Some(Boot {
+                origin: OriginKind::OvmfDynamic,
+                width,
+                aperture,
+                ..
+            }),
+            _,
+        ) => format!(
+            " OVMF made a {} window at {:#x}, the top eighth of the vCPU's {width} address bits.",
+            human(aperture.size()),
+            aperture.start
+        ),
+        (
+            Some(Boot {
+                origin: OriginKind::OvmfClassic,
+                aperture,
+                ..
+            }),
+            _,
+        ) => format!(
+            " OVMF did not trust the vCPU's {} address bits and made its classic {} window at {:#x}.",
+            s.phys_bits,
+            human(aperture.size()),
+            aperture.start
+        ),
+        (Some(b), Firmware::SeaBios { .. }) if b.placed < m.firmware_gpus.len() => format!(
+            " SeaBIOS placed the BARs from {:#x} up, past the {} the vCPU's {} bits address; the kernel cannot use what lies beyond.",
+            b.aperture.start,
+            human(1u64 << s.phys_bits.min(63)),
+            s.phys_bits
+        ),
+        _ => String::new(),
+    }
+}
+
+fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
+    let why = if first {
+        format!("{}{}", why(d), cause(m))
+    } else {
+        why(d)
+    };
+    let effect = if p.effect.is_empty() {
+        String::new()
+    } else {
+        format!(" With it {}.", p.effect)
+    };
+    let c = &p.change;
+    let text = match p.id {
+        CPU_PDPE1GB => format!(
+            "{why} Give the vCPU 1 GiB pages (the pdpe1gb CPU flag).{effect} \
+             Proxmox: Hardware > Processors > Advanced > Extra CPU Flags: pdpe1gb on, or `qm set <vmid> --cpu <your CPU type>,flags=+pdpe1gb` (keep the flags you have; CPU type `host` has it too); \
+             libvirt: `<feature policy='require' name='pdpe1gb'/>` inside `<cpu>`; QEMU: `-cpu <model>,+pdpe1gb`. {HOST_RESTART}"
+        ),
+        CPU_PHYS_BITS => {
+            let bits = c.phys_bits_min.unwrap_or(0);
+            let flag = !c.cpu_flags_add.is_empty();
+            format!(
+                "{why} Give the vCPU at least {bits} physical address bits{}.{effect} The host CPU must have them (`grep -m1 'address sizes' /proc/cpuinfo` on the host). \
+                 Proxmox: `qm set <vmid> --cpu <your CPU type>,phys-bits={bits}{}` (no GUI field; `phys-bits=host` takes the host's; CPU type `host` has {}); \
+                 libvirt: `<maxphysaddr mode='emulate' bits='{bits}'/>`{} inside `<cpu>` (with `mode='host-passthrough'`: `<maxphysaddr mode='passthrough'/>`); \
+                 QEMU: `-cpu <model>,phys-bits={bits}{}`. {HOST_RESTART}",
+                if flag { " and 1 GiB pages (pdpe1gb: OVMF uses no more than 40 bits without them)" } else { "" },
+                if flag { ",flags=+pdpe1gb" } else { "" },
+                if flag { "both" } else { "them" },
+                if flag { " and `<feature policy='require' name='pdpe1gb'/>`" } else { "" },
+                if flag { ",+pdpe1gb" } else { "" },
+            )
+        }
+        OVMF_MMIO64_APERTURE => {
+            let mb = c.fw_cfg.first().map(|(_, v)| v.clone()).unwrap_or_default();
+            let width = m.boot.as_ref().map(|b| b.width).unwrap_or(40);
+            format!(
+                "{why} Set OVMF's 64-bit aperture with `X-PciMmio64Mb={mb}` (MiB).{effect} \
+                 The aperture is placed above RAM at a multiple of its size and must end within the {width} bits OVMF uses, or the firmware hangs before the kernel starts; OVMF before edk2-stable202505 ignores a value smaller than its own window. \
+                 Proxmox: add `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf (root only, no GUI field; `qm set <vmid> --args` replaces the whole line, so keep what is there); \
+                 libvirt: `<qemu:commandline><qemu:arg value='-fw_cfg'/><qemu:arg value='name=opt/ovmf/X-PciMmio64Mb,string={mb}'/></qemu:commandline>` \
+                 (root element with xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'); LXD: `raw.qemu: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
+                 QEMU: `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`. {HOST_RESTART}"
+            )
+        }
+        QEMU_PCI_HOLE64_SIZE => {
+            let (prop, size) = c.qemu_globals.first().cloned().unwrap_or_default();
+            let gib: u64 = size.trim_end_matches('G').parse().unwrap_or(0);
+            let model = if prop.starts_with("i440FX") { "pci-root" } else { "pcie-root" };
+            let then = if m.realloc {
+                "pci=realloc is already active in the guest: its kernel places the BARs there itself"
+            } else {
+                "the firmware still leaves the BARs where it did: after that boot add `pci=realloc` in the guest, whose kernel then places them there"
+            };
+            format!(
+                "{why} Enlarge QEMU's 64-bit PCI hole to {gib} GiB.{effect} Then {then}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. \
+                 Proxmox: add `-global {prop}={size}` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf (root only, no GUI field; `qm set <vmid> --args` replaces the whole line, so keep what is there); \
+                 libvirt: `virsh edit <vm>`, and in the existing `<controller type='pci' index='0' model='{model}'>` add `<pcihole64 unit='KiB'>{}</pcihole64>`; \
+                 QEMU: `-global {prop}={size}`. {HOST_RESTART}",
+                gib << 20
+            )
+        }
+        _ => {
+            let text = format!(
+                "{} The {} 64-bit window has room for the {} the GPUs need; the firmware left BARs unassigned, and the guest kernel can place them itself.",
+                if first { cause(m) } else { String::new() }.trim_start(),
+                d.window_bytes.map(human).unwrap_or_default(),
+                d.needed_bytes.map(human).unwrap_or_default()
+            );
+            return realloc_hint(text.trim_start(), Some(p));
+        }
+    };
+    Hint {
+        id: p.id,
+        text,
+        side: p.side,
+        restart: Some(p.restart),
+        change: p.change.clone(),
+        expect: Some(p.expect),
+        boots_to_ok: Some(p.boots_to_ok),
+    }
+}
+
+fn realloc_hint(why: &str, p: Option<&Prescription>) -> Hint {
     Hint {
         id: GUEST_PCI_REALLOC,
         text: format!(
             "{why} Add `pci=realloc` to the guest kernel command line: Debian/Ubuntu: append it to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub and run `update-grub`; \
-             Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`; or let `gpu-preflight remediate` do it once."
+             Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`; or let `gpu-preflight remediate` do it once. It takes effect at the guest's next boot."
         ),
+        side: Side::Guest,
+        restart: Some(Restart::Reboot),
+        change: Change {
+            kernel_cmdline_add: vec!["pci=realloc"],
+            ..Change::default()
+        },
+        expect: p.map(|p| p.expect),
+        boots_to_ok: p.map(|p| p.boots_to_ok),
     }
 }
 
-fn hole64_hint(ev: &Evidence, rec: u64, why: &str) -> Hint {
-    let g = rec / GIB;
-    let prop = match ev.firmware.qemu_machine() {
-        Some(QemuMachine::I440fx) => "i440FX-pcihost",
-        _ => "q35-pcihost",
+/// A window or address problem where the model has no prediction: from
+/// the diagnosis and the platform alone.
+fn unmodelled(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
+    let mut out = Vec::new();
+    let platform = ev.firmware.platform();
+    let need = d.needed_bytes.unwrap_or(0);
+    let rec = recommended_window(need);
+    let why = why(d);
+    let limit = d.addressable_limit;
+    let past_limit = d.kind == DiagnosisKind::PhysBitsTooSmall
+        || matches!((d.needed_end, limit), (Some(e), Some(l)) if e > l);
+    let plain = |id, text: String, side, restart| Hint {
+        id,
+        text,
+        side,
+        restart,
+        change: Change::default(),
+        expect: None,
+        boots_to_ok: None,
     };
-    Hint {
-        id: QEMU_PCI_HOLE64_SIZE,
-        text: format!(
-            "{why} Enlarge QEMU's 64-bit PCI hole to {g} GiB. Proxmox: add `-global {prop}.pci-hole64-size={g}G` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf (one `args:` line per VM: append to it if there is one); \
-             libvirt: `<controller type='pci' index='0' model='{}'><pcihole64 unit='KiB'>{}</pcihole64></controller>`; \
-             QEMU: `-global {prop}.pci-hole64-size={g}G`. The firmware may still leave BARs unassigned in the larger window: then add `pci=realloc` in the guest too.",
-            if prop == "q35-pcihost" { "pcie-root" } else { "pci-root" },
-            rec / 1024
-        ),
+    match platform {
+        Platform::BareMetal => {
+            if past_limit && limit.is_some_and(|l| need >= l || d.needed_end.is_some_and(|e| e > l)) {
+                out.push(plain(
+                    SMALLER_BARS,
+                    format!(
+                        "{why} The CPU addresses {} ({} bits): no firmware setting places the GPUs' BARs beyond that. \
+                         Make them smaller or fewer: turn \"Resizable BAR\" off in the firmware setup (the GPUs then ask for small BARs), or fit fewer GPUs to this machine.",
+                        human(limit.unwrap_or(0)),
+                        ev.cpu.phys_bits.map(|b| b.to_string()).unwrap_or_else(|| "its".into())
+                    ),
+                    Side::Firmware,
+                    Some(Restart::Reboot),
+                ));
+            } else {
+                let size = match limit {
+                    Some(l) => rec.min(l / 2).max(need.next_power_of_two()),
+                    None => rec,
+                };
+                out.push(plain(
+                    FIRMWARE_ABOVE_4G,
+                    format!(
+                        "{why} In the system firmware setup enable \"Above 4G Decoding\" (and, where offered, set the MMIO high base/size to at least {}); \
+                         enable \"Resizable BAR\" only if the GPUs need it.",
+                        human(size)
+                    ),
+                    Side::Firmware,
+                    Some(Restart::Reboot),
+                ));
+            }
+        }
+        Platform::Vmware => {
+            let legacy = ev
+                .firmware
+                .bios_vendor
+                .as_deref()
+                .is_some_and(|v| v.contains("Phoenix"));
+            if legacy {
+                out.push(plain(
+                    VMWARE_EFI,
+                    format!(
+                        "{why} This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware. \
+                         Power the VM off and set VM Options > Boot Options > Firmware: EFI (the guest's boot loader must be an EFI one: convert the disk to GPT or reinstall the boot loader)."
+                    ),
+                    Side::Host,
+                    Some(Restart::Vm),
+                ));
+            }
+            out.push(plain(
+                VMWARE_64BIT_MMIO,
+                format!(
+                    "{why} With the VM powered off, add in VM Options > Advanced > Configuration Parameters: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB = \"{}\"` (EFI firmware only).",
+                    rec / GIB
+                ),
+                Side::Host,
+                Some(Restart::Vm),
+            ));
+        }
+        Platform::HyperV => out.push(plain(
+            HYPERV_MMIO,
+            format!(
+                "{why} With the VM shut down: `Set-VM -VMName <vm> -HighMemoryMappedIoSpace {}GB` and `Set-VM -VMName <vm> -GuestControlledCacheTypes $true` (both needed for GPUs assigned with DDA).",
+                rec / GIB
+            ),
+            Side::Host,
+            Some(Restart::Vm),
+        )),
+        _ if past_limit => {
+            let bits = d
+                .needed_end
+                .map(|e| bits_for(e).max(41))
+                .unwrap_or(41)
+                .clamp(41, 52);
+            out.push(plain(
+                CPU_PHYS_BITS,
+                format!(
+                    "{why} Give the vCPU at least {bits} physical address bits (the host CPU must have them too; with OVMF also 1 GiB pages, pdpe1gb). \
+                     Proxmox: `qm set <vmid> --cpu <your CPU type>,phys-bits={bits},flags=+pdpe1gb`; libvirt: `<maxphysaddr mode='emulate' bits='{bits}'/>` inside `<cpu>`; \
+                     QEMU: `-cpu <model>,phys-bits={bits},+pdpe1gb`; other hypervisors: the VM's CPU configuration. {HOST_RESTART}"
+                ),
+                Side::Host,
+                Some(Restart::Vm),
+            ));
+        }
+        _ => {
+            // QEMU (or an unknown VM) the model cannot describe: the
+            // window settings, without a prediction.
+            let prop = match ev.firmware.qemu_machine() {
+                Some(QemuMachine::I440fx) => "i440FX-pcihost",
+                _ => "q35-pcihost",
+            };
+            let g = rec / GIB;
+            let mb = rec >> 20;
+            out.push(plain(
+                OVMF_MMIO64_APERTURE,
+                format!(
+                    "{why} With OVMF, set its 64-bit aperture (it must end within the address bits OVMF uses, or the firmware hangs): Proxmox `args: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
+                     libvirt `<qemu:commandline>` with `-fw_cfg` `name=opt/ovmf/X-PciMmio64Mb,string={mb}`; QEMU `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`. {HOST_RESTART}"
+                ),
+                Side::Host,
+                Some(Restart::Vm),
+            ));
+            out.push(plain(
+                QEMU_PCI_HOLE64_SIZE,
+                format!(
+                    "{why} Enlarge QEMU's 64-bit PCI hole to {g} GiB (`-global {prop}.pci-hole64-size={g}G`, Proxmox `args:` line, libvirt `<pcihole64 unit='KiB'>{}</pcihole64>` on the root controller){}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. {HOST_RESTART}",
+                    rec / 1024,
+                    if ev.realloc_active { "" } else { "; the guest then needs `pci=realloc`" }
+                ),
+                Side::Host,
+                Some(Restart::Vm),
+            ));
+        }
     }
-}
-
-fn ovmf_hint(rec: u64, why: &str) -> Hint {
-    let mb = rec >> 20;
-    Hint {
-        id: OVMF_MMIO64_APERTURE,
-        text: format!(
-            "{why} OVMF sizes its own 64-bit MMIO aperture; set it to {} so the firmware places every BAR. \
-             Proxmox: add `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf; \
-             libvirt: `<qemu:commandline><qemu:arg value='-fw_cfg'/><qemu:arg value='name=opt/ovmf/X-PciMmio64Mb,string={mb}'/></qemu:commandline>` \
-             (root element with xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'); LXD: `raw.qemu: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
-             QEMU: `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`.",
-            human(rec)
-        ),
-    }
-}
-
-fn above_4g_hint(need: u64, why: &str) -> Hint {
-    Hint {
-        id: FIRMWARE_ABOVE_4G,
-        text: format!(
-            "{why} In the system firmware setup enable \"Above 4G Decoding\" (and, where offered, set the MMIO high base/size to at least {}); \
-             enable \"Resizable BAR\" only if the GPUs need it.",
-            human(recommended_window(need))
-        ),
-    }
+    out
 }
 
 #[cfg(test)]
@@ -239,9 +472,87 @@ mod tests {
         assert_eq!(recommended_window(256 * GIB), 512 * GIB);
         assert_eq!(recommended_window(1), 64 * GIB);
         assert_eq!(recommended_window(1000 * GIB), 2048 * GIB);
-        // 1.125 TiB needs 41 bits; one more leaves room to grow.
-        assert_eq!(recommended_phys_bits(0x120_0000_0000), 42);
-        assert_eq!(recommended_phys_bits(1 << 41), 42);
-        assert_eq!(recommended_phys_bits(5), 40);
+        assert_eq!(bits_for(0x120_0000_0000), 41);
+        assert_eq!(bits_for(1 << 41), 41);
+    }
+
+    fn metal(phys_bits: u32, gpus: usize) -> Evidence {
+        use crate::evidence::{Gpu, Window, WindowSource};
+        use crate::model::bar::{Bar, BarState, SizeSource};
+        use crate::model::pci::PciAddress;
+        use crate::model::platform::{Cpu, Firmware};
+        use crate::model::range::Range;
+        let gpus = (0..gpus)
+            .map(|n| Gpu {
+                addr: PciAddress {
+                    domain: 0,
+                    bus: n as u8 + 1,
+                    device: 0,
+                    function: 0,
+                },
+                vendor: 0x10de,
+                device: 0x2330,
+                class: 0x030200,
+                bars: vec![Bar {
+                    index: 1,
+                    state: if n == 0 {
+                        BarState::Unassigned
+                    } else {
+                        BarState::Assigned
+                    },
+                    io: false,
+                    mem64: true,
+                    prefetchable: true,
+                    start: None,
+                    size: Some(128 * GIB),
+                    size_source: Some(SizeSource::Sysfs),
+                }],
+                upstream: vec![],
+                root_bus: None,
+                ids_known: true,
+            })
+            .collect();
+        Evidence {
+            gpus,
+            windows: vec![Window {
+                range: Range::new(0x20_0000_0000, 0xff_ffff_ffff),
+                source: WindowSource::Iomem,
+                bus: None,
+            }],
+            windows_known: true,
+            cpu: Cpu {
+                phys_bits: Some(phys_bits),
+                ..Cpu::default()
+            },
+            firmware: Firmware {
+                bios_vendor: Some("American Megatrends International, LLC.".into()),
+                sys_vendor: Some("Supermicro".into()),
+                ..Firmware::default()
+            },
+            ..Evidence::default()
+        }
+    }
+
+    #[test]
+    fn bare_metal_past_the_cpus_reach_is_told_to_shrink_not_to_grow() {
+        let ev = metal(40, 8);
+        let d = crate::decide::diagnosis::diagnose(&ev);
+        let h = hints(&ev, &d, None);
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!((h[0].id, h[0].side), (SMALLER_BARS, Side::Firmware));
+        assert!(h[0].text.contains("Resizable BAR"), "{}", h[0].text);
+        assert!(!h[0].text.contains("2 TiB"), "{}", h[0].text);
+        // With the bits to reach it, the firmware's window is the fix.
+        let ev = metal(46, 8);
+        let d = crate::decide::diagnosis::diagnose(&ev);
+        assert_eq!(hints(&ev, &d, None)[0].id, FIRMWARE_ABOVE_4G);
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        let mut ids = ALL_IDS.to_vec();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), ALL_IDS.len());
     }
 }

@@ -3,6 +3,8 @@
 //! (`summary`), and what to change (`hints`).
 
 pub(crate) mod diagnosis;
+pub(crate) mod firmware;
 pub(crate) mod hints;
+pub(crate) mod prescribe;
 pub(crate) mod sizing;
 pub(crate) mod summary;

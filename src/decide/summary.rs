@@ -32,7 +32,7 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
             "{unassigned}: the GPUs need {need} of 64-bit space, which from the window start would end at {:#x}, past the {} the CPU can address{}",
             d.needed_end.unwrap_or(0),
             human(d.addressable_limit.unwrap_or(0)),
-            ev.phys_bits
+            ev.cpu.phys_bits
                 .map(|b| format!(" ({b} physical address bits)"))
                 .unwrap_or_default()
         ),

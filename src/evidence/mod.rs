@@ -10,7 +10,7 @@ pub(crate) mod text;
 
 use crate::model::bar::{Bar, BridgeWindow};
 use crate::model::pci::{PciAddress, RootBus};
-use crate::model::platform::Firmware;
+use crate::model::platform::{Cpu, Firmware};
 use crate::model::range::Range;
 use serde::Serialize;
 
@@ -80,7 +80,13 @@ pub(crate) struct Evidence {
     /// `root bus resource` lines): an empty `windows` then means there is
     /// no 64-bit window at all, not that we do not know.
     pub windows_known: bool,
-    pub phys_bits: Option<u32>,
+    /// Address bits, vendor and flags of the (v)CPU.
+    pub cpu: Cpu,
+    /// Where RAM ends (exclusive): the firmware places its window above it.
+    pub ram_end: Option<u64>,
+    /// Root ports with no GPU below them: OVMF pads each with part of its
+    /// window for hot-plug.
+    pub empty_root_ports: usize,
     /// Lowest address the kernel called "not CPU addressable".
     pub unaddressable_from: Option<u64>,
     pub realloc_active: bool,

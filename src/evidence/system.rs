@@ -90,7 +90,14 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         Some(w) => (as_windows(&w, WindowSource::Iomem), true),
         None => (facts.evidence_windows(), facts.windows_known),
     };
-    let phys_bits = system::phys_bits(&src.root, &mut warnings);
+    let cpu = system::cpu(&src.root, &mut warnings);
+    // Root ports (bridges on a root bus) with no selected GPU below them.
+    let empty_root_ports = scan
+        .functions
+        .iter()
+        .filter(|f| f.is_bridge() && f.upstream.is_empty())
+        .filter(|p| !gpus.iter().any(|g| g.upstream.last() == Some(&p.addr)))
+        .count();
 
     let mut above: Vec<_> = gpus
         .iter()
@@ -108,7 +115,9 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         expected: src.expect,
         windows,
         windows_known,
-        phys_bits,
+        cpu,
+        ram_end: system::ram_end(&src.root),
+        empty_root_ports,
         unaddressable_from: facts.unaddressable_from,
         realloc_active,
         realloc_advised: facts.realloc_advised,

@@ -280,7 +280,9 @@ pub(crate) fn gather(
         expected: expect,
         windows: facts.evidence_windows(),
         windows_known: facts.windows_known,
-        phys_bits: None,
+        cpu: Default::default(),
+        ram_end: None,
+        empty_root_ports: 0,
         unaddressable_from: facts.unaddressable_from,
         // The command line if the log kept it; a realloc retry shows the
         // kernel reallocated whatever the command line said.

@@ -58,6 +58,30 @@ pub(crate) enum QemuMachine {
     I440fx,
 }
 
+/// Whose CPU the (v)CPU says it is: the firmware trusts a 40-bit address
+/// width from an AMD CPU only (docs/firmware-window.md, "The address
+/// width"). Under KVM a named QEMU model reports the host's vendor; under
+/// TCG `qemu64` reports AMD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum CpuVendor {
+    Amd,
+    Intel,
+    Other,
+}
+
+/// What the (v)CPU tells the firmware about addressing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Cpu {
+    /// Physical address bits (`address sizes` in /proc/cpuinfo).
+    pub phys_bits: Option<u32>,
+    pub vendor: Option<CpuVendor>,
+    /// 1 GiB pages (`pdpe1gb`): without them OVMF limits itself to 40 bits.
+    pub pdpe1gb: Option<bool>,
+    /// The `hypervisor` flag: a virtual machine, whatever DMI says.
+    pub hypervisor: Option<bool>,
+}
+
 /// The DMI strings that say which firmware and which machine.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Firmware {

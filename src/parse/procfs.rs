@@ -2,6 +2,7 @@
 //! offered, and the CPU's physical address bits.
 
 use crate::model::pci::RootBus;
+use crate::model::platform::{Cpu, CpuVendor};
 use crate::model::range::Range;
 use crate::parse::address::root_bus;
 use procfs_core::FromBufRead;
@@ -31,15 +32,48 @@ pub(crate) fn iomem_root_windows(text: &str) -> Result<Option<Vec<RootWindow>>, 
     ))
 }
 
-/// `address sizes : 46 bits physical, 48 bits virtual`.
-pub(crate) fn cpuinfo_phys_bits(text: &str) -> Option<u32> {
+/// The end (exclusive) of the highest `System RAM` range: where the
+/// firmware starts looking for room for its 64-bit window. `None` when the
+/// addresses read as zero (an unprivileged reader) or there is no RAM line.
+pub(crate) fn iomem_ram_end(text: &str) -> Option<u64> {
+    let iomem = procfs_core::Iomem::from_buf_read(text.as_bytes()).ok()?;
+    iomem
+        .0
+        .iter()
+        .filter(|(indent, m)| *indent == 0 && m.name == "System RAM" && m.address.1 > 0)
+        .map(|(_, m)| m.address.1.saturating_add(1))
+        .max()
+}
+
+/// The first processor's `address sizes`, `vendor_id` and flags.
+pub(crate) fn cpuinfo(text: &str) -> Cpu {
+    let mut cpu = Cpu::default();
     if !text.contains("processor") {
-        return None;
+        return cpu;
     }
-    let info = procfs_core::CpuInfo::from_buf_read(text.as_bytes()).ok()?;
-    let field = info.get_field(0, "address sizes")?;
-    let bits: u32 = field.split_whitespace().next()?.parse().ok()?;
-    (1..=64).contains(&bits).then_some(bits)
+    let Ok(info) = procfs_core::CpuInfo::from_buf_read(text.as_bytes()) else {
+        return cpu;
+    };
+    cpu.phys_bits = info
+        .get_field(0, "address sizes")
+        .and_then(|f| f.split_whitespace().next()?.parse().ok())
+        .filter(|b| (1..=64).contains(b));
+    cpu.vendor = info.get_field(0, "vendor_id").map(|v| match v.trim() {
+        "AuthenticAMD" | "HygonGenuine" => CpuVendor::Amd,
+        "GenuineIntel" => CpuVendor::Intel,
+        _ => CpuVendor::Other,
+    });
+    if let Some(flags) = info.get_field(0, "flags") {
+        let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+        cpu.pdpe1gb = Some(has("pdpe1gb"));
+        cpu.hypervisor = Some(has("hypervisor"));
+    }
+    cpu
+}
+
+#[cfg(test)]
+fn cpuinfo_phys_bits(text: &str) -> Option<u32> {
+    cpuinfo(text).phys_bits
 }
 
 #[cfg(test)]
@@ -73,6 +107,29 @@ e000000000-f89fffffff : PCI Bus 0000:00
     }
 
     #[test]
+    fn ram_end_from_iomem() {
+        let t = "00001000-0009ffff : System RAM\n00100000-7fffffff : System RAM\n  01000000-01ffffff : Kernel code\n100000000-27fffffff : System RAM\ne000000000-f89fffffff : PCI Bus 0000:00\n";
+        assert_eq!(iomem_ram_end(t), Some(0x2_8000_0000));
+        assert_eq!(iomem_ram_end("00000000-00000000 : System RAM\n"), None);
+        assert_eq!(iomem_ram_end(IOMEM), Some(0xa_0000));
+    }
+
+    #[test]
+    fn cpu_vendor_and_flags() {
+        let t = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu pse pdpe1gb lm hypervisor\naddress sizes\t: 46 bits physical, 48 bits virtual\n";
+        let c = cpuinfo(t);
+        assert_eq!(c.phys_bits, Some(46));
+        assert_eq!(c.vendor, Some(CpuVendor::Amd));
+        assert_eq!((c.pdpe1gb, c.hypervisor), (Some(true), Some(true)));
+        let c = cpuinfo("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\n");
+        assert_eq!(
+            (c.vendor, c.pdpe1gb, c.phys_bits),
+            (Some(CpuVendor::Intel), Some(false), None)
+        );
+        assert_eq!(cpuinfo("garbage"), Cpu::default());
+    }
+
+    #[test]
     fn phys_bits_from_cpuinfo() {
         let t = "processor\t: 0\nvendor_id\t: AuthenticAMD\naddress sizes\t: 40 bits physical, 48 bits virtual\n\nprocessor\t: 1\naddress sizes\t: 40 bits physical, 48 bits virtual\n";
         assert_eq!(cpuinfo_phys_bits(t), Some(40));
@@ -94,10 +151,12 @@ mod proptests {
         #[test]
         fn iomem_and_cpuinfo_parsers_never_panic(text in "\\PC{0,300}", bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
             let _ = iomem_root_windows(&text);
-            let _ = cpuinfo_phys_bits(&text);
+            let _ = iomem_ram_end(&text);
+            let _ = cpuinfo(&text);
             let lossy = String::from_utf8_lossy(&bytes);
             let _ = iomem_root_windows(&lossy);
-            let _ = cpuinfo_phys_bits(&lossy);
+            let _ = iomem_ram_end(&lossy);
+            let _ = cpuinfo(&lossy);
         }
 
         #[test]

@@ -3,7 +3,7 @@
 //! line and the firmware (`/sys/class/dmi/id`). Each reader turns a problem
 //! into a warning and an unknown value.
 
-use crate::model::platform::Firmware;
+use crate::model::platform::{Cpu, Firmware};
 use crate::parse::procfs::{self, RootWindow};
 use crate::read::root::Root;
 
@@ -22,21 +22,29 @@ pub(crate) fn root_windows(root: &Root, warnings: &mut Vec<String>) -> Option<Ve
     }
 }
 
-pub(crate) fn phys_bits(root: &Root, warnings: &mut Vec<String>) -> Option<u32> {
+/// The end of RAM, from iomem (`None` without real addresses).
+pub(crate) fn ram_end(root: &Root) -> Option<u64> {
+    root.read_text("proc/iomem")
+        .ok()
+        .and_then(|t| procfs::iomem_ram_end(&t))
+}
+
+/// The CPU as `/proc/cpuinfo` shows it: address bits, vendor, flags.
+pub(crate) fn cpu(root: &Root, warnings: &mut Vec<String>) -> Cpu {
     match root.read_text("proc/cpuinfo") {
         Ok(t) => {
-            let b = procfs::cpuinfo_phys_bits(&t);
-            if b.is_none() {
+            let c = procfs::cpuinfo(&t);
+            if c.phys_bits.is_none() {
                 warnings.push(format!(
                     "{}: no \"address sizes\" line, physical address bits unknown",
                     root.join("proc/cpuinfo").display()
                 ));
             }
-            b
+            c
         }
         Err(e) => {
             warnings.push(e);
-            None
+            Cpu::default()
         }
     }
 }

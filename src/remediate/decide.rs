@@ -1,7 +1,7 @@
 //! What the report and the record call for: a pure function of both, so
 //! every branch is tested without a system.
 
-use crate::decide::hints::GUEST_PCI_REALLOC;
+use crate::decide::prescribe::GUEST_PCI_REALLOC;
 use crate::remediate::state::State;
 use crate::report::{Report, Verdict};
 

@@ -8,7 +8,7 @@ use super::grub_d::{header, FRAGMENT, FRAGMENT_TEXT};
 use super::state::{load_state, State};
 use super::*;
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::hints::GUEST_PCI_REALLOC as REALLOC_HINT;
+use crate::decide::prescribe::GUEST_PCI_REALLOC as REALLOC_HINT;
 use crate::evidence::system::{gather, SystemSource};
 use crate::report::{HintReport, Mode, Verdict};
 use std::fs;
@@ -46,6 +46,11 @@ fn with(mut r: Report, verdict: Verdict, realloc: bool, hints: &[&'static str]) 
         .map(|id| HintReport {
             id,
             text: format!("do {id}"),
+            side: crate::decide::prescribe::Side::Host,
+            restart: None,
+            change: Default::default(),
+            expect: None,
+            boots_to_ok: None,
         })
         .collect();
     r

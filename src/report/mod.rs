@@ -12,6 +12,7 @@ pub(crate) mod text;
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
 use crate::decide::hints::Hint;
+use crate::decide::prescribe::{self, Change, Restart, Side, WindowOrigin};
 use crate::decide::summary::describe;
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
@@ -121,6 +122,8 @@ pub(crate) struct Capacity {
     /// The highest address + 1 the needed space would reach if packed into
     /// the first 64-bit window (what the CPU must be able to address).
     pub needed_end: Option<u64>,
+    /// How the window came to be, and the numbers that say so.
+    pub window_origin: WindowOrigin,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,6 +156,18 @@ pub(crate) struct BridgeWindowReport {
 pub(crate) struct HintReport {
     pub id: &'static str,
     pub text: String,
+    /// Where the change is made: `host`, `guest` or `firmware`.
+    pub side: Side,
+    /// What must happen for it to take effect: `vm` (stop and start the
+    /// VM), `reboot`, or null.
+    pub restart: Option<Restart>,
+    /// The change in settings; absent keys: no change.
+    pub change: Change,
+    /// The diagnosis the next boot is predicted to show, or null.
+    pub expect: Option<DiagnosisKind>,
+    /// Boots after this one until every GPU is placed, following the
+    /// hints, or null.
+    pub boots_to_ok: Option<u32>,
 }
 
 impl Report {
@@ -170,8 +185,10 @@ pub(crate) fn conclude(
     warnings: Vec<String>,
 ) -> Report {
     let d = crate::decide::diagnosis::diagnose(ev);
-    let h = crate::decide::hints::hints(ev, &d);
-    build(started, mode, ev, &d, &h, warnings)
+    let model = prescribe::infer(ev);
+    let h = crate::decide::hints::hints(ev, &d, model.as_ref());
+    let origin = prescribe::origin(ev, model.as_ref());
+    build(started, mode, ev, &d, &h, origin, warnings)
 }
 
 /// Assembles the report from the evidence and what was concluded from it.
@@ -181,6 +198,7 @@ fn build(
     ev: &Evidence,
     d: &Diagnosis,
     hints: &[Hint],
+    window_origin: WindowOrigin,
     warnings: Vec<String>,
 ) -> Report {
     let gpus: Vec<GpuReport> = ev
@@ -276,8 +294,9 @@ fn build(
                     counted: d.counted_windows.contains(&w.range),
                 })
                 .collect(),
-            phys_bits: ev.phys_bits,
+            phys_bits: ev.cpu.phys_bits,
             needed_end: d.needed_end,
+            window_origin,
         },
         bridges: ev
             .bridges
@@ -300,6 +319,11 @@ fn build(
             .map(|h| HintReport {
                 id: h.id,
                 text: h.text.clone(),
+                side: h.side,
+                restart: h.restart,
+                change: h.change.clone(),
+                expect: h.expect,
+                boots_to_ok: h.boots_to_ok,
             })
             .collect(),
         warnings,

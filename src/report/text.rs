@@ -106,6 +106,9 @@ pub(crate) fn render(r: &Report) -> String {
             format!(" = {}", windows.join(" + "))
         }
     );
+    if let Some(o) = origin_line(&c.window_origin) {
+        let _ = writeln!(s, "  origin:   {o}");
+    }
     let _ = writeln!(
         s,
         "  cpu:      {}",
@@ -142,4 +145,35 @@ pub(crate) fn render(r: &Report) -> String {
         let _ = writeln!(s, "warning: {w}");
     }
     s
+}
+
+/// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
+/// bits (edk2-stable202211 rules)`; `None` when nothing is known.
+fn origin_line(o: &crate::decide::prescribe::WindowOrigin) -> Option<String> {
+    use crate::decide::firmware::OriginKind as K;
+    let what = match o.kind {
+        K::OvmfDynamic => "OVMF's window, the top eighth of its address width",
+        K::OvmfClassic => "OVMF's classic window above RAM (it did not trust the vCPU's width)",
+        K::OvmfMmio64 => "OVMF's window of the size X-PciMmio64Mb gives",
+        K::SeabiosAboveRam => "SeaBIOS placed the BARs right above RAM",
+        K::SeabiosTop => "SeaBIOS placed the BARs at the top of the address space",
+        K::BareMetal | K::Hypervisor | K::Unknown => return None,
+    };
+    let mut s = what.to_string();
+    if let (Some(start), Some(size)) = (o.aperture_start, o.aperture_bytes) {
+        s.push_str(&format!(": {} at {start:#x}", human(size)));
+    }
+    if let Some(w) = o.firmware_width_bits {
+        s.push_str(&format!(", {w} address bits"));
+    }
+    if let Some(h) = o.hole64_bytes {
+        s.push_str(&format!(", QEMU's hole {}", human(h)));
+    }
+    if let Some(r) = o.rules {
+        s.push_str(&format!(" ({r})"));
+    }
+    if o.model_agrees == Some(false) {
+        s.push_str("; the model does not reproduce this window: its predictions are estimates");
+    }
+    Some(s)
 }

@@ -1,0 +1,764 @@
+//! Prescriptions: for a QEMU guest, the configuration it runs with (as far
+//! as the evidence shows it), and every change that the firmware model
+//! (`firmware`) predicts will make the GPUs fit, smallest first.
+//!
+//! Each candidate change is applied to the setup and the next boot is
+//! predicted: does QEMU start, does the firmware come up, how many GPUs
+//! does it place, and can the guest kernel place the rest. A candidate that
+//! would stop the VM from starting, or would not end in every GPU placed,
+//! is dropped. What remains is ordered by the boots it takes, then by how
+//! many settings change, then a CPU flag before the address width before a
+//! window size before a change in the guest.
+
+use crate::decide::diagnosis::DiagnosisKind;
+use crate::decide::firmware::{
+    Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, OvmfRules, Setup, QEMU_DEFAULT_PHYS_BITS,
+};
+use crate::decide::sizing::{align_up, bridge_window, fits, max_align, packed_size, Block};
+use crate::evidence::Evidence;
+use crate::model::platform::{CpuVendor, FirmwareKind, Platform, QemuMachine};
+use crate::model::range::Range;
+use serde::{Serialize, Serializer};
+
+const GIB: u64 = 1 << 30;
+
+/// Where a change is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Side {
+    /// The hypervisor's configuration of the VM.
+    Host,
+    /// The guest operating system.
+    Guest,
+    /// The machine's own firmware setup (bare metal).
+    Firmware,
+}
+
+/// What must happen for a change to take effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Restart {
+    /// Stop the VM and start it again: a new QEMU process. A reboot inside
+    /// the guest keeps the old one.
+    Vm,
+    /// Reboot the machine (or guest).
+    Reboot,
+}
+
+/// A change, machine-readable: what the QEMU suite applies to the next
+/// boot. Empty parts are left out of the JSON.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Change {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cpu_flags_add: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phys_bits_min: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
+    pub qemu_globals: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
+    pub fw_cfg: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_cmdline_add: Vec<&'static str>,
+}
+
+fn as_map<S: Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(v.iter().map(|(k, v)| (k, v)))
+}
+
+impl Change {
+    /// How many settings it touches.
+    fn count(&self) -> usize {
+        self.cpu_flags_add.len()
+            + usize::from(self.phys_bits_min.is_some())
+            + self.qemu_globals.len()
+            + self.fw_cfg.len()
+            + self.kernel_cmdline_add.len()
+    }
+}
+
+/// A change the model predicts helps, with what the next boot will show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prescription {
+    pub id: &'static str,
+    pub side: Side,
+    pub restart: Restart,
+    pub change: Change,
+    /// The diagnosis the next boot will show.
+    pub expect: DiagnosisKind,
+    /// Boots after this one until every GPU is placed, following the
+    /// prescriptions (2 for a window the guest must then use with
+    /// `pci=realloc`).
+    pub boots_to_ok: u32,
+    /// What the change does, in numbers, for the hint's text.
+    pub effect: String,
+}
+
+pub(crate) const CPU_PDPE1GB: &str = "cpu-pdpe1gb";
+pub(crate) const CPU_PHYS_BITS: &str = "cpu-phys-bits";
+pub(crate) const OVMF_MMIO64_APERTURE: &str = "ovmf-mmio64-aperture";
+pub(crate) const QEMU_PCI_HOLE64_SIZE: &str = "qemu-pci-hole64-size";
+pub(crate) const GUEST_PCI_REALLOC: &str = "guest-pci-realloc";
+
+/// The guest as the model sees it: its setup, its GPUs as the firmware and
+/// the kernel place them, and what had to be assumed.
+#[derive(Debug, Clone)]
+pub(crate) struct Model {
+    pub setup: Setup,
+    pub firmware_gpus: Vec<GpuBars>,
+    /// Each GPU's window as the kernel sizes it, in port order.
+    pub kernel_gpus: Vec<Block>,
+    pub realloc: bool,
+    /// Facts not in the evidence, taken at a default.
+    pub assumed: Vec<&'static str>,
+    /// The boot predicted for the setup as inferred.
+    pub boot: Option<Boot>,
+    /// That prediction matches the window the guest was given.
+    pub agrees: bool,
+}
+
+/// The outcome of one predicted boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Predicted {
+    pub kind: DiagnosisKind,
+    /// GPUs left with an unassigned 64-bit BAR.
+    pub unassigned: usize,
+}
+
+impl Model {
+    /// A model of a known setup (`plan`, tests): nothing assumed, no
+    /// observation to agree with. `None` when a GPU's window overflows.
+    pub(crate) fn new(setup: Setup, firmware_gpus: Vec<GpuBars>, realloc: bool) -> Option<Model> {
+        let kernel_gpus = firmware_gpus
+            .iter()
+            .map(|g| kernel_window(&g.bars))
+            .collect::<Option<Vec<_>>>()?;
+        let boot = setup.boot(&firmware_gpus).ok();
+        Some(Model {
+            setup,
+            firmware_gpus,
+            kernel_gpus,
+            realloc,
+            assumed: Vec::new(),
+            boot,
+            agrees: true,
+        })
+    }
+
+    /// The next boot with `setup` and realloc as given.
+    pub(crate) fn predict(&self, setup: &Setup, realloc: bool) -> Result<Predicted, NoBoot> {
+        let boot = setup.boot(&self.firmware_gpus)?;
+        let n = self.kernel_gpus.len();
+        if boot.placed >= n {
+            return Ok(Predicted {
+                kind: DiagnosisKind::Ok,
+                unassigned: 0,
+            });
+        }
+        let Some(crs) = boot.crs else {
+            return Ok(Predicted {
+                kind: DiagnosisKind::PhysBitsTooSmall,
+                unassigned: n - boot.placed,
+            });
+        };
+        let kernel_fits = fits(&self.kernel_gpus, &[crs]);
+        if realloc && kernel_fits {
+            return Ok(Predicted {
+                kind: DiagnosisKind::Ok,
+                unassigned: 0,
+            });
+        }
+        let kernel_k = (0..=n)
+            .rev()
+            .find(|k| fits(&self.kernel_gpus[..*k], &[crs]))
+            .unwrap_or(0);
+        let unassigned = n - if realloc {
+            kernel_k.max(boot.placed)
+        } else {
+            boot.placed
+        };
+        let limit = 1u64.checked_shl(setup.phys_bits).unwrap_or(u64::MAX);
+        let needed_end = align_up(crs.start, max_align(&self.kernel_gpus))
+            .and_then(|s| s.checked_add(packed_size(&self.kernel_gpus)?));
+        let kind = if needed_end.is_none_or(|e| e > limit) {
+            DiagnosisKind::PhysBitsTooSmall
+        } else if kernel_fits {
+            DiagnosisKind::FirmwareLeftUnassigned
+        } else {
+            DiagnosisKind::WindowTooSmall
+        };
+        Ok(Predicted { kind, unassigned })
+    }
+
+    /// Every change predicted to end with all GPUs placed, best first.
+    pub(crate) fn prescribe(&self) -> Vec<Prescription> {
+        let mut out: Vec<(usize, Prescription)> = Vec::new();
+        let s = &self.setup;
+        let ovmf = matches!(s.firmware, Firmware::Ovmf(_));
+        let mut consider = |rank: usize,
+                            id: &'static str,
+                            change: Change,
+                            next: Setup,
+                            realloc: bool,
+                            effect: String| {
+            let Ok(p) = self.predict(&next, realloc) else {
+                return;
+            };
+            let boots = match p.kind {
+                DiagnosisKind::Ok => 1,
+                // The window is right; the guest kernel then places the
+                // rest with pci=realloc.
+                DiagnosisKind::FirmwareLeftUnassigned
+                    if !realloc
+                        && self
+                            .predict(&next, true)
+                            .is_ok_and(|q| q.kind == DiagnosisKind::Ok) =>
+                {
+                    2
+                }
+                _ => return,
+            };
+            let (side, restart) = if change.kernel_cmdline_add.is_empty() {
+                (Side::Host, Restart::Vm)
+            } else {
+                (Side::Guest, Restart::Reboot)
+            };
+            out.push((
+                rank,
+                Prescription {
+                    id,
+                    side,
+                    restart,
+                    change,
+                    expect: p.kind,
+                    boots_to_ok: boots,
+                    effect,
+                },
+            ));
+        };
+
+        // A CPU flag: 1 GiB pages let OVMF use the vCPU's width.
+        if ovmf && !s.pdpe1gb {
+            let next = Setup {
+                pdpe1gb: true,
+                ..s.clone()
+            };
+            let effect = window_effect(&next, &self.firmware_gpus);
+            consider(
+                0,
+                CPU_PDPE1GB,
+                Change {
+                    cpu_flags_add: vec!["pdpe1gb"],
+                    ..Change::default()
+                },
+                next,
+                self.realloc,
+                effect,
+            );
+        }
+        // The address width, the least that works (with the flag where
+        // OVMF needs it too).
+        for with_flag in [false, true] {
+            if with_flag && (!ovmf || s.pdpe1gb) {
+                continue;
+            }
+            for bits in (s.phys_bits + 1)..=46 {
+                let next = Setup {
+                    phys_bits: bits,
+                    pdpe1gb: s.pdpe1gb || with_flag,
+                    ..s.clone()
+                };
+                if self
+                    .predict(&next, self.realloc)
+                    .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
+                {
+                    let effect = window_effect(&next, &self.firmware_gpus);
+                    consider(
+                        1,
+                        CPU_PHYS_BITS,
+                        Change {
+                            cpu_flags_add: if with_flag { vec!["pdpe1gb"] } else { vec![] },
+                            phys_bits_min: Some(bits),
+                            ..Change::default()
+                        },
+                        next,
+                        self.realloc,
+                        effect,
+                    );
+                    break;
+                }
+            }
+        }
+        // OVMF's aperture, the smallest power of two that places them all.
+        if ovmf {
+            for shift in 35..=44 {
+                let size = 1u64 << shift;
+                let next = Setup {
+                    mmio64: Some(size),
+                    ..s.clone()
+                };
+                let boot = next.boot(&self.firmware_gpus);
+                if boot.as_ref().is_ok_and(|b| {
+                    b.origin == OriginKind::OvmfMmio64 && b.placed == self.firmware_gpus.len()
+                }) {
+                    let effect = window_effect(&next, &self.firmware_gpus);
+                    consider(
+                        2,
+                        OVMF_MMIO64_APERTURE,
+                        Change {
+                            fw_cfg: vec![(
+                                "opt/ovmf/X-PciMmio64Mb".into(),
+                                (size >> 20).to_string(),
+                            )],
+                            ..Change::default()
+                        },
+                        next,
+                        self.realloc,
+                        effect,
+                    );
+                    break;
+                }
+            }
+        }
+        // QEMU's hole: the window the guest kernel may use, which it fills
+        // itself with pci=realloc. The least power of two that works.
+        let prop = match s.machine {
+            Machine::Q35 => "q35-pcihost.pci-hole64-size",
+            Machine::I440fx => "i440FX-pcihost.pci-hole64-size",
+        };
+        // Only when the kernel's window is what falls short (with the window
+        // it has, pci=realloc alone is the step), and with half the hole to
+        // spare: the kernel also places hot-plug windows and other devices
+        // there.
+        let window_short = !self
+            .predict(s, true)
+            .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
+        for shift in 36..=46 {
+            let size = 1u64 << shift;
+            if !window_short
+                || s.hole64.is_some_and(|h| h >= size)
+                || size <= s.machine.default_hole64()
+            {
+                continue;
+            }
+            let half = Setup {
+                hole64: Some(size / 2),
+                ..s.clone()
+            };
+            let next = Setup {
+                hole64: Some(size),
+                ..s.clone()
+            };
+            let works = self
+                .predict(&half, true)
+                .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
+                && self
+                    .predict(&next, true)
+                    .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
+            if works {
+                let effect = match next.boot(&self.firmware_gpus) {
+                    Ok(Boot { crs: Some(c), .. }) => format!(
+                        "the guest kernel is offered {:#x}-{:#x} ({})",
+                        c.start,
+                        c.end,
+                        crate::model::size::human(c.size())
+                    ),
+                    _ => String::new(),
+                };
+                consider(
+                    3,
+                    QEMU_PCI_HOLE64_SIZE,
+                    Change {
+                        qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
+                        ..Change::default()
+                    },
+                    next,
+                    self.realloc,
+                    effect,
+                );
+                break;
+            }
+        }
+        // The guest's own kernel.
+        if !self.realloc {
+            consider(
+                4,
+                GUEST_PCI_REALLOC,
+                Change {
+                    kernel_cmdline_add: vec!["pci=realloc"],
+                    ..Change::default()
+                },
+                s.clone(),
+                true,
+                "the guest kernel places the BARs the firmware left".into(),
+            );
+        }
+        out.sort_by_key(|(rank, p)| (p.boots_to_ok, p.change.count(), *rank));
+        out.into_iter().map(|(_, p)| p).collect()
+    }
+}
+
+/// A GPU's root port window as the kernel sizes it.
+fn kernel_window(bars: &[u64]) -> Option<Block> {
+    let blocks: Vec<Block> = bars
+        .iter()
+        .map(|s| {
+            Some(Block {
+                size: *s,
+                align: s.checked_next_power_of_two()?,
+            })
+        })
+        .collect::<Option<_>>()?;
+    bridge_window(&blocks)
+}
+
+/// `the firmware's window becomes 8 TiB at 0x380000000000`.
+fn window_effect(s: &Setup, gpus: &[GpuBars]) -> String {
+    match s.boot(gpus) {
+        Ok(b) => format!(
+            "the firmware's window becomes {} at {:#x}, room for all {} GPUs",
+            crate::model::size::human(b.aperture.size()),
+            b.aperture.start,
+            gpus.len()
+        ),
+        Err(_) => String::new(),
+    }
+}
+
+/// The report's `capacity.window_origin`: how the window came to be, and
+/// the numbers that says so.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WindowOrigin {
+    pub kind: OriginKind,
+    /// The address width the firmware works with (OVMF: 40 without 1 GiB
+    /// pages, capped at 46 or 47).
+    pub firmware_width_bits: Option<u32>,
+    /// The firmware's own window, which the guest kernel sees only in part.
+    pub aperture_start: Option<u64>,
+    pub aperture_bytes: Option<u64>,
+    /// A `pci-hole64-size` the window's size implies.
+    pub hole64_bytes: Option<u64>,
+    /// An `X-PciMmio64Mb` the window's place implies, in bytes.
+    pub mmio64_bytes: Option<u64>,
+    pub phys_bits: Option<u32>,
+    pub pdpe1gb: Option<bool>,
+    pub cpu_vendor: Option<CpuVendor>,
+    pub ram_end: Option<u64>,
+    /// Which firmware rules were taken (the DMI version of OVMF says 0.0.0;
+    /// they are inferred from where the window sits).
+    pub rules: Option<&'static str>,
+    /// The prediction for this configuration matches the window the guest
+    /// was given.
+    pub model_agrees: Option<bool>,
+    /// Facts not in the evidence, taken at a default.
+    pub assumed: Vec<&'static str>,
+}
+
+impl WindowOrigin {
+    fn of_kind(kind: OriginKind, ev: &Evidence) -> WindowOrigin {
+        WindowOrigin {
+            kind,
+            firmware_width_bits: None,
+            aperture_start: None,
+            aperture_bytes: None,
+            hole64_bytes: None,
+            mmio64_bytes: None,
+            phys_bits: ev.cpu.phys_bits,
+            pdpe1gb: ev.cpu.pdpe1gb,
+            cpu_vendor: ev.cpu.vendor,
+            ram_end: ev.ram_end,
+            rules: None,
+            model_agrees: None,
+            assumed: Vec::new(),
+        }
+    }
+}
+
+/// The observed 64-bit window of the GPUs' root bus (the lowest one).
+fn observed_window(ev: &Evidence) -> Option<Range> {
+    let buses: Vec<_> = ev.gpus.iter().filter_map(|g| g.root_bus).collect();
+    ev.windows
+        .iter()
+        .filter(|w| {
+            buses.is_empty() || w.bus.is_none() || w.bus.is_some_and(|b| buses.contains(&b))
+        })
+        .map(|w| w.range)
+        .min()
+}
+
+fn rules_name(r: OvmfRules) -> &'static str {
+    if r == OvmfRules::STABLE_202211 {
+        "edk2-stable202211 rules, as Debian 12 ships"
+    } else if r == OvmfRules::STABLE_202308 {
+        "edk2-stable202308 to 202502"
+    } else {
+        "edk2-stable202505 and later"
+    }
+}
+
+/// The QEMU guest's configuration as the evidence shows it, or `None` when
+/// it is no QEMU guest, the firmware is not known, or a needed BAR size is
+/// not.
+pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
+    if ev.firmware.platform() != Platform::Qemu {
+        return None;
+    }
+    let mut assumed = Vec::new();
+    let kind = ev.firmware.kind();
+    let machine = match ev.firmware.qemu_machine() {
+        Some(QemuMachine::I440fx) => Machine::I440fx,
+        Some(QemuMachine::Q35) => Machine::Q35,
+        None => {
+            assumed.push("machine type q35");
+            Machine::Q35
+        }
+    };
+    let phys_bits = ev.cpu.phys_bits.unwrap_or_else(|| {
+        assumed.push("40 physical address bits (QEMU's default)");
+        QEMU_DEFAULT_PHYS_BITS
+    });
+    let pdpe1gb = ev.cpu.pdpe1gb.unwrap_or_else(|| {
+        assumed.push("no pdpe1gb (QEMU's named CPU models lack it)");
+        false
+    });
+    if ev.cpu.vendor.is_none() {
+        assumed.push("an Intel vCPU vendor");
+    }
+    let ram_end = ev.ram_end.unwrap_or_else(|| {
+        assumed.push("RAM ending below 4 GiB");
+        0
+    });
+    let mut firmware_gpus = Vec::new();
+    for g in &ev.gpus {
+        let bars: Vec<u64> = g
+            .bars
+            .iter()
+            .filter(|b| b.counts_for_window())
+            .map(|b| b.size)
+            .collect::<Option<_>>()?;
+        if !bars.is_empty() {
+            firmware_gpus.push(GpuBars { bars });
+        }
+    }
+    let seen = observed_window(ev);
+    let base = Setup {
+        firmware: match kind {
+            FirmwareKind::Ovmf => Firmware::Ovmf(OvmfRules::STABLE_202211),
+            FirmwareKind::SeaBios => Firmware::SeaBios { top: false },
+            _ => return None,
+        },
+        machine,
+        phys_bits,
+        vendor: ev.cpu.vendor,
+        pdpe1gb,
+        ram_end,
+        hole64: None,
+        mmio64: None,
+        empty_ports: ev.empty_root_ports,
+    };
+    // The variants the window's place can tell apart; the first whose
+    // firmware window starts where the guest's does is taken.
+    let mut variants: Vec<Setup> = vec![base.clone()];
+    match kind {
+        FirmwareKind::Ovmf => {
+            for rules in [OvmfRules::STABLE_202308, OvmfRules::STABLE_202505] {
+                variants.push(Setup {
+                    firmware: Firmware::Ovmf(rules),
+                    ..base.clone()
+                });
+            }
+            for shift in 35..=44 {
+                variants.push(Setup {
+                    mmio64: Some(1 << shift),
+                    ..base.clone()
+                });
+            }
+        }
+        _ => variants.push(Setup {
+            firmware: Firmware::SeaBios { top: true },
+            ..base.clone()
+        }),
+    }
+    let start_of = |s: &Setup| {
+        s.boot(&firmware_gpus)
+            .ok()
+            .and_then(|b| b.crs)
+            .map(|c| c.start)
+    };
+    let chosen = seen.and_then(|w| {
+        variants
+            .iter()
+            .find(|v| start_of(v) == Some(w.start))
+            .cloned()
+    });
+    let agrees = chosen.is_some();
+    let mut setup = chosen.unwrap_or(base);
+    // A kernel window wider than the firmware's use implies QEMU's hole
+    // was set that large.
+    if let (Some(w), Ok(b)) = (seen, setup.boot(&firmware_gpus)) {
+        if b.crs.is_some_and(|c| w.end > c.end) {
+            setup.hole64 = Some(align_up(w.end + 1 - w.start, GIB).unwrap_or(w.size()));
+        }
+    }
+    let mut m = Model::new(setup, firmware_gpus, ev.realloc_active)?;
+    m.assumed = assumed;
+    m.agrees = agrees;
+    Some(m)
+}
+
+/// `capacity.window_origin` for the report.
+pub(crate) fn origin(ev: &Evidence, model: Option<&Model>) -> WindowOrigin {
+    match ev.firmware.platform() {
+        Platform::BareMetal => return WindowOrigin::of_kind(OriginKind::BareMetal, ev),
+        Platform::Vmware | Platform::HyperV | Platform::OtherVm => {
+            return WindowOrigin::of_kind(OriginKind::Hypervisor, ev)
+        }
+        Platform::Qemu | Platform::Unknown => {}
+    }
+    let Some(m) = model else {
+        return WindowOrigin::of_kind(OriginKind::Unknown, ev);
+    };
+    let mut o = WindowOrigin::of_kind(
+        m.boot.as_ref().map_or(OriginKind::Unknown, |b| b.origin),
+        ev,
+    );
+    if let Some(b) = &m.boot {
+        o.firmware_width_bits = Some(b.width);
+        o.aperture_start = Some(b.aperture.start);
+        o.aperture_bytes = Some(b.aperture.size());
+    }
+    o.hole64_bytes = m.setup.hole64;
+    o.mmio64_bytes = m.setup.mmio64;
+    o.rules = Some(match m.setup.firmware {
+        Firmware::Ovmf(r) => rules_name(r),
+        Firmware::SeaBios { top: false } => "SeaBIOS 1.16.2 and older (above RAM)",
+        Firmware::SeaBios { top: true } => "SeaBIOS 1.16.3 and newer (top of the address space)",
+    });
+    o.model_agrees = Some(m.agrees);
+    o.assumed = m.assumed.clone();
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(
+        firmware: Firmware,
+        phys_bits: u32,
+        vendor: CpuVendor,
+        gpus: usize,
+        size: u64,
+    ) -> Model {
+        let setup = Setup {
+            firmware,
+            machine: Machine::Q35,
+            phys_bits,
+            vendor: Some(vendor),
+            pdpe1gb: false,
+            ram_end: GIB,
+            hole64: None,
+            mmio64: None,
+            empty_ports: 0,
+        };
+        Model::new(setup, vec![GpuBars { bars: vec![size] }; gpus], false).unwrap()
+    }
+
+    const OVMF: Firmware = Firmware::Ovmf(OvmfRules::STABLE_202211);
+
+    fn ids(ps: &[Prescription]) -> Vec<&str> {
+        ps.iter().map(|p| p.id).collect()
+    }
+
+    #[test]
+    fn ovmf_46_bits_without_1g_pages_first_gets_the_flag() {
+        for size in [32 * GIB, 128 * GIB] {
+            let m = model(OVMF, 46, CpuVendor::Amd, 8, size);
+            let ps = m.prescribe();
+            assert_eq!(ps[0].id, CPU_PDPE1GB);
+            assert_eq!(ps[0].change.cpu_flags_add, ["pdpe1gb"]);
+            assert_eq!((ps[0].expect, ps[0].boots_to_ok), (DiagnosisKind::Ok, 1));
+            assert_eq!((ps[0].side, ps[0].restart), (Side::Host, Restart::Vm));
+            // An aperture OVMF cannot place (2 TiB for 8 x 128G above
+            // 40 bits) is never prescribed.
+            for p in &ps {
+                for (_, v) in &p.change.fw_cfg {
+                    let mib: u64 = v.parse().unwrap();
+                    assert!(mib << 20 <= 512 * GIB, "{p:?}");
+                }
+            }
+        }
+        let ps = model(OVMF, 46, CpuVendor::Amd, 8, 32 * GIB).prescribe();
+        assert_eq!(
+            ids(&ps),
+            [CPU_PDPE1GB, OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE]
+        );
+        assert_eq!(
+            ps[1].change.fw_cfg,
+            [("opt/ovmf/X-PciMmio64Mb".to_string(), "262144".to_string())]
+        );
+        // The hole takes a second boot, for pci=realloc.
+        assert_eq!(
+            (ps[2].expect, ps[2].boots_to_ok),
+            (DiagnosisKind::FirmwareLeftUnassigned, 2)
+        );
+    }
+
+    #[test]
+    fn ovmf_40_bits_needs_more_bits_and_the_flag_together() {
+        let ps = model(OVMF, 40, CpuVendor::Amd, 8, 128 * GIB).prescribe();
+        assert_eq!(ps[0].id, CPU_PHYS_BITS);
+        assert_eq!(ps[0].change.phys_bits_min, Some(43));
+        assert_eq!(ps[0].change.cpu_flags_add, ["pdpe1gb"]);
+        // Neither the flag alone nor the bits alone would do.
+        assert!(!ids(&ps).contains(&CPU_PDPE1GB));
+        assert_eq!(ps.iter().filter(|p| p.id == CPU_PHYS_BITS).count(), 1);
+    }
+
+    #[test]
+    fn an_intel_vcpu_with_40_bits_can_take_a_larger_classic_window() {
+        let ps = model(OVMF, 40, CpuVendor::Intel, 8, 32 * GIB).prescribe();
+        assert_eq!(ps[0].id, OVMF_MMIO64_APERTURE);
+        assert!(ids(&ps).contains(&CPU_PHYS_BITS));
+    }
+
+    #[test]
+    fn seabios_needs_only_the_bits_that_reach_the_last_bar() {
+        let ps = model(
+            Firmware::SeaBios { top: false },
+            40,
+            CpuVendor::Amd,
+            8,
+            128 * GIB,
+        )
+        .prescribe();
+        assert_eq!(ids(&ps), [CPU_PHYS_BITS]);
+        assert_eq!(ps[0].change.phys_bits_min, Some(41));
+    }
+
+    #[test]
+    fn room_in_the_window_is_a_guest_realloc_after_the_host_fixes() {
+        let mut m = model(OVMF, 46, CpuVendor::Amd, 8, 32 * GIB);
+        m.setup.hole64 = Some(1 << 40);
+        let ps = m.prescribe();
+        assert_eq!(
+            ids(&ps),
+            [CPU_PDPE1GB, OVMF_MMIO64_APERTURE, GUEST_PCI_REALLOC]
+        );
+        let r = &ps[2];
+        assert_eq!(
+            (r.side, r.restart, r.expect),
+            (Side::Guest, Restart::Reboot, DiagnosisKind::Ok)
+        );
+        // With realloc already on, it is not prescribed again.
+        m.realloc = true;
+        assert!(!ids(&m.prescribe()).contains(&GUEST_PCI_REALLOC));
+    }
+
+    #[test]
+    fn a_hole_qemu_would_refuse_is_never_prescribed() {
+        // 40 bits: QEMU refuses a hole of 1 TiB and more, and a smaller
+        // one ends beyond what the vCPU addresses.
+        let ps = model(OVMF, 40, CpuVendor::Amd, 8, 32 * GIB).prescribe();
+        assert!(!ids(&ps).contains(&QEMU_PCI_HOLE64_SIZE), "{ps:?}");
+    }
+}
