@@ -141,15 +141,25 @@ vt_size_bytes() {
 # firmware and devices (kernel, initrd, append and serial ports are added by
 # the caller). Sparse backing files for the stand-ins are created in DIR.
 vt_qemu_args() {
-    local name=$1 dir=$2 fw gpus count size i chassis ports nic vga host
+    local name=$1 dir=$2 fw gpus count size i chassis ports nic vga host ram
     fw=$(sc "$name" fw seabios)
     gpus=$(sc "$name" gpus 0)
     vga=$(sc "$name" vga none)
     ports=$(sc "$name" ports 0)
     nic=$(sc "$name" nic none)
     host=$(sc "$name" host)
-    VT_QEMU=(qemu-system-x86_64 -machine q35 -accel tcg -cpu "$(sc "$name" cpu qemu64)"
-        -smp 1 -m 1G -nodefaults -display none -vga "$vga" -no-reboot)
+    ram=$(sc "$name" ram)
+    if [ -n "$ram" ]; then
+        # Guest RAM backed by a sparse file: the firmware sees all of it in
+        # the e820 map, the guest (booted with mem=1G) touches one GiB.
+        truncate -s "$ram" "$dir/ram.mem"
+        VT_QEMU=(qemu-system-x86_64 -object "memory-backend-file,id=ram0,size=$ram,mem-path=$dir/ram.mem,share=on"
+            -machine q35,memory-backend=ram0 -m "$ram")
+    else
+        VT_QEMU=(qemu-system-x86_64 -machine q35 -m 1G)
+    fi
+    VT_QEMU+=(-accel tcg -cpu "$(sc "$name" cpu qemu64)"
+        -smp 1 -nodefaults -display none -vga "$vga" -no-reboot)
     case $fw in
     seabios) ;;
     ovmf) VT_QEMU+=(-bios "$VT_OVMF") ;;

@@ -10,6 +10,8 @@
 #             at 00:01.0, which a real guest has and which is not a GPU
 #   ports     extra empty pcie-root-ports after the stand-ins (I/O-window noise)
 #   nic       virtio: a virtio-net behind one more root port; none (default)
+#   ram       guest RAM backed by a sparse file (512G); the guest kernel
+#             then needs mem=1G in `guest`. Default: 1G of real RAM
 #   host      extra QEMU arguments (the host-side knob under test)
 #   guest     extra guest kernel command line
 #   observed  what docs/lab.md records for this setup
@@ -34,6 +36,8 @@
 #   stopped   extended regex on the console: once it matches, the boot is
 #             over (held at an emergency shell) and QEMU is stopped
 #   timeout   seconds for this scenario's boot
+#   loop      yes: after the first boot, apply hints[0].change and boot
+#             again until healthy (the closed loop; vm-tests/run, closed_loop)
 
 # The stand-ins are ivshmem-plain (1af4:1110, class 0x0500), so the check is
 # told which devices are the GPUs; the count makes a missing one visible.
@@ -47,13 +51,13 @@ scenario seabios-46bit-8x128g capture=yes \
   observed='all 8 assigned, 0x2000000000-0x11fffffffff' \
   args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
 
-scenario seabios-40bit-8x128g capture=yes \
+scenario seabios-40bit-8x128g capture=yes loop=yes \
   fw=seabios cpu=qemu64 gpus=8x128G \
   observed='01:00.0 BAR 2 unassigned; firmware put it at 1 TiB, above what 40 bits address' \
   args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
   unassigned=0000:01:00.0 hints=cpu-phys-bits
 
-scenario seabios-40bit-8x128g-realloc capture=yes \
+scenario seabios-40bit-8x128g-realloc capture=yes loop=yes \
   fw=seabios cpu=qemu64 gpus=8x128G guest=pci=realloc \
   observed='still unassigned: root window 896 GiB < 1 TiB needed' \
   args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
@@ -69,21 +73,21 @@ scenario ovmf-8x16g capture=yes \
   observed='all 8 assigned in a 128 GiB window at 0xe000000000' \
   args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
 
-scenario ovmf-8x32g capture=yes \
+scenario ovmf-8x32g capture=yes loop=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G \
   observed='5 of 8 unassigned (04:00.0-08:00.0); root window 0xe000000000-0xf89fffffff' \
   args="$sel8" verdict=fail diagnosis=window_too_small \
   unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
   hints=cpu-pdpe1gb,ovmf-mmio64-aperture,qemu-pci-hole64-size
 
-scenario ovmf-8x32g-realloc capture=yes \
+scenario ovmf-8x32g-realloc capture=yes loop=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G guest=pci=realloc \
   observed='still 5 unassigned: realloc cannot grow the root window' \
   args="$sel8" verdict=fail diagnosis=window_too_small \
   unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
   hints=cpu-pdpe1gb,ovmf-mmio64-aperture,qemu-pci-hole64-size nohints=guest-pci-realloc
 
-scenario ovmf-8x32g-hole1t capture=yes \
+scenario ovmf-8x32g-hole1t capture=yes loop=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" \
   observed='5 of 8 unassigned, but the root window is now 1 TiB (0xe000000000-0x1dfffffffff)' \
   args="$sel8" verdict=fail diagnosis=firmware_left_unassigned \
@@ -119,6 +123,39 @@ scenario seabios-noisy-rootports capture=yes \
   fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G ports=12 nic=virtio \
   observed='healthy (not a row of docs/lab.md: empty root ports leave I/O windows unassigned, harmless)' \
   args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=-
+
+# Closed-loop starts the issue table adds: follow hints[0] to a healthy
+# guest. One generator: the loop tests the prescriptions, not the image.
+scenario ovmf-46bit-8x128g loop=yes gens=itools \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x128G \
+  observed='all 8 unassigned: OVMF uses 40 bits without pdpe1gb, a 128 GiB window' \
+  args="$sel8" verdict=fail diagnosis=window_too_small \
+  unassigned=0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=cpu-pdpe1gb
+scenario ovmf-40bit-8x128g loop=yes gens=itools \
+  fw=ovmf cpu=qemu64 gpus=8x128G \
+  observed='all 8 unassigned; more phys-bits alone do not help OVMF without pdpe1gb' \
+  args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
+  unassigned=0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=cpu-phys-bits
+scenario ovmf-intel-40bit-8x32g loop=yes gens=itools \
+  fw=ovmf cpu=qemu64,vendor=GenuineIntel gpus=8x32G \
+  observed='OVMF does not trust 40 bits from an Intel vCPU: its classic 32 GiB window' \
+  args="$sel8" verdict=fail diagnosis=window_too_small \
+  unassigned=0000:02:00.0,0000:03:00.0,0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=ovmf-mmio64-aperture
+scenario ovmf-8x32g-512g loop=yes gens=itools \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G ram=512G guest=mem=1G \
+  observed='as ovmf-8x32g: guest RAM does not move the 128 GiB window' \
+  args="$sel8" verdict=fail diagnosis=window_too_small \
+  unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=cpu-pdpe1gb
+scenario seabios-40bit-8x128g-512g loop=yes gens=itools \
+  fw=seabios cpu=qemu64 gpus=8x128G ram=512G guest=mem=1G \
+  observed='SeaBIOS places above 512 GiB of RAM, past 40 bits' \
+  args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
+  unassigned=0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0,0000:05:00.0 \
+  hints=cpu-phys-bits
 
 # Boot-path faults: each must still reach init (warn mode) and say what
 # happened in one gpu-preflight: kernel-log line. `fault` plants the fault

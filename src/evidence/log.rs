@@ -22,6 +22,9 @@ pub(crate) struct LogFacts {
     pub unaddressable_from: Option<u64>,
     pub realloc_advised: bool,
     pub command_line: Option<String>,
+    /// Where the firmware's RAM map ends (exclusive): the `BIOS-e820`
+    /// usable ranges, which a `mem=` does not shorten.
+    pub ram_end: Option<u64>,
 }
 
 impl LogFacts {
@@ -49,6 +52,10 @@ impl LogFacts {
                 }
                 Event::ReallocAdvised => f.realloc_advised = true,
                 Event::CommandLine(c) => f.command_line = Some(c.clone()),
+                Event::E820Usable(r) => {
+                    let end = r.end.saturating_add(1);
+                    f.ram_end = Some(f.ram_end.map_or(end, |e| e.max(end)));
+                }
                 _ => {}
             }
         }

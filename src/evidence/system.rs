@@ -116,7 +116,7 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         windows,
         windows_known,
         cpu,
-        ram_end: system::ram_end(&src.root),
+        ram_end: facts.ram_end.or_else(|| system::ram_end(&src.root)),
         empty_root_ports,
         unaddressable_from: facts.unaddressable_from,
         realloc_active,

@@ -281,7 +281,7 @@ pub(crate) fn gather(
         windows: facts.evidence_windows(),
         windows_known: facts.windows_known,
         cpu: Default::default(),
-        ram_end: None,
+        ram_end: facts.ram_end,
         empty_root_ports: 0,
         unaddressable_from: facts.unaddressable_from,
         // The command line if the log kept it; a realloc retry shows the

@@ -95,3 +95,16 @@ pub(super) fn realloc_messages(line: &str) -> Option<Event> {
     }
     Some(Event::ReallocRetry { attempt })
 }
+
+/// `BIOS-e820: [mem 0x0000000100000000-0x000000807fffffff] usable` (also
+/// `e820: [mem ...] usable` in some kernels' wording).
+pub(super) fn e820_usable(line: &str) -> Option<Event> {
+    let at = line.find("e820: [mem ")?;
+    let rest = &line[at + "e820: [mem ".len()..];
+    let (range, kind) = rest.split_once(']')?;
+    if kind.trim() != "usable" {
+        return None;
+    }
+    let (start, end) = hex_range(range.trim())?;
+    (end >= start).then(|| Event::E820Usable(Range::new(start, end)))
+}

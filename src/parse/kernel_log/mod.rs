@@ -14,7 +14,7 @@ use crate::model::pci::{is_bridge, PciAddress, RootBus};
 use crate::model::range::Range;
 use crate::parse::address::root_bus;
 use crate::parse::hex::hex_u64;
-use messages::{amdgpu, command_line, not_cpu_addressable, nvrm, realloc_messages};
+use messages::{amdgpu, command_line, e820_usable, not_cpu_addressable, nvrm, realloc_messages};
 use resource::{decimal, resource};
 
 mod messages;
@@ -103,6 +103,10 @@ pub(crate) enum Event {
     AmdgpuLargeBar { bdf: Option<PciAddress> },
     /// `Command line: ...` / `Kernel command line: ...`.
     CommandLine(String),
+    /// `BIOS-e820: [mem 0x100000000-0x807fffffff] usable`: RAM as the
+    /// firmware reported it (a `mem=` on the command line limits what the
+    /// kernel uses, not where the firmware put its window).
+    E820Usable(Range),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,8 +198,9 @@ enum Parsed {
 
 /// Substrings at least one of which every line we understand contains; the
 /// cheap reject for the bulk of a boot log.
-const NEEDLES: [&str; 6] = [
+const NEEDLES: [&str; 7] = [
     "pci",
+    "e820",
     "NVRM",
     "large BAR",
     "ommand line",
@@ -208,6 +213,7 @@ fn classify(line: &str) -> Option<Parsed> {
         return None;
     }
     if let Some(e) = command_line(line)
+        .or_else(|| e820_usable(line))
         .or_else(|| nvrm(line))
         .or_else(|| amdgpu(line))
         .or_else(|| not_cpu_addressable(line))

@@ -512,6 +512,24 @@ fn realloc_messages_and_drivers() {
 }
 
 #[test]
+fn the_firmwares_ram_map() {
+    assert_eq!(
+        parse_line("[    0.000000] BIOS-e820: [mem 0x0000000100000000-0x000000807fffffff] usable"),
+        Some(Event::E820Usable(Range::new(0x1_0000_0000, 0x80_7fff_ffff)))
+    );
+    assert_eq!(
+        parse_line(
+            "[    0.000000] BIOS-e820: [mem 0x00000000b0000000-0x00000000bfffffff] reserved"
+        ),
+        None
+    );
+    assert_eq!(
+        parse_line("e820: update [mem 0x00000000-0x00000fff] usable ==> reserved"),
+        None
+    );
+}
+
+#[test]
 fn command_lines() {
     let cl = |s: &str| Some(Event::CommandLine(s.to_string()));
     assert_eq!(
