@@ -26,6 +26,8 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Parsed once per run; the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Command {
     /// Inspect this system (or the tree at --root) and report.
     Check(CheckArgs),
@@ -38,6 +40,116 @@ pub(crate) enum Command {
     Remediate(RemediateArgs),
     /// In the running system: publish the boot's metrics, remediate if configured.
     Publish(PublishArgs),
+    /// On the host, before the VM starts: will its GPUs fit, and what to change if not.
+    Plan(PlanArgs),
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    crate::parse::size::size(s)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PlanFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct PlanArgs {
+    /// Directory that plays the host's root (its /etc/pve, /sys, /proc).
+    #[arg(long, default_value = "/", value_name = "DIR")]
+    pub root: PathBuf,
+
+    /// A Proxmox VM: its id (/etc/pve/qemu-server/VMID.conf under --root) or a config file.
+    #[arg(long, value_name = "VMID|FILE")]
+    pub proxmox: Option<String>,
+
+    /// A libvirt domain's XML (`virsh dumpxml`).
+    #[arg(long, value_name = "FILE")]
+    pub libvirt: Option<PathBuf>,
+
+    /// A host GPU to pass through: its BARs are read from the host's sysfs. Repeatable.
+    #[arg(long = "gpu", value_name = "BDF")]
+    pub gpu: Vec<String>,
+
+    /// This many GPUs, each with the --bar sizes given (64-bit prefetchable).
+    #[arg(long, value_name = "N")]
+    pub gpus: Option<usize>,
+
+    /// A 64-bit prefetchable BAR of each GPU (512M, 32G, 1T). Repeatable.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub bar: Vec<u64>,
+
+    /// Guest RAM.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub ram: Option<u64>,
+
+    /// ovmf or seabios, with a version where known (ovmf:2022.11, seabios:1.16.2).
+    #[arg(long, value_name = "FIRMWARE[:VERSION]")]
+    pub firmware: Option<String>,
+
+    /// q35 or pc.
+    #[arg(long, value_name = "TYPE")]
+    pub machine: Option<String>,
+
+    /// vCPU physical address bits.
+    #[arg(long, value_name = "N")]
+    pub phys_bits: Option<u32>,
+
+    /// A vCPU flag (pdpe1gb; -pdpe1gb removes it). Repeatable.
+    #[arg(long = "cpu-flag", value_name = "FLAG", allow_hyphen_values = true)]
+    pub cpu_flags: Vec<String>,
+
+    /// The vCPU model, or host.
+    #[arg(long, value_name = "MODEL|host")]
+    pub cpu: Option<String>,
+
+    /// The vendor the vCPU reports (amd, intel) [default: the host's].
+    #[arg(long, value_name = "VENDOR")]
+    pub cpu_vendor: Option<String>,
+
+    /// QEMU's pci-hole64-size.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub hole64: Option<u64>,
+
+    /// OVMF's X-PciMmio64Mb, as a size.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub mmio64: Option<u64>,
+
+    /// The guest boots with pci=realloc.
+    #[arg(long)]
+    pub realloc: bool,
+
+    /// Empty hot-plug root ports beside the GPUs' (OVMF pads each).
+    #[arg(long, value_name = "N")]
+    pub empty_ports: Option<usize>,
+
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    pub format: PlanFormat,
+}
+
+impl PlanArgs {
+    pub(crate) fn options(&self) -> crate::commands::plan::PlanOptions {
+        crate::commands::plan::PlanOptions {
+            root: self.root.clone(),
+            proxmox: self.proxmox.clone(),
+            libvirt: self.libvirt.clone(),
+            gpu: self.gpu.clone(),
+            gpus: self.gpus,
+            bar: self.bar.clone(),
+            ram: self.ram,
+            firmware: self.firmware.clone(),
+            machine: self.machine.clone(),
+            phys_bits: self.phys_bits,
+            cpu_flags: self.cpu_flags.clone(),
+            cpu: self.cpu.clone(),
+            cpu_vendor: self.cpu_vendor.clone(),
+            hole64: self.hole64,
+            mmio64: self.mmio64,
+            realloc: self.realloc,
+            empty_ports: self.empty_ports,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -6,11 +6,12 @@ mod args;
 mod exit;
 
 use crate::commands::boot::{self, BootOptions};
-use crate::commands::{check, explain, publish, remediate};
+use crate::commands::plan::PlanError;
+use crate::commands::{check, explain, plan, publish, remediate};
 use crate::read::root::Root;
 use crate::remediate::Status;
 use crate::report::{self, Report, Verdict};
-use args::{Cli, Command, Format};
+use args::{Cli, Command, Format, PlanFormat};
 use clap::Parser;
 pub(crate) use exit::Exit;
 use std::io::Write;
@@ -90,6 +91,28 @@ fn run(cli: Cli) -> Exit {
             Status::NeedsHand => Exit::Problem,
             Status::Failed => Exit::CannotApply,
         },
+        Command::Plan(args) => match plan::run(&args.options()) {
+            Ok(r) => {
+                let text = match args.format {
+                    PlanFormat::Text => report::plan::text(&r),
+                    PlanFormat::Json => report::plan::json(&r),
+                };
+                write_out(&text);
+                if r.predicted.ok {
+                    Exit::Ok
+                } else {
+                    Exit::Problem
+                }
+            }
+            Err(PlanError::Usage(e)) => {
+                eprintln!("error: {e}");
+                Exit::Usage
+            }
+            Err(PlanError::Unreadable(e)) => {
+                eprintln!("error: {e}");
+                Exit::CannotInspect
+            }
+        },
         Command::Publish(args) => {
             if publish::run(&args.options()) {
                 Exit::Ok
@@ -116,15 +139,20 @@ fn emit(report: &Report, format: Format) -> Exit {
         Format::Json => report::json::render(report),
         Format::Prometheus => report::prometheus::render(report),
     };
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        // A closed pipe is the reader's choice; anything else is worth a line.
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error: cannot write the report: {e}");
-        }
-    }
+    write_out(&text);
     match report.verdict {
         Verdict::Ok => Exit::Ok,
         Verdict::Fail => Exit::Problem,
+    }
+}
+
+/// Writes a report to stdout. A closed pipe is the reader's choice;
+/// anything else is worth a line.
+fn write_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write the report: {e}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 pub(crate) mod boot;
 pub(crate) mod check;
 pub(crate) mod explain;
+pub(crate) mod plan;
 pub(crate) mod publish;
 pub(crate) mod remediate;
 

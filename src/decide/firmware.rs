@@ -38,6 +38,9 @@ pub(crate) enum Firmware {
 /// history of the rules").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct OvmfRules {
+    /// From edk2-stable202211 on OVMF reads the vCPU's width and makes the
+    /// dynamic window; before, it always makes the classic one.
+    pub dynamic: bool,
     /// The width OVMF caps itself at with 1 GiB pages: 47 up to
     /// edk2-stable202305, 46 from 202308.
     pub cap: u32,
@@ -52,6 +55,7 @@ pub(crate) struct OvmfRules {
 impl OvmfRules {
     /// Debian 12's OVMF (edk2-stable202211), the one measured in docs/lab.md.
     pub(crate) const STABLE_202211: OvmfRules = OvmfRules {
+        dynamic: true,
         cap: 47,
         avoids_ht: false,
         mmio64_exact: false,
@@ -59,12 +63,26 @@ impl OvmfRules {
     /// edk2-stable202308 to 202502 (Ubuntu 24.04, Proxmox 4.2023.08 to
     /// 4.2025.02).
     pub(crate) const STABLE_202308: OvmfRules = OvmfRules {
+        dynamic: true,
         cap: 46,
         avoids_ht: true,
         mmio64_exact: false,
     };
+    /// The rules of an edk2 release, `YYYY.MM` (a package version such as
+    /// `2022.11-6` or Proxmox's `4.2025.02-4` carries it).
+    pub(crate) fn for_release(year: u32, month: u32) -> OvmfRules {
+        let at_least = |y: u32, m: u32| (year, month) >= (y, m);
+        OvmfRules {
+            dynamic: at_least(2022, 11),
+            cap: if at_least(2023, 8) { 46 } else { 47 },
+            avoids_ht: at_least(2023, 2),
+            mmio64_exact: at_least(2025, 5),
+        }
+    }
+
     /// edk2-stable202505 and later.
     pub(crate) const STABLE_202505: OvmfRules = OvmfRules {
+        dynamic: true,
         cap: 46,
         avoids_ht: true,
         mmio64_exact: true,
@@ -155,6 +173,21 @@ pub(crate) enum OriginKind {
     /// A hypervisor other than QEMU (VMware, Hyper-V, ...) sets the window.
     Hypervisor,
     Unknown,
+}
+
+impl OriginKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            OriginKind::OvmfDynamic => "ovmf_dynamic",
+            OriginKind::OvmfClassic => "ovmf_classic",
+            OriginKind::OvmfMmio64 => "ovmf_mmio64",
+            OriginKind::SeabiosAboveRam => "seabios_above_ram",
+            OriginKind::SeabiosTop => "seabios_top",
+            OriginKind::BareMetal => "bare_metal",
+            OriginKind::Hypervisor => "hypervisor",
+            OriginKind::Unknown => "unknown",
+        }
+    }
 }
 
 /// What a boot with a setup would look like.
@@ -304,7 +337,7 @@ impl Setup {
         } else {
             OriginKind::OvmfClassic
         };
-        let trusted = width_trusted(self.phys_bits, self.vendor);
+        let trusted = rules.dynamic && width_trusted(self.phys_bits, self.vendor);
         let (kind, width, base, size) = if trusted {
             let mut w = self.phys_bits.min(rules.cap);
             if !self.pdpe1gb {
@@ -510,6 +543,22 @@ mod tests {
         assert_eq!(b.placed, 0);
         assert_eq!(b.crs, Some(Range::new(0xe0_0000_0000, 0xe7_ffff_ffff)));
         assert_eq!(ovmf(46, true).boot(&gpus(8, 128 * GIB)).unwrap().placed, 8);
+    }
+
+    #[test]
+    fn rules_by_release() {
+        assert_eq!(OvmfRules::for_release(2022, 11), OvmfRules::STABLE_202211);
+        assert_eq!(OvmfRules::for_release(2023, 8), OvmfRules::STABLE_202308);
+        assert_eq!(OvmfRules::for_release(2025, 2), OvmfRules::STABLE_202308);
+        assert_eq!(OvmfRules::for_release(2025, 5), OvmfRules::STABLE_202505);
+        // Before the dynamic window: the classic 32 GiB one, whatever the CPU.
+        let old = Setup {
+            firmware: Firmware::Ovmf(OvmfRules::for_release(2022, 2)),
+            pdpe1gb: true,
+            ..ovmf(46, true)
+        };
+        let b = old.boot(&gpus(8, 32 * GIB)).unwrap();
+        assert_eq!((b.origin, b.placed), (OriginKind::OvmfClassic, 1));
     }
 
     #[test]

@@ -463,6 +463,141 @@ fn unmodelled(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     out
 }
 
+/// Where a plan's prescriptions are to be typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum VmTarget {
+    /// A Proxmox VM: its id, its `cpu:` property as it stands (`kvm64`
+    /// when it has none) and its `args:` line.
+    Proxmox {
+        vmid: String,
+        cpu: String,
+        args: String,
+    },
+    /// A libvirt domain, by name.
+    Libvirt { name: String },
+    /// Plain QEMU arguments.
+    Qemu,
+}
+
+/// `x86-64-v2-AES,flags=+aes` with `+pdpe1gb` added and `phys-bits=N`.
+fn proxmox_cpu(current: &str, change: &Change) -> String {
+    let mut parts: Vec<String> = current
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    if parts.is_empty() {
+        parts.push("kvm64".into());
+    }
+    for f in &change.cpu_flags_add {
+        match parts.iter_mut().find(|p| p.starts_with("flags=")) {
+            Some(p) if !p.split(['=', ';']).any(|x| x == format!("+{f}")) => {
+                p.push_str(&format!(";+{f}"))
+            }
+            Some(_) => {}
+            None => parts.push(format!("flags=+{f}")),
+        }
+    }
+    if let Some(b) = change.phys_bits_min {
+        parts.retain(|p| !p.starts_with("phys-bits="));
+        parts.push(format!("phys-bits={b}"));
+    }
+    parts.join(",")
+}
+
+/// The prescriptions of a plan, written for its VM.
+pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
+    m.prescribe()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            // The prediction once, in the first.
+            let why = if i == 0 { format!("{why} ") } else { String::new() };
+            let c = &p.change;
+            let what = match p.id {
+                CPU_PDPE1GB => "give the vCPU 1 GiB pages (pdpe1gb), so that OVMF uses all its address bits".to_string(),
+                CPU_PHYS_BITS => format!(
+                    "give the vCPU {} physical address bits{} (the host CPU must have them)",
+                    c.phys_bits_min.unwrap_or(0),
+                    if c.cpu_flags_add.is_empty() { "" } else { " and 1 GiB pages (pdpe1gb)" }
+                ),
+                OVMF_MMIO64_APERTURE => format!(
+                    "set OVMF's 64-bit aperture (X-PciMmio64Mb={})",
+                    c.fw_cfg.first().map(|(_, v)| v.as_str()).unwrap_or("")
+                ),
+                QEMU_PCI_HOLE64_SIZE => format!(
+                    "enlarge QEMU's 64-bit hole to {}{}",
+                    c.qemu_globals.first().map(|(_, v)| v.as_str()).unwrap_or(""),
+                    if m.realloc { "" } else { ", then boot the guest with pci=realloc" }
+                ),
+                _ => "add pci=realloc to the guest's kernel command line".to_string(),
+            };
+            let effect = if p.effect.is_empty() { String::new() } else { format!(": {}", p.effect) };
+            let how = match (target, p.side) {
+                (_, Side::Guest) => "in the guest: GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub and `update-grub` (Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`), or `gpu-preflight remediate` in the guest".to_string(),
+                (VmTarget::Proxmox { vmid, cpu, args }, _) => {
+                    let mut cmds = Vec::new();
+                    if !c.cpu_flags_add.is_empty() || c.phys_bits_min.is_some() {
+                        cmds.push(format!("`qm set {vmid} --cpu {}`", proxmox_cpu(cpu, c)));
+                        if c.phys_bits_min.is_none() {
+                            cmds.push("(GUI: Hardware > Processors > Advanced > Extra CPU Flags: pdpe1gb)".into());
+                        }
+                    }
+                    let mut extra: Vec<String> = c.qemu_globals.iter().map(|(k, v)| format!("-global {k}={v}")).collect();
+                    extra.extend(c.fw_cfg.iter().map(|(k, v)| format!("-fw_cfg name={k},string={v}")));
+                    if !extra.is_empty() {
+                        let line = if args.is_empty() { extra.join(" ") } else { format!("{args} {}", extra.join(" ")) };
+                        cmds.push(format!("as root (no GUI field; this replaces the whole args line): `qm set {vmid} --args '{line}'`"));
+                    }
+                    format!("{}; then `qm reboot {vmid}` (or Shutdown, then Start): a reboot inside the guest keeps the old QEMU process", cmds.join(" "))
+                }
+                (VmTarget::Libvirt { name }, _) => {
+                    let mut xml = Vec::new();
+                    for f in &c.cpu_flags_add {
+                        xml.push(format!("<feature policy='require' name='{f}'/> in <cpu>"));
+                    }
+                    if let Some(b) = c.phys_bits_min {
+                        xml.push(format!("<maxphysaddr mode='emulate' bits='{b}'/> in <cpu>"));
+                    }
+                    for (_, v) in &c.qemu_globals {
+                        let gib: u64 = v.trim_end_matches('G').parse().unwrap_or(0);
+                        xml.push(format!("<pcihole64 unit='KiB'>{}</pcihole64> in the index-0 root controller", gib << 20));
+                    }
+                    for (k, v) in &c.fw_cfg {
+                        xml.push(format!("<qemu:arg value='-fw_cfg'/><qemu:arg value='name={k},string={v}'/> in <qemu:commandline> (xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0' on <domain>)"));
+                    }
+                    format!("`virsh edit {name}`: {}; then `virsh shutdown {name}` and `virsh start {name}`", xml.join("; "))
+                }
+                (VmTarget::Qemu, _) => {
+                    let mut a = Vec::new();
+                    let mut cpu = String::new();
+                    for f in &c.cpu_flags_add {
+                        cpu.push_str(&format!(",+{f}"));
+                    }
+                    if let Some(b) = c.phys_bits_min {
+                        cpu.push_str(&format!(",phys-bits={b}"));
+                    }
+                    if !cpu.is_empty() {
+                        a.push(format!("`-cpu <model>{cpu}`"));
+                    }
+                    a.extend(c.qemu_globals.iter().map(|(k, v)| format!("`-global {k}={v}`")));
+                    a.extend(c.fw_cfg.iter().map(|(k, v)| format!("`-fw_cfg name={k},string={v}`")));
+                    format!("QEMU: {}; then start a new QEMU process", a.join(" "))
+                }
+            };
+            Hint {
+                id: p.id,
+                text: format!("{why}To fix: {what}{effect}. {how}."),
+                side: p.side,
+                restart: Some(p.restart),
+                change: p.change.clone(),
+                expect: Some(p.expect),
+                boots_to_ok: Some(p.boots_to_ok),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -546,6 +681,32 @@ mod tests {
         let ev = metal(46, 8);
         let d = crate::decide::diagnosis::diagnose(&ev);
         assert_eq!(hints(&ev, &d, None)[0].id, FIRMWARE_ABOVE_4G);
+    }
+
+    #[test]
+    fn proxmox_cpu_properties_keep_what_is_there() {
+        let flag = Change {
+            cpu_flags_add: vec!["pdpe1gb"],
+            ..Change::default()
+        };
+        assert_eq!(proxmox_cpu("kvm64", &flag), "kvm64,flags=+pdpe1gb");
+        assert_eq!(proxmox_cpu("", &flag), "kvm64,flags=+pdpe1gb");
+        assert_eq!(
+            proxmox_cpu("x86-64-v2-AES,flags=+aes;-md-clear,phys-bits=46", &flag),
+            "x86-64-v2-AES,flags=+aes;-md-clear;+pdpe1gb,phys-bits=46"
+        );
+        assert_eq!(
+            proxmox_cpu("host,flags=+pdpe1gb", &flag),
+            "host,flags=+pdpe1gb"
+        );
+        let both = Change {
+            phys_bits_min: Some(44),
+            ..flag
+        };
+        assert_eq!(
+            proxmox_cpu("x86-64-v2-AES,phys-bits=40", &both),
+            "x86-64-v2-AES,flags=+pdpe1gb,phys-bits=44"
+        );
     }
 
     #[test]

@@ -486,9 +486,13 @@ fn observed_window(ev: &Evidence) -> Option<Range> {
 }
 
 fn rules_name(r: OvmfRules) -> &'static str {
-    if r == OvmfRules::STABLE_202211 {
+    if !r.dynamic {
+        "edk2 before stable202211 (no dynamic window)"
+    } else if r == OvmfRules::STABLE_202211 {
         "edk2-stable202211 rules, as Debian 12 ships"
-    } else if r == OvmfRules::STABLE_202308 {
+    } else if r.cap == 47 {
+        "edk2-stable202302 to 202305"
+    } else if !r.mmio64_exact {
         "edk2-stable202308 to 202502"
     } else {
         "edk2-stable202505 and later"
@@ -605,6 +609,34 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
     Some(m)
 }
 
+/// `window_origin` of a setup known from its configuration (`plan`).
+pub(crate) fn model_origin(m: &Model) -> WindowOrigin {
+    let s = &m.setup;
+    WindowOrigin {
+        kind: m.boot.as_ref().map_or(OriginKind::Unknown, |b| b.origin),
+        firmware_width_bits: m.boot.as_ref().map(|b| b.width),
+        aperture_start: m.boot.as_ref().map(|b| b.aperture.start),
+        aperture_bytes: m.boot.as_ref().map(|b| b.aperture.size()),
+        hole64_bytes: s.hole64,
+        mmio64_bytes: s.mmio64,
+        phys_bits: Some(s.phys_bits),
+        pdpe1gb: Some(s.pdpe1gb),
+        cpu_vendor: s.vendor,
+        ram_end: Some(s.ram_end),
+        rules: Some(rules_of(s.firmware)),
+        model_agrees: None,
+        assumed: m.assumed.clone(),
+    }
+}
+
+fn rules_of(f: Firmware) -> &'static str {
+    match f {
+        Firmware::Ovmf(r) => rules_name(r),
+        Firmware::SeaBios { top: false } => "SeaBIOS 1.16.2 and older (above RAM)",
+        Firmware::SeaBios { top: true } => "SeaBIOS 1.16.3 and newer (top of the address space)",
+    }
+}
+
 /// `capacity.window_origin` for the report.
 pub(crate) fn origin(ev: &Evidence, model: Option<&Model>) -> WindowOrigin {
     match ev.firmware.platform() {
@@ -628,11 +660,7 @@ pub(crate) fn origin(ev: &Evidence, model: Option<&Model>) -> WindowOrigin {
     }
     o.hole64_bytes = m.setup.hole64;
     o.mmio64_bytes = m.setup.mmio64;
-    o.rules = Some(match m.setup.firmware {
-        Firmware::Ovmf(r) => rules_name(r),
-        Firmware::SeaBios { top: false } => "SeaBIOS 1.16.2 and older (above RAM)",
-        Firmware::SeaBios { top: true } => "SeaBIOS 1.16.3 and newer (top of the address space)",
-    });
+    o.rules = Some(rules_of(m.setup.firmware));
     o.model_agrees = Some(m.agrees);
     o.assumed = m.assumed.clone();
     o

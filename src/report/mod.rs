@@ -7,6 +7,7 @@
 pub(crate) mod json;
 pub(crate) mod kmsg;
 pub(crate) mod names;
+pub(crate) mod plan;
 pub(crate) mod prometheus;
 pub(crate) mod text;
 

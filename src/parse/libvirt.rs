@@ -1,0 +1,253 @@
+//! A libvirt domain (`virsh dumpxml`), as far as it decides where the
+//! firmware puts the GPUs' BARs. Elements: libvirt's formatdomain and
+//! docs/firmware-window.md, "libvirt".
+
+use crate::parse::qemu_args::{window_args, WindowArgs};
+
+/// `<cpu>`: how the vCPU is made.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct LibvirtCpu {
+    /// `host-passthrough`, `host-model`, `custom`, `maximum`; none: QEMU's
+    /// default model.
+    pub mode: Option<String>,
+    pub model: Option<String>,
+    /// `<feature policy='require|force' name=...>` (true) or
+    /// `policy='disable|forbid'` (false).
+    pub features: Vec<(bool, String)>,
+    /// `<maxphysaddr mode='emulate' bits='N'/>`.
+    pub phys_bits: Option<u32>,
+    /// `<maxphysaddr mode='passthrough'/>` (the host's width).
+    pub phys_bits_host: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Domain {
+    pub name: Option<String>,
+    pub memory: Option<u64>,
+    /// OVMF (`<os firmware='efi'>`, or a loader that is EDK II's).
+    pub efi: bool,
+    /// `pc-q35-8.2`, `q35`, `pc-i440fx-7.2`, ...
+    pub machine: Option<String>,
+    pub cpu: LibvirtCpu,
+    /// `<pcihole64>` on the root controller, in bytes.
+    pub pcihole64: Option<u64>,
+    /// From `<qemu:commandline>`.
+    pub window: WindowArgs,
+    /// `<hostdev type='pci'>` source addresses, `DDDD:BB:DD.F`.
+    pub hostdevs: Vec<String>,
+}
+
+fn bytes_of(n: roxmltree::Node<'_, '_>) -> Result<u64, String> {
+    let text = n.text().unwrap_or("").trim();
+    let value: u64 = text.parse().map_err(|_| {
+        format!(
+            "<{}>{text}</{}> is not a number",
+            n.tag_name().name(),
+            n.tag_name().name()
+        )
+    })?;
+    // libvirt's units: b, KiB (default), KB = 1000, MiB, MB, GiB, GB, ...
+    let unit = n.attribute("unit").unwrap_or("KiB");
+    let mult: u64 = match unit {
+        "b" | "bytes" => 1,
+        "KB" => 1000,
+        "k" | "KiB" => 1 << 10,
+        "MB" => 1_000_000,
+        "M" | "MiB" => 1 << 20,
+        "GB" => 1_000_000_000,
+        "G" | "GiB" => 1 << 30,
+        "TB" => 1_000_000_000_000,
+        "T" | "TiB" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} on <{}>",
+                n.tag_name().name()
+            ))
+        }
+    };
+    value
+        .checked_mul(mult)
+        .ok_or_else(|| format!("<{}> too large", n.tag_name().name()))
+}
+
+fn hex_attr(n: roxmltree::Node<'_, '_>, name: &str) -> Result<u32, String> {
+    let v = n
+        .attribute(name)
+        .ok_or_else(|| format!("<address> without {name}="))?;
+    crate::parse::hex::hex_u64(v)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("<address {name}='{v}'> is not a number"))
+}
+
+/// The domain's relevant elements; an error names the element. `line` of
+/// an error is the element's line in the file.
+pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
+    let doc =
+        roxmltree::Document::parse(text).map_err(|e| (e.pos().row as usize, e.to_string()))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "domain" {
+        return Err((
+            1,
+            format!(
+                "the root element is <{}>, not <domain>",
+                root.tag_name().name()
+            ),
+        ));
+    }
+    let line = |n: roxmltree::Node<'_, '_>| doc.text_pos_at(n.range().start).row as usize;
+    let mut d = Domain::default();
+    for n in root.descendants().filter(|n| n.is_element()) {
+        let at = |e: String| (line(n), e);
+        let parent = n
+            .parent_element()
+            .map(|p| p.tag_name().name())
+            .unwrap_or("");
+        match (parent, n.tag_name().name()) {
+            ("domain", "name") => d.name = n.text().map(str::to_string),
+            ("domain", "memory") => d.memory = Some(bytes_of(n).map_err(at)?),
+            ("domain", "os") if n.attribute("firmware") == Some("efi") => d.efi = true,
+            ("os", "type") => d.machine = n.attribute("machine").map(str::to_string),
+            ("os", "loader") => {
+                let path = n.text().unwrap_or("").to_ascii_lowercase();
+                if path.contains("ovmf") || path.contains("edk2") || path.contains("efi") {
+                    d.efi = true;
+                }
+            }
+            ("domain", "cpu") => {
+                d.cpu.mode = n.attribute("mode").map(str::to_string);
+            }
+            ("cpu", "model") => d.cpu.model = n.text().map(|t| t.trim().to_string()),
+            ("cpu", "feature") => {
+                let name = n.attribute("name").unwrap_or("").to_string();
+                let on = !matches!(n.attribute("policy"), Some("disable" | "forbid"));
+                d.cpu.features.push((on, name));
+            }
+            ("cpu", "maxphysaddr") => match n.attribute("mode") {
+                Some("passthrough") => d.cpu.phys_bits_host = true,
+                Some("emulate") => {
+                    let bits = n
+                        .attribute("bits")
+                        .and_then(|b| b.parse().ok())
+                        .filter(|b| (8..=64).contains(b))
+                        .ok_or_else(|| at("<maxphysaddr mode='emulate'> needs bits='N'".into()))?;
+                    d.cpu.phys_bits = Some(bits);
+                }
+                m => return Err(at(format!("<maxphysaddr mode={m:?}> is unknown"))),
+            },
+            ("controller", "pcihole64") => d.pcihole64 = Some(bytes_of(n).map_err(at)?),
+            ("hostdev", "source") => {
+                let hostdev = n.parent_element().expect("a child has a parent");
+                if hostdev.attribute("type") != Some("pci") {
+                    continue;
+                }
+                let Some(a) = n.children().find(|c| c.has_tag_name("address")) else {
+                    return Err(at("<hostdev type='pci'> without <source><address>".into()));
+                };
+                let (dom, bus, slot, func) = (
+                    hex_attr(a, "domain").unwrap_or(0),
+                    hex_attr(a, "bus").map_err(at)?,
+                    hex_attr(a, "slot").map_err(at)?,
+                    hex_attr(a, "function").map_err(at)?,
+                );
+                if bus > 0xff || slot > 0x1f || func > 7 {
+                    return Err(at(format!(
+                        "<address> {bus:#x}:{slot:#x}.{func:#x} is no PCI address"
+                    )));
+                }
+                d.hostdevs
+                    .push(format!("{dom:04x}:{bus:02x}:{slot:02x}.{func:x}"));
+            }
+            _ => {}
+        }
+    }
+    // <qemu:commandline><qemu:arg value='...'/>, namespaced.
+    let args: Vec<String> = root
+        .descendants()
+        .filter(|n| {
+            n.tag_name().name() == "arg"
+                && n.parent_element()
+                    .is_some_and(|p| p.tag_name().name() == "commandline")
+        })
+        .filter_map(|n| n.attribute("value").map(str::to_string))
+        .collect();
+    d.window = window_args(&args).map_err(|e| (1, e))?;
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const XML: &str = r#"<domain type='kvm' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
+  <name>gpu-vm</name>
+  <memory unit='GiB'>256</memory>
+  <os firmware='efi'>
+    <type arch='x86_64' machine='pc-q35-8.2'>hvm</type>
+  </os>
+  <cpu mode='custom' match='exact'>
+    <model fallback='forbid'>EPYC-Genoa</model>
+    <feature policy='require' name='pdpe1gb'/>
+    <feature policy='disable' name='svm'/>
+    <maxphysaddr mode='emulate' bits='46'/>
+  </cpu>
+  <devices>
+    <controller type='pci' index='0' model='pcie-root'>
+      <pcihole64 unit='KiB'>2147483648</pcihole64>
+    </controller>
+    <hostdev mode='subsystem' type='pci' managed='yes'>
+      <source><address domain='0x0000' bus='0x41' slot='0x00' function='0x0'/></source>
+    </hostdev>
+    <hostdev mode='subsystem' type='usb'><source><vendor id='0x1'/></source></hostdev>
+  </devices>
+  <qemu:commandline>
+    <qemu:arg value='-fw_cfg'/>
+    <qemu:arg value='name=opt/ovmf/X-PciMmio64Mb,string=1048576'/>
+  </qemu:commandline>
+</domain>"#;
+
+    #[test]
+    fn the_elements_that_decide_the_window() {
+        let d = parse_domain(XML).unwrap();
+        assert_eq!(d.name.as_deref(), Some("gpu-vm"));
+        assert_eq!(d.memory, Some(256 << 30));
+        assert!(d.efi);
+        assert_eq!(d.machine.as_deref(), Some("pc-q35-8.2"));
+        assert_eq!(d.cpu.mode.as_deref(), Some("custom"));
+        assert_eq!(
+            d.cpu.features,
+            [(true, "pdpe1gb".to_string()), (false, "svm".to_string())]
+        );
+        assert_eq!(d.cpu.phys_bits, Some(46));
+        assert_eq!(d.pcihole64, Some(2 << 40));
+        assert_eq!(d.window.mmio64, Some(1 << 40));
+        assert_eq!(d.hostdevs, ["0000:41:00.0"]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert_eq!(
+            parse_domain("<domain><memory unit='QiB'>1</memory></domain>")
+                .unwrap_err()
+                .0,
+            1
+        );
+        let e = parse_domain("<domain>\n<devices>\n<hostdev type='pci'><source><address bus='0x41' slot='zz' function='0'/></source></hostdev>\n</devices></domain>").unwrap_err();
+        assert_eq!(e.0, 3, "{e:?}");
+        assert!(parse_domain("<vm/>").is_err());
+        assert!(parse_domain("not xml").is_err());
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn documents_never_panic(text in "\\PC{0,300}") {
+            let _ = parse_domain(&text);
+            let _ = parse_domain(&format!("<domain>{text}</domain>"));
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! Proxmox VE's VM configuration (`/etc/pve/qemu-server/VMID.conf`) and its
+//! PCI resource mappings (`/etc/pve/mapping/pci.cfg`), as far as they
+//! decide where the firmware puts the GPUs' BARs. Syntax: qm.conf(5) and
+//! docs/firmware-window.md, "Proxmox VE".
+
+/// A parse problem: the 1-based line and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineError {
+    pub line: usize,
+    pub msg: String,
+}
+
+/// `phys-bits=` of the `cpu:` property.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PhysBits {
+    Bits(u32),
+    /// The host's own width.
+    Host,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct PveCpu {
+    /// `kvm64` when no `cpu:` line (the backend's default), `x86-64-v2-AES`
+    /// (the GUI's default since PVE 8), `host`, ...
+    pub model: String,
+    /// `flags=+pdpe1gb;-md-clear`: (added, flag).
+    pub flags: Vec<(bool, String)>,
+    pub phys_bits: Option<PhysBits>,
+}
+
+/// One `hostpciN:` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HostPci {
+    pub line: usize,
+    /// `0000:41:00.0` or `41:00` (all functions), as written.
+    pub hosts: Vec<String>,
+    /// `mapping=NAME`, resolved through `/etc/pve/mapping/pci.cfg`.
+    pub mapping: Option<String>,
+    pub pcie: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct PveConfig {
+    /// `memory:` in MiB (Proxmox's default is 512).
+    pub memory_mib: Option<u64>,
+    pub cpu: Option<PveCpu>,
+    /// `seabios` (the default) or `ovmf`.
+    pub bios: Option<String>,
+    /// `q35`, `pc`, `pc-q35-8.1+pve0`, ...
+    pub machine: Option<String>,
+    /// The `args:` line, verbatim.
+    pub args: Option<String>,
+    pub hostpci: Vec<HostPci>,
+    /// `hotplug:` includes `memory`.
+    pub memory_hotplug: bool,
+}
+
+/// `key=value,key=value` with an optional leading value for `default_key`.
+fn properties<'a>(value: &'a str, default_key: &str) -> Vec<(String, &'a str)> {
+    value
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .enumerate()
+        .map(|(i, p)| match p.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), v.trim()),
+            None if i == 0 => (default_key.to_string(), p.trim()),
+            None => (p.trim().to_string(), ""),
+        })
+        .collect()
+}
+
+pub(crate) fn parse_cpu(value: &str) -> Result<PveCpu, String> {
+    let mut cpu = PveCpu {
+        model: "kvm64".into(),
+        ..PveCpu::default()
+    };
+    for (k, v) in properties(value, "cputype") {
+        match k.as_str() {
+            "cputype" => cpu.model = v.to_string(),
+            "flags" => {
+                for f in v.split(';').filter(|f| !f.is_empty()) {
+                    let (on, name) = match f.as_bytes()[0] {
+                        b'+' => (true, &f[1..]),
+                        b'-' => (false, &f[1..]),
+                        _ => return Err(format!("CPU flag {f:?} lacks its + or -")),
+                    };
+                    cpu.flags.push((on, name.to_string()));
+                }
+            }
+            "phys-bits" => {
+                cpu.phys_bits = Some(if v == "host" {
+                    PhysBits::Host
+                } else {
+                    match v.parse::<u32>() {
+                        Ok(b) if (8..=64).contains(&b) => PhysBits::Bits(b),
+                        _ => return Err(format!("phys-bits={v:?}: expected 8 to 64 or host")),
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(cpu)
+}
+
+fn parse_hostpci(line: usize, value: &str) -> Result<HostPci, String> {
+    let mut h = HostPci {
+        line,
+        hosts: Vec::new(),
+        mapping: None,
+        pcie: false,
+    };
+    for (k, v) in properties(value, "host") {
+        match k.as_str() {
+            "host" => h.hosts = v.split(';').map(|s| s.trim().to_string()).collect(),
+            "mapping" => h.mapping = Some(v.to_string()),
+            "pcie" => h.pcie = v == "1",
+            _ => {}
+        }
+    }
+    if h.hosts.is_empty() && h.mapping.is_none() {
+        return Err("neither host= nor mapping=".into());
+    }
+    Ok(h)
+}
+
+/// The VM's own section of the file (snapshots and pending changes follow
+/// in `[sections]` and are not the configuration it starts with).
+pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
+    let mut c = PveConfig::default();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let err = |msg: String| LineError { line: i + 1, msg };
+        if line.starts_with('[') {
+            break;
+        }
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(err(format!("{line:?} is not `key: value`")));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        match key {
+            "memory" => {
+                let v = properties(value, "current")
+                    .into_iter()
+                    .find(|(k, _)| k == "current")
+                    .map(|(_, v)| v)
+                    .unwrap_or("");
+                c.memory_mib = Some(
+                    v.parse()
+                        .map_err(|_| err(format!("memory: {value:?} is not a size in MiB")))?,
+                );
+            }
+            "cpu" => c.cpu = Some(parse_cpu(value).map_err(|m| err(format!("cpu: {m}")))?),
+            "bios" => c.bios = Some(value.to_string()),
+            "machine" => {
+                c.machine = properties(value, "type")
+                    .into_iter()
+                    .find(|(k, _)| k == "type")
+                    .map(|(_, v)| v.to_string())
+            }
+            "args" => c.args = Some(value.to_string()),
+            "hotplug" => c.memory_hotplug = value.split(',').any(|v| v.trim() == "memory"),
+            k if k.starts_with("hostpci") && k[7..].bytes().all(|b| b.is_ascii_digit()) => {
+                c.hostpci
+                    .push(parse_hostpci(i + 1, value).map_err(|m| err(format!("{k}: {m}")))?);
+            }
+            _ => {}
+        }
+    }
+    Ok(c)
+}
+
+/// The host devices of mapping `name` in `pci.cfg`: its `map` lines'
+/// `path=`, the one for `node` when several nodes are mapped (else the
+/// first). `None` when there is no such mapping.
+pub(crate) fn mapping_paths(text: &str, name: &str, node: Option<&str>) -> Option<Vec<String>> {
+    let mut in_it = false;
+    let mut found: Option<Vec<String>> = None;
+    for line in text.lines() {
+        if !line.starts_with(char::is_whitespace) && !line.trim().is_empty() {
+            in_it = line.trim() == name;
+            if in_it && found.is_none() {
+                found = Some(Vec::new());
+            }
+            continue;
+        }
+        let t = line.trim();
+        if !in_it {
+            continue;
+        }
+        let Some(rest) = t.strip_prefix("map ") else {
+            continue;
+        };
+        let props = properties(rest, "");
+        let this_node = props.iter().find(|(k, _)| k == "node").map(|(_, v)| *v);
+        let paths: Vec<String> = props
+            .iter()
+            .find(|(k, _)| k == "path")
+            .map(|(_, v)| v.split(';').map(str::to_string).collect())
+            .unwrap_or_default();
+        let list = found.get_or_insert_with(Vec::new);
+        if node.is_some() && this_node == node {
+            *list = paths;
+            return found;
+        }
+        if list.is_empty() {
+            *list = paths;
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONF: &str = "\
+# description line
+agent: 1
+bios: ovmf
+boot: order=scsi0
+cores: 32
+cpu: x86-64-v2-AES,flags=+pdpe1gb;-md-clear,phys-bits=46
+efidisk0: local-lvm:vm-100-disk-0,efitype=4m,size=4M
+hostpci0: 0000:41:00.0,pcie=1
+hostpci1: host=42:00;43:00.0,pcie=1,x-vga=0
+hostpci2: mapping=gpu3,pcie=1
+machine: pc-q35-8.1+pve0,viommu=virtio
+memory: 262144
+args: -global q35-pcihost.pci-hole64-size=2048G
+hotplug: disk,network,usb,memory
+
+[before-upgrade]
+memory: 1024
+cpu: host
+";
+
+    #[test]
+    fn the_vms_own_section() {
+        let c = parse_config(CONF).unwrap();
+        assert_eq!(c.memory_mib, Some(262144));
+        assert_eq!(c.bios.as_deref(), Some("ovmf"));
+        assert_eq!(c.machine.as_deref(), Some("pc-q35-8.1+pve0"));
+        assert!(c.memory_hotplug);
+        let cpu = c.cpu.unwrap();
+        assert_eq!(cpu.model, "x86-64-v2-AES");
+        assert_eq!(
+            cpu.flags,
+            [
+                (true, "pdpe1gb".to_string()),
+                (false, "md-clear".to_string())
+            ]
+        );
+        assert_eq!(cpu.phys_bits, Some(PhysBits::Bits(46)));
+        assert_eq!(c.hostpci.len(), 3);
+        assert_eq!(c.hostpci[0].hosts, ["0000:41:00.0"]);
+        assert_eq!(c.hostpci[1].hosts, ["42:00", "43:00.0"]);
+        assert_eq!(c.hostpci[2].mapping.as_deref(), Some("gpu3"));
+        assert_eq!(c.hostpci[2].line, 10);
+        assert_eq!(
+            c.args.as_deref(),
+            Some("-global q35-pcihost.pci-hole64-size=2048G")
+        );
+    }
+
+    #[test]
+    fn defaults_and_errors_name_the_line() {
+        let c = parse_config("memory: current=8192\ncpu: host,phys-bits=host\n").unwrap();
+        assert_eq!(c.memory_mib, Some(8192));
+        assert_eq!(c.cpu.unwrap().phys_bits, Some(PhysBits::Host));
+        assert_eq!(parse_cpu("").unwrap().model, "kvm64");
+        for (text, line) in [
+            ("bios: ovmf\nmemory: lots\n", 2),
+            ("cpu: host,phys-bits=99\n", 1),
+            ("cpu: host,flags=pdpe1gb\n", 1),
+            ("memory: 1024\nhostpci0: pcie=1\n", 2),
+            ("this is not a config\n", 1),
+        ] {
+            let e = parse_config(text).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn mappings_by_node() {
+        let cfg = "\
+gpu3
+\tmap node=pve1,path=0000:44:00.0,id=10de:2bb5
+\tmap node=pve2,path=0000:81:00.0;0000:81:00.1,id=10de:2bb5
+\tdescription one GPU
+
+nic
+\tmap node=pve1,path=0000:05:00.0,id=15b3:1021
+";
+        assert_eq!(
+            mapping_paths(cfg, "gpu3", Some("pve2")),
+            Some(vec!["0000:81:00.0".into(), "0000:81:00.1".into()])
+        );
+        assert_eq!(
+            mapping_paths(cfg, "gpu3", None),
+            Some(vec!["0000:44:00.0".into()])
+        );
+        assert_eq!(
+            mapping_paths(cfg, "gpu3", Some("pve9")),
+            Some(vec!["0000:44:00.0".into()])
+        );
+        assert_eq!(
+            mapping_paths(cfg, "nic", None),
+            Some(vec!["0000:05:00.0".into()])
+        );
+        assert_eq!(mapping_paths(cfg, "nope", None), None);
+    }
+}
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn configs_never_panic(text in "\\PC{0,300}") {
+            let _ = parse_config(&text);
+            let _ = mapping_paths(&text, "gpu", Some("pve"));
+            let _ = parse_cpu(&text);
+        }
+    }
+}

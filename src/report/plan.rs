@@ -1,0 +1,257 @@
+//! The plan's report: what a VM's configuration will make of its GPUs
+//! before it boots, as text and JSON. The hints are those `check` gives,
+//! written for this VM.
+
+use crate::decide::diagnosis::DiagnosisKind;
+use crate::decide::prescribe::WindowOrigin;
+use crate::model::platform::CpuVendor;
+use crate::model::size::human;
+use crate::report::{HintReport, Verdict, SCHEMA_VERSION};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct PlanReport {
+    pub schema: u32,
+    /// Always `plan`.
+    pub mode: &'static str,
+    pub verdict: Verdict,
+    pub vm: VmReport,
+    pub gpus: Vec<PlanGpu>,
+    pub capacity: PlanCapacity,
+    pub predicted: Predicted,
+    pub hints: Vec<HintReport>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct VmReport {
+    /// `proxmox:100`, `libvirt:FILE`, `flags`.
+    pub source: String,
+    /// `ovmf` or `seabios`.
+    pub firmware: &'static str,
+    /// The firmware release given or found installed, or null.
+    pub firmware_version: Option<String>,
+    /// `q35` or `pc`.
+    pub machine: &'static str,
+    pub ram_bytes: u64,
+    /// `kvm64`, `x86-64-v2-AES`, `host`, ...
+    pub cpu_model: String,
+    pub phys_bits: u32,
+    pub pdpe1gb: bool,
+    pub cpu_vendor: Option<CpuVendor>,
+    pub hole64_bytes: Option<u64>,
+    pub mmio64_bytes: Option<u64>,
+    pub realloc: bool,
+    /// What was not in the configuration and was taken at a default.
+    pub assumed: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct PlanGpu {
+    /// The host functions passed through as this one device.
+    pub host: Vec<String>,
+    pub bars: Vec<PlanBar>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct PlanBar {
+    /// Host function, or null for sizes given by hand.
+    pub bdf: Option<String>,
+    pub index: Option<u8>,
+    pub size: u64,
+    pub mem64: bool,
+    pub prefetchable: bool,
+    /// A 64-bit prefetchable BAR: what the 64-bit window holds.
+    pub counted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct PlanCapacity {
+    /// The 64-bit space the GPUs need as the kernel sizes it.
+    pub needed_bytes: Option<u64>,
+    /// The same as the firmware lays it out (one root port each, aligned
+    /// to the largest BAR).
+    pub firmware_span_bytes: Option<u64>,
+    pub window_origin: WindowOrigin,
+    /// The window the guest kernel will be offered.
+    pub window: Option<WindowSpan>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct WindowSpan {
+    pub start: u64,
+    pub end: u64,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Predicted {
+    /// Every GPU will have every 64-bit BAR placed.
+    pub ok: bool,
+    /// The diagnosis `check` will show in the guest; null when the VM will
+    /// not get that far.
+    pub diagnosis: Option<DiagnosisKind>,
+    /// GPUs that will be left with an unassigned BAR.
+    pub unassigned_gpus: usize,
+    /// QEMU will start and the firmware come up.
+    pub boots: bool,
+    pub why: String,
+}
+
+pub(crate) fn new(
+    vm: VmReport,
+    gpus: Vec<PlanGpu>,
+    capacity: PlanCapacity,
+    predicted: Predicted,
+    hints: Vec<HintReport>,
+    warnings: Vec<String>,
+) -> PlanReport {
+    PlanReport {
+        schema: SCHEMA_VERSION,
+        mode: "plan",
+        verdict: if predicted.ok {
+            Verdict::Ok
+        } else {
+            Verdict::Fail
+        },
+        vm,
+        gpus,
+        capacity,
+        predicted,
+        hints,
+        warnings,
+    }
+}
+
+pub(crate) fn json(r: &PlanReport) -> String {
+    let mut s =
+        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+pub(crate) fn text(r: &PlanReport) -> String {
+    let mut s = String::new();
+    let v = &r.vm;
+    let _ = writeln!(
+        s,
+        "gpu-preflight plan: {}: {} GPU(s), {}",
+        if r.predicted.ok { "OK" } else { "FAIL" },
+        r.gpus.len(),
+        match (r.predicted.boots, r.predicted.diagnosis) {
+            (false, _) => "the VM will not boot".to_string(),
+            (true, Some(d)) => format!("predicted diagnosis {}", d.as_str()),
+            (true, None) => "predicted diagnosis unknown".to_string(),
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  vm:       {} ({}), {} {}, {} RAM, cpu {} with {} address bits{}{}",
+        v.source,
+        v.machine,
+        v.firmware,
+        v.firmware_version.as_deref().unwrap_or("(version unknown)"),
+        human(v.ram_bytes),
+        v.cpu_model,
+        v.phys_bits,
+        if v.pdpe1gb {
+            ", pdpe1gb"
+        } else {
+            ", no pdpe1gb"
+        },
+        match v.cpu_vendor {
+            Some(CpuVendor::Amd) => ", AMD",
+            Some(CpuVendor::Intel) => ", Intel",
+            _ => "",
+        }
+    );
+    if v.hole64_bytes.is_some() || v.mmio64_bytes.is_some() {
+        let _ = writeln!(
+            s,
+            "            pci-hole64-size {}, X-PciMmio64Mb {}",
+            v.hole64_bytes
+                .map(human)
+                .unwrap_or_else(|| "default".into()),
+            v.mmio64_bytes
+                .map(|b| (b >> 20).to_string())
+                .unwrap_or_else(|| "unset".into())
+        );
+    }
+    for (i, g) in r.gpus.iter().enumerate() {
+        // One group per host function, so that an audio function's BAR 0
+        // is not read as the GPU's.
+        let mut groups: Vec<(Option<&str>, Vec<String>)> = Vec::new();
+        for b in &g.bars {
+            let bar = format!(
+                "{}{}{}",
+                b.index.map(|i| format!("BAR {i} ")).unwrap_or_default(),
+                human(b.size),
+                if b.counted { " 64-bit pref" } else { "" }
+            );
+            match groups.last_mut() {
+                Some((bdf, bars)) if *bdf == b.bdf.as_deref() => bars.push(bar),
+                _ => groups.push((b.bdf.as_deref(), vec![bar])),
+            }
+        }
+        let line: Vec<String> = groups
+            .iter()
+            .map(|(bdf, bars)| match bdf {
+                Some(bdf) => format!("{bdf}: {}", bars.join(", ")),
+                None => bars.join(", "),
+            })
+            .collect();
+        let head = if g.host.is_empty() {
+            format!("gpu {i}: ")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "  {head}{}", line.join("; "));
+    }
+    let c = &r.capacity;
+    let _ = writeln!(
+        s,
+        "  needed:   {} as the kernel sizes it, {} as the firmware lays it out",
+        c.needed_bytes
+            .map(human)
+            .unwrap_or_else(|| "unknown".into()),
+        c.firmware_span_bytes
+            .map(human)
+            .unwrap_or_else(|| "unknown".into())
+    );
+    if let (Some(start), Some(size)) = (
+        c.window_origin.aperture_start,
+        c.window_origin.aperture_bytes,
+    ) {
+        let _ = writeln!(
+            s,
+            "  firmware: {} at {start:#x} ({}, {})",
+            human(size),
+            c.window_origin.kind.as_str(),
+            c.window_origin.rules.unwrap_or("")
+        );
+    }
+    if let Some(w) = c.window {
+        let _ = writeln!(
+            s,
+            "  window:   {:#x}-{:#x} ({}) offered to the guest kernel",
+            w.start,
+            w.end,
+            human(w.size)
+        );
+    }
+    let _ = writeln!(s, "predicted: {}", r.predicted.why);
+    if !r.vm.assumed.is_empty() {
+        let _ = writeln!(s, "assumed:  {}", r.vm.assumed.join("; "));
+    }
+    if !r.hints.is_empty() {
+        let _ = writeln!(s, "hints:");
+        for h in &r.hints {
+            let _ = writeln!(s, "  [{}] {}", h.id, h.text);
+        }
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    s
+}

@@ -1,0 +1,269 @@
+//! `gpu-preflight plan` on a fake Proxmox host (tests/fixtures/plan-*/,
+//! whose README says what each VM is): the prediction, the first fix, the
+//! same answer from the libvirt XML of the same VM, and bad input.
+
+pub mod support;
+
+use serde_json::Value;
+use std::process::{Command, Output};
+use support::{bin, fixture};
+
+const HOST: &str = "plan-proxmox-8x-rtx-pro-6000";
+
+fn plan(args: &[&str]) -> Output {
+    let root = fixture(HOST).join("root");
+    Command::new(bin())
+        .arg("plan")
+        .arg("--root")
+        .arg(&root)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(args: &[&str]) -> (i32, Value) {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    let o = plan(&a);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code().unwrap(), v)
+}
+
+fn first_change(v: &Value) -> &Value {
+    &v["hints"][0]["change"]
+}
+
+#[test]
+fn eight_128g_gpus_on_the_default_cpu_type_fail_and_the_cpu_flag_comes_first() {
+    for vm in ["100", "102"] {
+        let (code, v) = json(&["--proxmox", vm]);
+        assert_eq!(code, 1, "{vm}");
+        assert_eq!(v["predicted"]["ok"], false);
+        assert_eq!(v["predicted"]["unassigned_gpus"], 8);
+        assert_eq!(v["gpus"].as_array().unwrap().len(), 8);
+        // Each GPU: 128 GiB + 32 MiB counted, the 64 MiB BAR 0 and the
+        // audio function not.
+        let counted: u64 = v["gpus"][0]["bars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["counted"] == true)
+            .map(|b| b["size"].as_u64().unwrap())
+            .sum();
+        assert_eq!(counted, (128 << 30) + (32 << 20));
+        // An Intel host: QEMU's 40 bits are not trusted, OVMF's classic
+        // window; the fix is 1 GiB pages with the bits for a 2 TiB window.
+        assert_eq!(v["capacity"]["window_origin"]["kind"], "ovmf_classic");
+        assert_eq!(v["hints"][0]["id"], "cpu-phys-bits");
+        assert_eq!(first_change(&v)["cpu_flags_add"][0], "pdpe1gb");
+        assert_eq!(first_change(&v)["phys_bits_min"], 44);
+        assert_eq!(v["hints"][0]["expect"], "ok");
+        assert_eq!(v["hints"][0]["restart"], "vm");
+        let text = v["hints"][0]["text"].as_str().unwrap();
+        assert!(text.contains(&format!("qm set {vm} --cpu ")), "{text}");
+        assert!(text.contains("flags=+pdpe1gb,phys-bits=44"), "{text}");
+        assert!(text.contains(&format!("qm reboot {vm}")), "{text}");
+        // Never an aperture OVMF cannot place, never a hole QEMU refuses.
+        for h in v["hints"].as_array().unwrap() {
+            assert!(h["change"]["fw_cfg"].is_null(), "{h}");
+            assert!(h["change"]["qemu_globals"].is_null(), "{h}");
+        }
+    }
+}
+
+#[test]
+fn cpu_host_on_a_46_bit_host_fits() {
+    let (code, v) = json(&["--proxmox", "101"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["predicted"]["ok"], true);
+    assert_eq!(v["predicted"]["diagnosis"], "ok");
+    assert_eq!(v["vm"]["phys_bits"], 46);
+    assert_eq!(v["vm"]["pdpe1gb"], true);
+    assert_eq!(v["capacity"]["window_origin"]["kind"], "ovmf_dynamic");
+    assert_eq!(v["capacity"]["window_origin"]["aperture_bytes"], 8u64 << 40);
+    assert!(v["hints"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn the_libvirt_xml_of_the_same_vm_agrees() {
+    let x = fixture(HOST).join("libvirt-inference.xml");
+    let (code, v) = json(&["--libvirt", x.to_str().unwrap()]);
+    let (_, p) = json(&["--proxmox", "100"]);
+    assert_eq!(code, 1);
+    for k in ["ok", "diagnosis", "unassigned_gpus"] {
+        assert_eq!(v["predicted"][k], p["predicted"][k], "{k}");
+    }
+    assert_eq!(first_change(&v), first_change(&p));
+    let text = v["hints"][0]["text"].as_str().unwrap();
+    assert!(text.contains("virsh edit inference"), "{text}");
+    assert!(
+        text.contains("<maxphysaddr mode='emulate' bits='44'/>"),
+        "{text}"
+    );
+    let x = fixture(HOST).join("libvirt-inference-host.xml");
+    let (code, v) = json(&["--libvirt", x.to_str().unwrap()]);
+    assert_eq!((code, &v["predicted"]["ok"]), (0, &Value::Bool(true)));
+}
+
+#[test]
+fn flags_override_the_configuration() {
+    // VM 100 with the two changes the first hint asks for: it fits.
+    let (code, v) = json(&[
+        "--proxmox",
+        "100",
+        "--cpu-flag",
+        "pdpe1gb",
+        "--phys-bits",
+        "44",
+    ]);
+    assert_eq!(code, 0, "{}", v["predicted"]["why"]);
+    // Half of them: not.
+    let (code, _) = json(&["--proxmox", "100", "--cpu-flag", "pdpe1gb"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn resource_mappings_and_all_functions() {
+    let (_, v) = json(&["--proxmox", "103"]);
+    let hosts: Vec<&str> = v["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| {
+            g["host"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h.as_str().unwrap())
+        })
+        .collect();
+    // pro6000-a maps to 41:00.0 and .1 on node pve1 (the host's name).
+    assert_eq!(
+        hosts,
+        [
+            "0000:41:00.0",
+            "0000:41:00.1",
+            "0000:42:00.0",
+            "0000:42:00.1"
+        ]
+    );
+}
+
+#[test]
+fn sizes_by_hand_and_the_known_lab_rows() {
+    // docs/lab.md: OVMF 2022.11, qemu64 (AMD under TCG), 46 bits.
+    let base = [
+        "--firmware",
+        "ovmf:2022.11",
+        "--cpu",
+        "qemu64",
+        "--cpu-vendor",
+        "amd",
+        "--phys-bits",
+        "46",
+    ];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        json(&a).1
+    };
+    let v = run(&["--gpus", "8", "--bar", "32G"]);
+    assert_eq!(v["predicted"]["unassigned_gpus"], 5);
+    assert_eq!(v["predicted"]["diagnosis"], "window_too_small");
+    assert_eq!(v["hints"][0]["id"], "cpu-pdpe1gb");
+    let v = run(&["--gpus", "8", "--bar", "32G", "--cpu-flag", "pdpe1gb"]);
+    assert_eq!(v["predicted"]["ok"], true);
+    let v = run(&["--gpus", "8", "--bar", "32G", "--hole64", "1T"]);
+    assert_eq!(v["predicted"]["diagnosis"], "firmware_left_unassigned");
+    let v = run(&["--gpus", "8", "--bar", "32G", "--hole64", "1T", "--realloc"]);
+    assert_eq!(v["predicted"]["ok"], true);
+    // An aperture OVMF cannot place: the VM never reaches the kernel.
+    let v = run(&["--gpus", "8", "--bar", "128G", "--mmio64", "2T"]);
+    assert_eq!(v["predicted"]["boots"], false);
+    assert!(
+        v["predicted"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("OVMF will hang"),
+        "{v}"
+    );
+    // A hole QEMU refuses on 40 bits.
+    let v = json(&[
+        "--firmware",
+        "ovmf",
+        "--cpu-vendor",
+        "amd",
+        "--gpus",
+        "8",
+        "--bar",
+        "32G",
+        "--hole64",
+        "1T",
+    ])
+    .1;
+    assert_eq!(v["predicted"]["boots"], false);
+    assert!(
+        v["predicted"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("QEMU will refuse"),
+        "{v}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_file_and_line() {
+    let conf = |vm: &str| format!("etc/pve/qemu-server/{vm}.conf");
+    for (args, code, want) in [
+        (
+            vec!["--proxmox", "110"],
+            2,
+            format!("{}: no GPU", conf("110")),
+        ),
+        (
+            vec!["--proxmox", "111"],
+            3,
+            format!("{} line 2: no PCI device 0000:99:00", conf("111")),
+        ),
+        (
+            vec!["--proxmox", "112"],
+            2,
+            format!("{} line 3:", conf("112")),
+        ),
+        (
+            vec!["--proxmox", "113"],
+            2,
+            format!("{} line 4: args:", conf("113")),
+        ),
+        (vec!["--proxmox", "999"], 3, "cannot read ".to_string()),
+        (
+            vec!["--gpus", "8", "--bar", "12Q"],
+            2,
+            "unknown unit".to_string(),
+        ),
+        (
+            vec!["--gpus", "8"],
+            2,
+            "--gpus needs at least one --bar".to_string(),
+        ),
+        (
+            vec!["--gpu", "0000:41:00.0", "--firmware", "coreboot"],
+            2,
+            "expected ovmf or seabios".to_string(),
+        ),
+    ] {
+        let o = plan(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end()
+                .lines()
+                .filter(|l| l.starts_with("error:"))
+                .count(),
+            1,
+            "{err}"
+        );
+    }
+}
