@@ -151,6 +151,21 @@ fn resource_mappings_and_all_functions() {
 }
 
 #[test]
+fn a_passed_through_network_card_is_not_a_gpu() {
+    let (code, v) = json(&["--proxmox", "104"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["gpus"].as_array().unwrap().len(), 2);
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("line 7: 0000:81:00.0 has class 020000") && w.ends_with("left out")
+        }),
+        "{warnings:?}"
+    );
+}
+
+#[test]
 fn sizes_by_hand_and_the_known_lab_rows() {
     // docs/lab.md: OVMF 2022.11, qemu64 (AMD under TCG), 46 bits.
     let base = [
@@ -220,6 +235,11 @@ fn bad_input_is_one_line_naming_the_file_and_line() {
             vec!["--proxmox", "110"],
             2,
             format!("{}: no GPU", conf("110")),
+        ),
+        (
+            vec!["--proxmox", "114"],
+            2,
+            format!("{}: no GPU", conf("114")),
         ),
         (
             vec!["--proxmox", "111"],

@@ -235,6 +235,11 @@ fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
     Ok(c)
 }
 
+/// Display controllers (class 03) and processing accelerators (class 12).
+fn is_gpu_class(class: u32) -> bool {
+    matches!(class >> 16, 0x03 | 0x12)
+}
+
 /// `ovmf:2022.11` -> rules; a Proxmox `4.2025.02-4` or Debian `2022.11-6`
 /// package version carries the release too.
 fn edk2_release(v: &str) -> Option<(u32, u32)> {
@@ -321,7 +326,18 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
             });
         }
     } else {
-        let mut sources = c.gpus.clone();
+        let mut sources = Vec::new();
+        for (at, funcs) in c.gpus.clone() {
+            // A passed-through NIC or disk controller is not a GPU: its
+            // (small) BARs are left out, and said so.
+            match funcs.first().and_then(|f| host::class_of(&root, *f)) {
+                Some(class) if !is_gpu_class(class) => warnings.push(format!(
+                    "{at}: {} has class {class:06x}, not a display controller or accelerator: left out",
+                    funcs[0]
+                )),
+                _ => sources.push((at, funcs)),
+            }
+        }
         for g in &o.gpu {
             let funcs = host_functions(&root, g)
                 .map_err(|e| PlanError::Unreadable(format!("--gpu {g}: {e}")))?;

@@ -59,6 +59,12 @@ pub(crate) fn host_bars(root: &Root, addr: PciAddress) -> Result<Vec<Bar>, Strin
         .collect())
 }
 
+/// A host function's class code (`0x030200`), `None` if unreadable.
+pub(crate) fn class_of(root: &Root, addr: PciAddress) -> Option<u32> {
+    let text = root.read_trimmed(&format!("{DEVICES_DIR}/{addr}/class"))?;
+    crate::parse::hex::hex_u64(&text).and_then(|c| u32::try_from(c).ok())
+}
+
 /// The functions of `bus:device` present on the host (`41:00` in a
 /// Proxmox `hostpci` line means all of them).
 pub(crate) fn functions_of(root: &Root, domain: u32, bus: u8, device: u8) -> Vec<PciAddress> {
