@@ -37,6 +37,10 @@ F_HOOK      := $(DESTDIR)$(INITRAMFSDIR)/hooks/gpu-preflight
 F_SCRIPT    := $(DESTDIR)$(INITRAMFSDIR)/scripts/init-premount/gpu-preflight
 F_UNIT      := $(DESTDIR)$(UNITDIR)/gpu-preflight-publish.service
 F_CONF      := $(DESTDIR)$(SYSCONFDIR)/gpu-preflight.conf
+# The host-side hook (Proxmox hookscript, libvirt hook): shipped, not
+# enabled; README "Before you boot: plan" says where to put it.
+SHAREDIR    ?= $(PREFIX)/share/gpu-preflight
+F_VMHOOK    := $(DESTDIR)$(SHAREDIR)/gpu-preflight-vm-hook
 
 # Build-time scripts learn where the binary and library were put.
 SUBST_DIRS  := sed -e 's|^gpu_preflight_bindir=.*|gpu_preflight_bindir=$(BINDIR)|' \
@@ -63,12 +67,15 @@ install: build
 	install -d $(dir $(F_UNIT))
 	sed -e 's|/usr/bin/gpu-preflight|$(BINDIR)/gpu-preflight|' systemd/gpu-preflight-publish.service > $(F_UNIT)
 	chmod 0644 $(F_UNIT)
+	install -d $(dir $(F_VMHOOK))
+	sed -e 's|^binary=.*|binary=$(BINDIR)/gpu-preflight|' contrib/gpu-preflight-vm-hook > $(F_VMHOOK)
+	chmod 0755 $(F_VMHOOK)
 	@# An edited configuration is kept.
 	if [ ! -e $(F_CONF) ]; then install -D -m 0644 etc/gpu-preflight.conf $(F_CONF); fi
 
 uninstall:
-	rm -f $(F_BIN) $(F_LIB) $(F_DRACUT) $(F_HOOK) $(F_SCRIPT) $(F_UNIT) $(F_CONF)
-	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DRACUTDIR) 2>/dev/null
+	rm -f $(F_BIN) $(F_LIB) $(F_DRACUT) $(F_HOOK) $(F_SCRIPT) $(F_UNIT) $(F_CONF) $(F_VMHOOK)
+	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DRACUTDIR) $(DESTDIR)$(SHAREDIR) 2>/dev/null
 
 deb: build
 	rm -rf $(DEBDIR)
