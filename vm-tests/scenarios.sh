@@ -38,6 +38,13 @@
 #   timeout   seconds for this scenario's boot
 #   loop      yes: after the first boot, apply hints[0].change and boot
 #             again until healthy (the closed loop; vm-tests/run, closed_loop)
+#
+# `gpu-preflight plan` runs before every boot with the same configuration
+# as flags (vm-tests/plan.sh); its prediction must match the boot:
+#   plan_as   yes: also as a Proxmox VM config and a libvirt domain XML on
+#             a fake host tree built by the test
+#   plan_miss why the predicted count of GPUs left unassigned may differ
+#             from the boot's (a wrong `ok` always fails)
 
 # The stand-ins are ivshmem-plain (1af4:1110, class 0x0500), so the check is
 # told which devices are the GPUs; the count makes a missing one visible.
@@ -51,7 +58,7 @@ scenario seabios-46bit-8x128g capture=yes \
   observed='all 8 assigned, 0x2000000000-0x11fffffffff' \
   args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
 
-scenario seabios-40bit-8x128g capture=yes loop=yes \
+scenario seabios-40bit-8x128g capture=yes loop=yes plan_as=yes \
   fw=seabios cpu=qemu64 gpus=8x128G \
   observed='01:00.0 BAR 2 unassigned; firmware put it at 1 TiB, above what 40 bits address' \
   args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
@@ -87,7 +94,7 @@ scenario ovmf-8x32g-realloc capture=yes loop=yes \
   unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
   hints=cpu-pdpe1gb,ovmf-mmio64-aperture,qemu-pci-hole64-size nohints=guest-pci-realloc
 
-scenario ovmf-8x32g-hole1t capture=yes loop=yes \
+scenario ovmf-8x32g-hole1t capture=yes loop=yes plan_as=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" \
   observed='5 of 8 unassigned, but the root window is now 1 TiB (0xe000000000-0x1dfffffffff)' \
   args="$sel8" verdict=fail diagnosis=firmware_left_unassigned \
@@ -126,7 +133,7 @@ scenario seabios-noisy-rootports capture=yes \
 
 # Closed-loop starts the issue table adds: follow hints[0] to a healthy
 # guest. One generator: the loop tests the prescriptions, not the image.
-scenario ovmf-46bit-8x128g loop=yes gens=itools \
+scenario ovmf-46bit-8x128g loop=yes gens=itools plan_as=yes \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x128G \
   observed='all 8 unassigned: OVMF uses 40 bits without pdpe1gb, a 128 GiB window' \
   args="$sel8" verdict=fail diagnosis=window_too_small \
@@ -138,7 +145,7 @@ scenario ovmf-40bit-8x128g loop=yes gens=itools \
   args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
   unassigned=0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
   hints=cpu-phys-bits
-scenario ovmf-intel-40bit-8x32g loop=yes gens=itools \
+scenario ovmf-intel-40bit-8x32g loop=yes gens=itools plan_as=yes \
   fw=ovmf cpu=qemu64,vendor=GenuineIntel gpus=8x32G \
   observed='OVMF does not trust 40 bits from an Intel vCPU: its classic 32 GiB window' \
   args="$sel8" verdict=fail diagnosis=window_too_small \

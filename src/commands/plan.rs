@@ -409,6 +409,11 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
             (Firmware::Ovmf(rules), found)
         }
         "seabios" | "bios" => {
+            // Debian's and Ubuntu's QEMU boot the `seabios` package's build;
+            // Proxmox bundles its own in pve-qemu-kvm (not looked up).
+            let fw_version = fw_version
+                .clone()
+                .or_else(|| host::dpkg_version(&root, &["seabios"]).map(|(_, v)| v));
             let top = match fw_version.as_deref() {
                 Some(v) => seabios_top(v).ok_or_else(|| {
                     usage(format!(
