@@ -229,3 +229,60 @@ fn with_no_gpu_the_window_line_is_one_fact() {
         (256u64 << 30) + (16u64 << 40)
     );
 }
+
+/// `explain` on text: the platform the log names decides the hints, and
+/// only text without any PCI evidence is "nothing to explain".
+fn explain_text(text: &str) -> (i32, serde_json::Value) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("log.txt");
+    std::fs::write(&path, text).unwrap();
+    let o = run(&["explain", path.to_str().unwrap(), "--format", "json"]);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap(), v)
+}
+
+#[test]
+fn a_vmware_vm_on_legacy_bios_is_told_to_switch_to_efi() {
+    // The DMI line as corpus 32 has it, and a P40's failure.
+    let log = "\
+[    0.000000] DMI: VMware, Inc. VMware Virtual Platform/440BX Desktop Reference Platform, BIOS 6.00 11/12/2020
+[    0.000000] Hypervisor detected: VMware
+[    0.317212] pci_bus 0000:00: root bus resource [mem 0xc0000000-0xfebfffff window]
+[    0.334541] pci 0000:03:00.0: [10de:1b38] type 00 class 0x030200
+[    0.335159] pci 0000:03:00.0: reg 0x14: [mem 0x00000000-0x7ffffffff 64bit pref]
+[    0.382205] pci 0000:03:00.0: BAR 1: failed to assign [mem size 0x800000000 64bit pref]
+";
+    let (code, v) = explain_text(log);
+    assert_eq!(code, 1);
+    assert_eq!(v["firmware"]["platform"], "vmware");
+    assert_eq!(v["hints"][0]["id"], "vmware-efi");
+    assert_eq!(v["hints"][1]["id"], "vmware-64bit-mmio");
+    // The same VM on EFI: the 64-bit MMIO settings, not a firmware switch.
+    let efi = log.replace(
+        "VMware Virtual Platform/440BX Desktop Reference Platform, BIOS 6.00 11/12/2020",
+        "VMware7,1/440BX Desktop Reference Platform, BIOS VMW71.00V.21805430.B64.2305221830 05/22/2023",
+    );
+    let (_, v) = explain_text(&format!(
+        "[    0.000000] efi: EFI v2.70 by VMware, Inc.\n{efi}"
+    ));
+    assert_eq!(v["hints"][0]["id"], "vmware-64bit-mmio");
+    assert!(v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|h| h["id"] != "vmware-efi"));
+}
+
+#[test]
+fn any_pci_evidence_gets_a_report_and_none_is_exit_3() {
+    // One line through a bound driver is evidence; prose is not.
+    let (code, v) = explain_text(
+        "amdgpu 0000:0b:00.0: BAR 0: failed to assign [mem size 0x200000000 64bit pref]\n",
+    );
+    assert_eq!((code, v["verdict"].as_str()), (1, Some("fail")));
+    assert_eq!(v["gpus"][0]["bdf"], "0000:0b:00.0");
+    let (code, v) = explain_text("NVRM: BAR1 is 0M @ 0x0 (PCI:0000:41:00.0)\n");
+    assert_eq!((code, v["diagnosis"].as_str()), (1, Some("unknown")));
+    let (code, _) = explain_text("The GPU does not work after the upgrade.\nlspci shows it.\n");
+    assert_eq!(code, 3);
+}

@@ -65,6 +65,10 @@ pub(crate) enum Case {
     /// Only 32-bit or non-prefetchable BARs failed: that space comes from
     /// the windows below 4 GiB, which the numbers here do not cover.
     Only32Bit,
+    /// The failed BARs are known only from a driver's complaint or a
+    /// message that gives no type (`NVRM: BAR1 is 0M`, 2.6's `can't
+    /// allocate resource`): which window fell short is not known.
+    TypeUnknown,
     /// The packed need ends past the CPU's address limit.
     PastAddressLimit,
     /// The kernel dropped part of the window as not CPU addressable.
@@ -153,6 +157,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         .collect();
     let failed_bars = failed.len() + ev.other_failed.len();
     let failed_big = failed.iter().filter(|b| b.counts_for_window()).count();
+    let failed_untyped = failed.iter().filter(|b| !b.type_known).count();
 
     let spaces = bus_spaces(ev);
     // The windows of the root buses the GPUs sit on; with no GPU (or no
@@ -197,6 +202,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         &Counts {
             failed: failed.len(),
             failed_big,
+            failed_untyped,
             missing,
             found,
         },
@@ -225,6 +231,8 @@ struct Counts {
     failed: usize,
     /// Of those, 64-bit prefetchable ones.
     failed_big: usize,
+    /// Of those, ones whose type the evidence does not give.
+    failed_untyped: usize,
     missing: usize,
     found: usize,
 }
@@ -248,6 +256,9 @@ fn classify(
     }
     if n.failed == 0 {
         return (DiagnosisKind::Unknown, Case::OnlyOtherDevices);
+    }
+    if n.failed_big == 0 && n.failed_untyped > 0 {
+        return (DiagnosisKind::Unknown, Case::TypeUnknown);
     }
     if n.failed_big == 0 {
         return (DiagnosisKind::Unknown, Case::Only32Bit);
@@ -329,6 +340,7 @@ mod tests {
                 start: assigned.then_some(0x100_0000_0000),
                 size: Some(size),
                 size_source: Some(SizeSource::Sysfs),
+                type_known: true,
             }],
             upstream: vec![PciAddress {
                 domain: 0,

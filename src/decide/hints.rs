@@ -641,6 +641,7 @@ mod tests {
                     start: None,
                     size: Some(128 * GIB),
                     size_source: Some(SizeSource::Sysfs),
+                    type_known: true,
                 }],
                 upstream: vec![],
                 root_bus: None,

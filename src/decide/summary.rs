@@ -28,6 +28,9 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::Only32Bit => format!(
             "{unassigned}, no GPU's 64-bit prefetchable BAR among them: the shortage is in the 32-bit window below 4 GiB (or the firmware rejected the device), which these numbers do not cover"
         ),
+        Case::TypeUnknown => format!(
+            "{unassigned}, known only from messages that give neither the BAR's type nor its size (a driver's complaint, or an old kernel's): whether the 64-bit window or the one below 4 GiB fell short is not in the text"
+        ),
         Case::PastAddressLimit => format!(
             "{unassigned}: the GPUs need {need} of 64-bit space, which from the window start would end at {:#x}, past the {} the CPU can address{}",
             d.needed_end.unwrap_or(0),

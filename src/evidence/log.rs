@@ -117,6 +117,7 @@ pub(crate) fn with_failures_from_log(addr: PciAddress, seen: &[Bar], events: &[E
                 start: None,
                 size: r.map(|r| r.size).filter(|s| *s > 0),
                 size_source: r.map(|_| SizeSource::KernelLog),
+                type_known: r.is_some(),
             });
         }
     }
@@ -128,7 +129,11 @@ pub(crate) fn with_failures_from_log(addr: PciAddress, seen: &[Bar], events: &[E
 /// log first, then from an identical sibling GPU whose same BAR was placed.
 pub(crate) fn fill_sizes(gpus: &mut [Gpu], events: &[Event]) {
     for g in gpus.iter_mut() {
-        for b in g.bars.iter_mut().filter(|b| b.size.is_none()) {
+        for b in g
+            .bars
+            .iter_mut()
+            .filter(|b| b.size.is_none() || !b.type_known)
+        {
             let from_log = events.iter().rev().find_map(|e| match e {
                 Event::Probed {
                     bdf,
@@ -139,38 +144,60 @@ pub(crate) fn fill_sizes(gpus: &mut [Gpu], events: &[Event]) {
                     bdf,
                     res: ResourceRef::Bar(i),
                     resource,
-                } if *bdf == g.addr && *i == b.index && resource.size > 0 => Some(resource.size),
+                } if *bdf == g.addr && *i == b.index && resource.size > 0 => Some(*resource),
                 Event::AssignFailed {
                     bdf,
                     res: ResourceRef::Bar(i),
                     resource: Some(r),
                     ..
-                } if *bdf == g.addr && *i == b.index && r.size > 0 => Some(r.size),
+                } if *bdf == g.addr && *i == b.index && r.size > 0 => Some(*r),
                 _ => None,
             });
-            if let Some(s) = from_log {
-                b.size = Some(s);
-                b.size_source = Some(SizeSource::KernelLog);
+            if let Some(r) = from_log {
+                if b.size.is_none() {
+                    b.size = Some(r.size);
+                    b.size_source = Some(SizeSource::KernelLog);
+                }
+                if !b.type_known {
+                    b.io = r.space == Space::Io;
+                    b.mem64 = r.mem64;
+                    b.prefetchable = r.prefetchable;
+                    b.type_known = true;
+                }
             }
         }
     }
-    let known: Vec<(u16, u16, u8, u64)> = gpus
+    // An identical GPU whose same BAR was placed gives its size (and type,
+    // where a driver's complaint left it unknown).
+    let known: Vec<(u16, u16, Bar)> = gpus
         .iter()
         .flat_map(|g| {
             g.bars
                 .iter()
-                .filter(|b| b.assigned())
-                .filter_map(move |b| Some((g.vendor, g.device, b.index, b.size?)))
+                .filter(|b| b.assigned() && b.size.is_some())
+                .map(move |b| (g.vendor, g.device, *b))
         })
         .collect();
     for g in gpus.iter_mut() {
-        for b in g.bars.iter_mut().filter(|b| b.size.is_none()) {
+        for b in g
+            .bars
+            .iter_mut()
+            .filter(|b| b.size.is_none() || !b.type_known)
+        {
             if let Some((.., s)) = known
                 .iter()
-                .find(|(v, d, i, _)| *v == g.vendor && *d == g.device && *i == b.index)
+                .find(|(v, d, k)| *v == g.vendor && *d == g.device && k.index == b.index)
             {
-                b.size = Some(*s);
-                b.size_source = Some(SizeSource::Sibling);
+                if b.size.is_none() {
+                    b.size = s.size;
+                    b.size_source = Some(SizeSource::Sibling);
+                }
+                if !b.type_known && s.type_known {
+                    b.io = s.io;
+                    b.mem64 = s.mem64;
+                    b.prefetchable = s.prefetchable;
+                    b.type_known = true;
+                }
             }
         }
     }
@@ -209,6 +236,7 @@ mod tests {
                 start: assigned.then_some(0x100_0000_0000),
                 size,
                 size_source: size.map(|_| SizeSource::Sysfs),
+                type_known: true,
             }],
             upstream: vec![],
             root_bus: None,

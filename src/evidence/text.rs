@@ -10,7 +10,7 @@ use crate::evidence::log::{fill_sizes, LogFacts};
 use crate::evidence::{Evidence, Gpu, OtherFailure};
 use crate::model::bar::{Bar, BarState, SizeSource};
 use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
-use crate::model::select::{is_selected, Selector};
+use crate::model::select::{is_selected, is_selected_without_device, Selector};
 use crate::parse::kernel_log::{self, Event, FailReason, LogResource, ResourceRef, Space};
 use crate::parse::lspci::{self, LspciDevice, LspciRegion, RegionAddr};
 use crate::parse::{cmdline, platform};
@@ -36,6 +36,8 @@ struct BarSeen {
     /// The firmware had programmed an address (lspci's `<ignored>`).
     had_address: bool,
     from_lspci: bool,
+    /// A resource line or lspci gave io/mem64/prefetchable.
+    type_known: bool,
 }
 
 impl BarSeen {
@@ -49,6 +51,7 @@ impl BarSeen {
             start: None,
             had_address: false,
             from_lspci: false,
+            type_known: false,
         }
     }
 
@@ -60,6 +63,7 @@ impl BarSeen {
             self.outcome = outcome;
         }
         if let Some(r) = r {
+            self.type_known = true;
             self.io = r.space == Space::Io;
             self.mem64 |= r.mem64;
             self.prefetchable |= r.prefetchable;
@@ -103,6 +107,7 @@ impl BarSeen {
                     SizeSource::KernelLog
                 }
             }),
+            type_known: self.type_known,
         }
     }
 }
@@ -116,9 +121,14 @@ struct DeviceSeen {
     header_type: Option<u8>,
     /// A bridge window line names it: only bridges have windows.
     has_windows: bool,
-    /// A GPU driver's complaint names it (NVIDIA's `NVRM:`, amdgpu's large
-    /// BAR message), with that driver's vendor.
+    /// A GPU driver is bound to it or complains about it (`nvidia
+    /// 0000:...:`, NVIDIA's `NVRM:`, amdgpu's large BAR message): that
+    /// driver's vendor.
     driver_vendor: Option<u16>,
+    /// `Boot video device`, `vgaarb`: a VGA-class display device.
+    vga: bool,
+    /// NVIDIA's regions (its own count) that `NVRM:` says have no size.
+    nvrm_zero: Vec<u8>,
     bars: BTreeMap<u8, BarSeen>,
 }
 
@@ -206,15 +216,28 @@ pub(crate) fn gather(
                 }
                 evidence = true;
             }
-            Event::NvrmBarZero {
+            Event::NvrmBar {
                 bdf: Some(bdf),
                 bar,
+                zero,
             } => {
-                // The NVIDIA driver numbers BARs as config space does.
                 let d = devs.entry(*bdf).or_default();
                 d.driver_vendor = Some(VENDOR_NVIDIA);
                 d.vendor.get_or_insert(VENDOR_NVIDIA);
-                d.note(*bar, Outcome::Failed, None);
+                // Placed once the device's own BARs are known (below).
+                if *zero {
+                    d.nvrm_zero.push(*bar);
+                }
+                evidence = true;
+            }
+            Event::GpuDriver { bdf, vendor } => {
+                let d = devs.entry(*bdf).or_default();
+                d.driver_vendor = Some(*vendor);
+                d.vendor.get_or_insert(*vendor);
+                evidence = true;
+            }
+            Event::VgaDevice { bdf } => {
+                devs.entry(*bdf).or_default().vga = true;
                 evidence = true;
             }
             Event::AmdgpuLargeBar { bdf: Some(bdf) } => {
@@ -235,6 +258,13 @@ pub(crate) fn gather(
     if !evidence {
         return None;
     }
+    for d in devs.values_mut() {
+        for n in std::mem::take(&mut d.nvrm_zero) {
+            if let Some(i) = nvrm_pci_index(d, n) {
+                d.note(i, Outcome::Failed, None);
+            }
+        }
+    }
 
     let mut gpus = Vec::new();
     let mut other_failed = Vec::new();
@@ -244,8 +274,15 @@ pub(crate) fn gather(
         }
         let is_gpu = match (d.vendor, d.device, d.class) {
             (Some(v), Some(dev), Some(c)) => is_selected(selectors, v, dev, c),
-            // Only a GPU driver's complaint names it: a GPU, unless the
-            // user chose other devices.
+            // lspci without -nn names a class and a vendor, not a device.
+            (Some(v), None, Some(c)) => is_selected_without_device(selectors, v, c),
+            // `lspci -t -nn` gives ids, not a class: only a selector the
+            // user gave by id or vendor can take it.
+            (Some(v), Some(dev), None) if d.driver_vendor.is_none() => selectors
+                .iter()
+                .any(|s| !matches!(s, Selector::Class { .. }) && s.matches(v, dev, 0)),
+            // Only a GPU driver names it: a GPU, unless the user chose
+            // other devices.
             _ => d.driver_vendor.is_some() && selectors.is_empty(),
         };
         let bars: Vec<Bar> = d
@@ -259,7 +296,7 @@ pub(crate) fn gather(
                 addr: *addr,
                 vendor: d.vendor.unwrap_or(0),
                 device: d.device.unwrap_or(0),
-                class: d.class.unwrap_or(0),
+                class: d.class.or(d.vga.then_some(0x03_0000)).unwrap_or(0),
                 bars,
                 upstream: Vec::new(),
                 root_bus: None,
@@ -280,7 +317,7 @@ pub(crate) fn gather(
         expected: expect,
         windows: facts.evidence_windows(),
         windows_known: facts.windows_known,
-        cpu: Default::default(),
+        cpu: platform::cpu_from_log(text),
         ram_end: facts.ram_end,
         empty_root_ports: 0,
         unaddressable_from: facts.unaddressable_from,
@@ -296,6 +333,27 @@ pub(crate) fn gather(
         other_failed,
         bridges: Vec::new(),
     })
+}
+
+/// The PCI BAR that NVIDIA's region `n` is. The driver counts its memory
+/// regions, skipping the upper half of a 64-bit BAR: region n is the n-th
+/// memory BAR the text shows for the device, or, where the text shows
+/// none, 0, 1, 3 for regions 0, 1, 2 (BAR 0 32-bit, BAR 1 and BAR 3 64-bit
+/// on every NVIDIA GPU from G80 to Blackwell whose BARs the fixtures and
+/// corpus show: tests/fixtures/h200-kvm-passthrough, corpus 19 and 36, and
+/// the 2.6.27 enumeration of a G92 in corpus 20, where BAR 1 is 32-bit and
+/// region 2 is still BAR 3). `None` past region 2: no such BAR.
+fn nvrm_pci_index(d: &DeviceSeen, n: u8) -> Option<u8> {
+    let memory: Vec<u8> = d
+        .bars
+        .iter()
+        .filter(|(i, b)| **i < 6 && b.type_known && !b.io)
+        .map(|(i, _)| *i)
+        .collect();
+    if memory.len() > usize::from(n) && memory.first() == Some(&0) {
+        return Some(memory[usize::from(n)]);
+    }
+    [0, 1, 3].get(usize::from(n)).copied()
 }
 
 /// Adds what lspci printed of a device. Its regions state the BARs' final
@@ -333,6 +391,7 @@ fn merge_lspci(d: &mut DeviceSeen, l: &LspciDevice) {
             },
             had_address: r.address == RegionAddr::Ignored,
             from_lspci: true,
+            type_known: true,
         };
         d.bars.insert(index, seen);
     }

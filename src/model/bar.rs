@@ -58,6 +58,11 @@ pub(crate) struct Bar {
     pub start: Option<u64>,
     pub size: Option<u64>,
     pub size_source: Option<SizeSource>,
+    /// Whether `io`, `mem64` and `prefetchable` were read (config space, a
+    /// resource line, lspci) rather than defaulted: a driver's complaint
+    /// (`NVRM: BAR1 is 0M`) or a 2.6-era `can't allocate resource` names a
+    /// BAR without them.
+    pub type_known: bool,
 }
 
 impl Bar {

@@ -78,6 +78,22 @@ pub(crate) fn is_selected(selectors: &[Selector], vendor: u16, device: u16, clas
     }
 }
 
+/// As `is_selected` for a function whose device id is not known (lspci
+/// text without `-nn`): an id selector cannot match, and by default only
+/// the GPU vendors' display controllers and accelerators are taken (the
+/// emulated adapters' vendors are never those).
+pub(crate) fn is_selected_without_device(selectors: &[Selector], vendor: u16, class: u32) -> bool {
+    if selectors.is_empty() {
+        matches!(vendor, VENDOR_NVIDIA | VENDOR_AMD | VENDOR_INTEL)
+            && is_default_gpu(vendor, 0, class)
+    } else {
+        selectors.iter().any(|s| match s {
+            Selector::Id { .. } => false,
+            _ => s.matches(vendor, 0, class),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,7 +136,21 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
         let (line, used) = logical_line(&lines[i..]);
         i += used;
         let t = unquote(&line);
+        // `$ lspci -vvv -s 05:00.0 | grep Region`: what follows without a
+        // header of its own is that device's.
+        if let Some(bdf) = selected_by_command(t) {
+            devices.push(LspciDevice::bare(bdf));
+            in_caps = false;
+            next_index = 0;
+            continue;
+        }
         if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some(dev) = tree_row(t) {
+            devices.push(dev);
+            in_caps = false;
+            next_index = 0;
             continue;
         }
         if let Some(mut dev) = header(t) {
@@ -148,6 +162,12 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
                         i += 1;
                     }
                 }
+            }
+            // The header of the device a command selected replaces it.
+            if devices.last().is_some_and(|d| {
+                d.class_name.is_empty() && d.regions.is_empty() && d.bdf == dev.bdf
+            }) {
+                devices.pop();
             }
             devices.push(dev);
             in_caps = false;
@@ -169,7 +189,90 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
             dev.regions.push(r);
         }
     }
+    // A command with nothing after it says nothing about the device.
+    devices.retain(|d| !d.class_name.is_empty() || !d.regions.is_empty() || d.vendor.is_some());
     devices
+}
+
+impl LspciDevice {
+    /// A device known only by its address, until its lines arrive.
+    fn bare(bdf: PciAddress) -> LspciDevice {
+        LspciDevice {
+            bdf,
+            class_name: String::new(),
+            class: None,
+            vendor: None,
+            device: None,
+            name: String::new(),
+            regions: Vec::new(),
+            has_bus_line: false,
+        }
+    }
+}
+
+/// The device an lspci command line selects with `-s`: `$ lspci -vvv -s
+/// 05:00.0 | grep Region`, `# lspci -s 0000:01:00.0 -vv`, `lspci -vvvs
+/// 03:00.0`, `-s05:00.0`, after a shell prompt or `sudo`.
+fn selected_by_command(t: &str) -> Option<PciAddress> {
+    let at = t.find("lspci ")?;
+    if at > 0 && !t[..at].ends_with([' ', '$', '#', '>']) {
+        return None;
+    }
+    let args = t[at + "lspci ".len()..].split('|').next()?;
+    let mut words = args.split_whitespace();
+    while let Some(w) = words.next() {
+        let Some(flags) = w.strip_prefix('-').filter(|f| !f.starts_with('-')) else {
+            continue;
+        };
+        let Some(s) = flags.find('s') else { continue };
+        let value = if s + 1 < flags.len() {
+            &flags[s + 1..]
+        } else {
+            words.next()?
+        };
+        return selected_address(value);
+    }
+    None
+}
+
+/// `05:00.0` or `0000:05:00.0` (lspci's partial forms, `05:` or `.1`,
+/// select several devices: none of them).
+fn selected_address(s: &str) -> Option<PciAddress> {
+    if s.matches(':').count() == 1 {
+        format!("0000:{s}").parse().ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+/// A row of `lspci -t -nn` (`+-02.0-[01]----01.0  NVIDIA Corporation Device
+/// [10de:15f8]`): the device after the last bus bracket, with its ids.
+/// Rows without a bracket (devices on the root bus) need the tree's root,
+/// and rows without ids say nothing the diagnosis uses: both are skipped.
+fn tree_row(t: &str) -> Option<LspciDevice> {
+    if !t.starts_with(['+', '\\', '-', '|']) {
+        return None;
+    }
+    let open = t.rfind("-[")?;
+    let (bracket, rest) = t[open + 2..].split_once(']')?;
+    let bus_text = bracket.split('-').next()?;
+    let (domain, bus) = match bus_text.split_once(':') {
+        Some((d, b)) => (hex(d)?, hex(b)?),
+        None => (0, hex(bus_text)?),
+    };
+    let rest = rest.trim_start_matches(['-', '+']);
+    let (devfn, name) = rest.split_once("  ")?;
+    let bdf: PciAddress = format!("{domain:04x}:{bus:02x}:{devfn}").parse().ok()?;
+    let (name, ids) = bracketed_suffix(name.trim())?;
+    let (v, d) = ids.split_once(':')?;
+    if v.len() != 4 || d.len() != 4 {
+        return None;
+    }
+    let mut dev = LspciDevice::bare(bdf);
+    dev.vendor = Some(hex(v)? as u16);
+    dev.device = Some(hex(d)? as u16);
+    dev.name = name.to_string();
+    Some(dev)
 }
 
 /// Drops leading blanks and `>` e-mail quoting.

@@ -195,6 +195,7 @@ pub(crate) fn decode_bars(config: Option<&[u8]>, resources: &[Option<ResourceLin
             start: kernel_addr,
             size: res_size,
             size_source: res_size.map(|_| SizeSource::Sysfs),
+            type_known: true,
         });
     }
     bars

@@ -4,7 +4,9 @@
 
 use super::resource::{decimal, hex_range};
 use super::{split_bdf, Event};
+use crate::model::pci::PciAddress;
 use crate::model::range::Range;
+use crate::parse::hex::hex_u64;
 
 /// `Command line: ...` (x86 early boot) and `Kernel command line: ...`.
 pub(super) fn command_line(line: &str) -> Option<Event> {
@@ -26,20 +28,43 @@ pub(super) fn command_line(line: &str) -> Option<Event> {
 }
 
 /// `NVRM: BAR1 is 0M @ 0x0 (PCI:0000:56:00.0)`; the address may be missing
-/// or short in reports.
+/// or short in reports, and drivers of the 2000s printed it as
+/// `(PCI:0002:00.0)`: a four-digit bus, no domain.
 pub(super) fn nvrm(line: &str) -> Option<Event> {
     let at = line.find("NVRM: BAR")?;
     let (bar, r) = decimal(&line[at + "NVRM: BAR".len()..])?;
     let r = r.strip_prefix(" is ")?;
+    let size_digits = r.bytes().take_while(u8::is_ascii_digit).count();
+    let zero = size_digits > 0 && r[..size_digits].bytes().all(|b| b == b'0');
     let bdf = r.find("(PCI:").and_then(|p| {
         let addr = &r[p + "(PCI:".len()..];
         let end = addr.find(')')?;
-        addr[..end].trim().parse().ok()
+        nvrm_address(addr[..end].trim())
     });
-    Some(Event::NvrmBarZero {
+    Some(Event::NvrmBar {
         bdf,
         bar: u8::try_from(bar).ok()?,
+        zero,
     })
+}
+
+/// `0000:56:00.0`, or the old `0002:00.0` (bus 02).
+fn nvrm_address(s: &str) -> Option<PciAddress> {
+    if let Ok(a) = s.parse() {
+        return Some(a);
+    }
+    let (bus, devfn) = s.split_once(':')?;
+    let bus = hex_u64(bus).filter(|b| *b <= 0xff)?;
+    format!("0000:{bus:02x}:{devfn}").parse().ok()
+}
+
+/// `vgaarb: device added: PCI:0000:01:00.0,decodes=io+mem,...` (before
+/// 5.x the address is in the message, not before it).
+pub(super) fn vgaarb_added(line: &str) -> Option<Event> {
+    let at = line.find("vgaarb: device added: PCI:")?;
+    let r = &line[at + "vgaarb: device added: PCI:".len()..];
+    let bdf = r.split(',').next()?.trim().parse().ok()?;
+    Some(Event::VgaDevice { bdf })
 }
 
 /// `amdgpu 0000:83:00.0: amdgpu: Not enough PCI address space for a large

@@ -6,16 +6,31 @@
 //!
 //! Lines are matched by an anchor found anywhere in the line (`pci
 //! DDDD:BB:DD.F: `, `pci_bus DDDD:BB: `, `NVRM: BAR`, ...) rather than by
-//! stripping a known prefix: logs arrive from dmesg, `journalctl -k` in its
-//! several `-o` formats, `/dev/kmsg` records and bug reports that quote them
-//! with `> ` or wrap them, and the anchors are the one thing they share.
+//! stripping a known prefix: logs arrive from dmesg (with `-T`/`-H` stamps
+//! or none), `journalctl -k` in its several `-o` formats, syslog files with
+//! host names, `/dev/kmsg` records, logfmt `msg="..."` wrappers and bug
+//! reports that quote, indent or wrap them, and the anchors are the one
+//! thing they share. Once a driver is bound to a device, the PCI core
+//! prints through it: `amdgpu 0000:0b:00.0: BAR 0: ...`, `pcieport ...`,
+//! `vfio-pci ...`; the driver's name takes the place of `pci`.
+//!
+//! Wordings, oldest first: 2.6.12 (`PCI: Cannot allocate resource region N
+//! of device ...`, `got res [...] for BAR N of ...`, `PCI: moved device`),
+//! 2.6.2x (`PCI: 0000:02:00.0 reg 14 32bit mmio: [a, b]`, `BAR 1: can't
+//! allocate mem resource [...]`), the `BAR N: no space for` / `failed to
+//! assign` / `assigned` of 2.6.3x to 6.7, and 6.8's `BAR N [mem ...]:
+//! can't assign; no space`. The last word on a BAR wins: a failure that a
+//! later line assigns (a resizable-BAR attempt that fell back, a realloc
+//! retry) is an assigned BAR.
 
-use crate::model::pci::{is_bridge, PciAddress, RootBus};
+use crate::model::pci::{is_bridge, PciAddress, RootBus, VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
 use crate::model::range::Range;
 use crate::parse::address::root_bus;
 use crate::parse::hex::hex_u64;
-use messages::{amdgpu, command_line, e820_usable, not_cpu_addressable, nvrm, realloc_messages};
-use resource::{decimal, resource};
+use messages::{
+    amdgpu, command_line, e820_usable, not_cpu_addressable, nvrm, realloc_messages, vgaarb_added,
+};
+use resource::{decimal, hex_range, resource};
 
 mod messages;
 mod resource;
@@ -52,6 +67,13 @@ pub(crate) enum ResourceRef {
     Rom,
     /// SR-IOV VF BAR (`VF BAR n`, `BAR 7..12` in the old wording).
     VfBar(u8),
+    /// `BAR 7..12` before `parse_log` has decided: a VF BAR, or a bridge
+    /// window of a kernel built without SR-IOV (which numbers windows from
+    /// 7). Never in `parse_log`'s output.
+    Numbered(u8),
+    /// `BAR 13..16`: a bridge window as a kernel with SR-IOV numbers it.
+    /// `parse_log` gives `BridgeWindow`.
+    SriovNumberedWindow,
     /// A bridge window (`bridge window`, `BAR 13..16` in the old wording).
     BridgeWindow,
 }
@@ -96,9 +118,23 @@ pub(crate) enum Event {
     ReallocAdvised,
     /// `No. N try to assign unassigned res`.
     ReallocRetry { attempt: u32 },
-    /// `NVRM: BARn is 0M @ 0x0 (PCI:dddd:bb:dd.f)`. The driver prints this
-    /// line only for a region it found invalid, whatever size it shows.
-    NvrmBarZero { bdf: Option<PciAddress>, bar: u8 },
+    /// `NVRM: BARn is 0M @ 0x0 (PCI:dddd:bb:dd.f)`: the driver found a
+    /// region invalid. `n` is the driver's count of memory regions, not a
+    /// PCI BAR index (a 64-bit BAR takes two). `zero`: the region has no
+    /// size, i.e. no resource (unassigned); a region with a size has an
+    /// address the driver could not use (above 4 GiB for old drivers).
+    NvrmBar {
+        bdf: Option<PciAddress>,
+        bar: u8,
+        zero: bool,
+    },
+    /// A GPU driver (`nvidia`, `nouveau`, `amdgpu`, `radeon`, `i915`, `xe`)
+    /// prints through the device: it is bound to it, so it is that
+    /// vendor's GPU.
+    GpuDriver { bdf: PciAddress, vendor: u16 },
+    /// `Boot video device`, `vgaarb: setting as boot VGA device`,
+    /// `vgaarb: VGA device added`: a VGA-class display device.
+    VgaDevice { bdf: PciAddress },
     /// amdgpu: `Not enough PCI address space for a large BAR.`
     AmdgpuLargeBar { bdf: Option<PciAddress> },
     /// `Command line: ...` / `Kernel command line: ...`.
@@ -120,13 +156,13 @@ pub(crate) enum FailReason {
 
 /// Parses one line of kernel log text. Accepts dmesg (`[    5.23] `),
 /// `journalctl -k` (`Nov 29 10:00:00 host kernel: `), `/dev/kmsg`
-/// (`6,339,5083,-;`) and bare message text.
+/// (`6,339,5083,-;`) and bare message text. The message's event, not the
+/// GPU driver it is printed through.
 #[cfg(test)]
 pub(crate) fn parse_line(line: &str) -> Option<Event> {
-    match classify(line)? {
-        Parsed::Event(e) => Some(e),
-        Parsed::Bridge(_) => None,
-    }
+    parse_log(line)
+        .into_iter()
+        .find(|e| !matches!(e, Event::GpuDriver { .. }))
 }
 
 /// Parses a whole log; lines that say nothing of interest are skipped.
@@ -139,19 +175,39 @@ pub(crate) fn parse_line(line: &str) -> Option<Event> {
 pub(crate) fn parse_log(text: &str) -> Vec<Event> {
     let mut events = Vec::new();
     let mut bridges: Vec<PciAddress> = Vec::new();
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
+    let mut drivers: Vec<PciAddress> = Vec::new();
+    let mut old_resource: Option<(usize, LogResource)> = None;
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((n, line)) = lines.next() {
         let mut parsed = classify(line);
         if parsed.is_none() {
-            if let Some(next) = lines.peek() {
+            if let Some((_, next)) = lines.peek() {
                 if let Some(joined) = rejoin(line, next) {
                     parsed = Some(joined);
                     lines.next();
                 }
             }
         }
+        if let Some(Event::GpuDriver { bdf, vendor }) = gpu_driver(line) {
+            if !drivers.contains(&bdf) {
+                drivers.push(bdf);
+                events.push(Event::GpuDriver { bdf, vendor });
+            }
+        }
         match parsed {
-            Some(Parsed::Event(e)) => {
+            Some(Parsed::Event(mut e)) => {
+                if let Event::AssignFailed {
+                    resource: resource @ None,
+                    reason: FailReason::CantClaim,
+                    ..
+                } = &mut e
+                {
+                    if let Some((at, r)) = old_resource.take() {
+                        if n - at <= 2 {
+                            *resource = Some(r);
+                        }
+                    }
+                }
                 if let Event::Function {
                     bdf,
                     class,
@@ -166,40 +222,102 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
                 events.push(e);
             }
             Some(Parsed::Bridge(bdf)) => bridges.push(bdf),
+            Some(Parsed::OldResource(r)) => old_resource = Some((n, r)),
             None => {}
         }
     }
-    if !bridges.is_empty() {
-        bridges.sort_unstable();
-        bridges.dedup();
-        for e in &mut events {
-            let (bdf, res) = match e {
-                Event::Probed { bdf, res, .. }
-                | Event::AssignFailed { bdf, res, .. }
-                | Event::Assigned { bdf, res, .. } => (bdf, res),
-                _ => continue,
-            };
-            // A type 1 header has no SR-IOV capability, so a "VF BAR" of a
-            // bridge can only be a window numbered without CONFIG_PCI_IOV.
-            if matches!(res, ResourceRef::VfBar(_)) && bridges.binary_search(bdf).is_ok() {
-                *res = ResourceRef::BridgeWindow;
-            }
-        }
-    }
+    resolve_numbered(&mut events, bridges);
     events
 }
+
+/// Names each `BAR 7..12` memory resource (`ResourceRef::Numbered`). A
+/// type 1 header has no SR-IOV capability, so on a bridge it is a window
+/// numbered without CONFIG_PCI_IOV; so it is everywhere when the log shows
+/// that numbering (an I/O "BAR 7..12", which no VF BAR can be) and never
+/// the SR-IOV one (windows as BAR 13..16). Otherwise it is a VF BAR.
+fn resolve_numbered(events: &mut [Event], mut bridges: Vec<PciAddress>) {
+    let refs = || {
+        events.iter().filter_map(|e| match e {
+            Event::Probed { res, resource, .. } | Event::Assigned { res, resource, .. } => {
+                Some((*res, Some(resource.space)))
+            }
+            Event::AssignFailed { res, resource, .. } => Some((*res, resource.map(|r| r.space))),
+            _ => None,
+        })
+    };
+    let windows_from_7 = refs()
+        .any(|(r, space)| matches!(r, ResourceRef::Numbered(_)) && space == Some(Space::Io))
+        && !refs().any(|(r, _)| r == ResourceRef::SriovNumberedWindow);
+    bridges.sort_unstable();
+    bridges.dedup();
+    for e in events.iter_mut() {
+        let (bdf, res, space) = match e {
+            Event::Probed { bdf, res, resource } | Event::Assigned { bdf, res, resource } => {
+                (bdf, res, Some(resource.space))
+            }
+            Event::AssignFailed {
+                bdf, res, resource, ..
+            } => (bdf, res, resource.map(|r| r.space)),
+            _ => continue,
+        };
+        match *res {
+            ResourceRef::Numbered(n) => {
+                *res = if space == Some(Space::Io)
+                    || windows_from_7
+                    || bridges.binary_search(bdf).is_ok()
+                {
+                    ResourceRef::BridgeWindow
+                } else {
+                    ResourceRef::VfBar(n - 7)
+                }
+            }
+            ResourceRef::SriovNumberedWindow => *res = ResourceRef::BridgeWindow,
+            _ => {}
+        }
+    }
+}
+
+/// The GPU driver a line is printed through, as a `GpuDriver` event.
+fn gpu_driver(line: &str) -> Option<Event> {
+    if !GPU_DRIVERS.iter().any(|(d, _)| line.contains(d)) {
+        return None;
+    }
+    let (driver, bdf, _) = device_anchor(line)?;
+    let vendor = GPU_DRIVERS.iter().find(|(d, _)| d.trim_end() == driver)?.1;
+    Some(Event::GpuDriver { bdf, vendor })
+}
+
+/// GPU drivers by the name they print under, and their vendor.
+const GPU_DRIVERS: [(&str, u16); 6] = [
+    ("nvidia ", VENDOR_NVIDIA),
+    ("nouveau ", VENDOR_NVIDIA),
+    ("amdgpu ", VENDOR_AMD),
+    ("radeon ", VENDOR_AMD),
+    ("i915 ", VENDOR_INTEL),
+    ("xe ", VENDOR_INTEL),
+];
 
 /// What one line yields: an event, or only the fact that a function is a
 /// bridge (`PCI bridge to [bus 01]`), which `parse_log` needs.
 enum Parsed {
     Event(Event),
     Bridge(PciAddress),
+    /// 2.6.12's `PCI: Resource 80000000-8fffffff (f=1208, d=1, p=1)`,
+    /// printed just before the `Cannot allocate resource region` it
+    /// explains (which names no resource itself).
+    OldResource(LogResource),
 }
 
 /// Substrings at least one of which every line we understand contains; the
 /// cheap reject for the bulk of a boot log.
-const NEEDLES: [&str; 7] = [
+const NEEDLES: [&str; 13] = [
     "pci",
+    "PCI",
+    "BAR ",
+    "bridge window",
+    "ROM ",
+    "vgaarb",
+    "video device",
     "e820",
     "NVRM",
     "large BAR",
@@ -218,11 +336,17 @@ fn classify(line: &str) -> Option<Parsed> {
         .or_else(|| amdgpu(line))
         .or_else(|| not_cpu_addressable(line))
         .or_else(|| realloc_messages(line))
+        .or_else(|| vgaarb_added(line))
     {
         return Some(Parsed::Event(e));
     }
-    if let Some((bdf, msg)) = device_anchor(line) {
-        return device_message(bdf, msg);
+    if let Some((_, bdf, msg)) = device_anchor(line) {
+        if let Some(p) = device_message(bdf, msg) {
+            return Some(p);
+        }
+    }
+    if let Some(p) = old_pci_message(line) {
+        return Some(p);
     }
     if let Some((bus, msg)) = bus_anchor(line) {
         return bus_message(bus, msg).map(Parsed::Event);
@@ -245,25 +369,52 @@ fn is_kmsg_continuation(line: &str) -> bool {
     key_len > 0 && t.as_bytes().get(key_len) == Some(&b'=')
 }
 
-/// Whether `needle` found at `at` starts a word: `pci 0000:...` but not
-/// `+pci:` in a kmsg dictionary or `xpci`.
+/// Whether `needle` found at `at` starts a word: `pci_bus 0000:00` but not
+/// `+pci_bus` in a kmsg dictionary or `xpci_bus`.
 fn starts_word(line: &str, at: usize) -> bool {
     at == 0
         || !matches!(line.as_bytes()[at - 1],
             b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'+' | b'=' | b'.' | b'/')
 }
 
-/// Finds `pci DDDD:BB:DD.F: ` and returns the address and the message.
-fn device_anchor(line: &str) -> Option<(PciAddress, &str)> {
+/// A driver's name as the kernel prints it before a device: `pci`,
+/// `pcieport`, `vfio-pci`, `xhci_hcd`, `snd_hda_intel`, `i915`.
+fn is_driver_name(word: &str) -> bool {
+    !word.is_empty()
+        && word.len() <= 32
+        && word.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// Finds `NAME DDDD:BB:DD.F: ` (NAME is `pci` or the bound driver's name)
+/// and returns the name, the address and the message.
+fn device_anchor(line: &str) -> Option<(&str, PciAddress, &str)> {
     let mut from = 0;
-    while let Some(pos) = line[from..].find("pci ") {
-        let at = from + pos;
-        from = at + 4;
-        if !starts_word(line, at) {
+    while let Some(pos) = line[from..].find(": ") {
+        let colon = from + pos;
+        from = colon + 2;
+        let head = &line[..colon];
+        let Some(space) = head.rfind(' ') else {
+            continue;
+        };
+        let token = &head[space + 1..];
+        // `DDDD:BB:DD.F` and longer domains; a bare `BB:DD.F` is lspci's.
+        if !(12..=16).contains(&token.len()) || token.bytes().filter(|b| *b == b':').count() != 2 {
             continue;
         }
-        if let Some(found) = split_bdf(&line[from..]) {
-            return Some(found);
+        let Ok(bdf) = token.parse::<PciAddress>() else {
+            continue;
+        };
+        let word_start = head[..space]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || "_-.".contains(*c)))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word = &head[word_start..space];
+        if is_driver_name(word) && starts_word(line, word_start) {
+            return Some((word, bdf, &line[from..]));
         }
     }
     None
@@ -311,8 +462,13 @@ fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
     if let Some(r) = msg.strip_prefix('[') {
         return function(bdf, r).map(Parsed::Event);
     }
-    if msg.starts_with("PCI bridge to ") {
+    if msg.starts_with("PCI bridge to ") || msg.starts_with("PCI bridge, secondary bus") {
         return Some(Parsed::Bridge(bdf));
+    }
+    if msg.starts_with("Boot video device")
+        || (msg.starts_with("vgaarb: ") && (msg.contains("VGA device") || msg.contains("boot VGA")))
+    {
+        return Some(Parsed::Event(Event::VgaDevice { bdf }));
     }
     let event = if let Some(r) = msg.strip_prefix("reg ") {
         old_enumeration(bdf, r)
@@ -323,17 +479,18 @@ fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
         if n > 5 {
             return None;
         }
-        new_wording(bdf, |_| Some(ResourceRef::VfBar(n as u8)), r)
+        new_wording(bdf, ResourceRef::VfBar(n as u8), r)
     } else if let Some(r) = msg.strip_prefix("BAR ") {
         let (n, r) = decimal(r)?;
+        let res = index_ref(n)?;
         match r.strip_prefix(':') {
-            Some(verdict) => old_verdict(bdf, n, verdict),
-            None => new_wording(bdf, |space| index_ref(n, space), r),
+            Some(verdict) => old_verdict(bdf, res, verdict),
+            None => new_wording(bdf, res, r),
         }
     } else if let Some(r) = msg.strip_prefix("ROM ") {
-        new_wording(bdf, |_| Some(ResourceRef::Rom), r)
+        new_wording(bdf, ResourceRef::Rom, r)
     } else if let Some(r) = msg.strip_prefix("bridge window ") {
-        new_wording(bdf, |_| Some(ResourceRef::BridgeWindow), r)
+        new_wording(bdf, ResourceRef::BridgeWindow, r)
     } else {
         None
     };
@@ -341,16 +498,14 @@ fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
 }
 
 /// The kernel's resource index as the old wording prints it: 0-5 BARs, 6 the
-/// ROM, 7-12 SR-IOV VF BARs, 13-16 bridge windows. VF BARs are never I/O,
-/// so an I/O "BAR 7" is a bridge window of a kernel without SR-IOV support,
-/// where windows start at 7 (corpus 17).
-fn index_ref(n: u32, space: Space) -> Option<ResourceRef> {
+/// ROM, 7-12 SR-IOV VF BARs, 13-16 bridge windows; without SR-IOV support
+/// windows start at 7 (corpus 17, 51), which `parse_log` sorts out.
+fn index_ref(n: u32) -> Option<ResourceRef> {
     Some(match n {
         0..=5 => ResourceRef::Bar(n as u8),
         6 => ResourceRef::Rom,
-        7..=12 if space == Space::Io => ResourceRef::BridgeWindow,
-        7..=12 => ResourceRef::VfBar((n - 7) as u8),
-        13..=16 => ResourceRef::BridgeWindow,
+        7..=12 => ResourceRef::Numbered(n as u8),
+        13..=16 => ResourceRef::SriovNumberedWindow,
         _ => return None,
     })
 }
@@ -371,9 +526,13 @@ fn function(bdf: PciAddress, r: &str) -> Option<Event> {
         return None;
     }
     let header_type = hex_u64(ty)? as u8;
-    let r = r.trim_start().strip_prefix("class ")?;
-    let class = r.split_whitespace().next()?;
-    let class = hex_u64(class).filter(|c| *c <= 0xff_ffff)? as u32;
+    let r = r.trim_start().strip_prefix("class ")?.strip_prefix("0x")?;
+    // Only the digits: a logfmt wrapper may follow with `\n"`.
+    let digits = r.bytes().take_while(u8::is_ascii_hexdigit).count();
+    if digits == 0 || digits > 6 {
+        return None;
+    }
+    let class = hex_u64(&r[..digits])? as u32;
     Some(Event::Function {
         bdf,
         vendor,
@@ -383,28 +542,37 @@ fn function(bdf: PciAddress, r: &str) -> Option<Event> {
     })
 }
 
+/// A config-space register offset as a resource: 0x10-0x24 are BARs 0-5,
+/// 0x30 a type 0 header's ROM and 0x38 a bridge's. SR-IOV BARs are printed
+/// at their offset in the capability, which the log does not give.
+fn register_ref(offset: u64) -> Option<ResourceRef> {
+    match offset {
+        0x10..=0x24 if offset % 4 == 0 => Some(ResourceRef::Bar(((offset - 0x10) / 4) as u8)),
+        0x30 | 0x38 => Some(ResourceRef::Rom),
+        _ => None,
+    }
+}
+
 /// Old enumeration: `reg 0x14: [mem 0x00000000-0x3ffffffff 64bit pref]`.
 /// `r` follows `reg `.
 fn old_enumeration(bdf: PciAddress, r: &str) -> Option<Event> {
     let (offset, r) = r.split_once(':')?;
-    let offset = hex_u64(offset)?;
-    let res = match offset {
-        0x10..=0x24 if offset % 4 == 0 => ResourceRef::Bar(((offset - 0x10) / 4) as u8),
-        // 0x30 is a type 0 header's ROM register, 0x38 a bridge's.
-        0x30 | 0x38 => ResourceRef::Rom,
-        // SR-IOV BARs are printed at their offset in the capability, which
-        // the log does not give.
-        _ => return None,
-    };
+    let res = register_ref(hex_u64(offset)?)?;
     let (resource, _) = resource(r)?;
     Some(Event::Probed { bdf, res, resource })
 }
 
-/// Old wording: `BAR 1: no space for [mem size 0x400000000 64bit pref]`,
-/// `BAR 1: failed to assign [...]`, `BAR 15: assigned [...]`. `r` follows
-/// `BAR n:`.
-fn old_verdict(bdf: PciAddress, n: u32, r: &str) -> Option<Event> {
+/// Old wording after `BAR n:`: `no space for [mem size 0x400000000 64bit
+/// pref]`, `failed to assign [...]`, `assigned [...]`, `releasing [...]`,
+/// and older still `can't allocate resource` / `can't allocate mem
+/// resource [0x0-0xfffffff]` (2.6.2x, the bracket a size), `can't reserve
+/// [mem ...]` (the range is taken by another owner, e.g. a boot
+/// framebuffer: the BAR has its address).
+fn old_verdict(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
     let r = r.trim_start();
+    if let Some(r) = r.strip_prefix("can't allocate ") {
+        return old_allocate(bdf, res, r);
+    }
     let (reason, r) = if let Some(r) = r.strip_prefix("no space for") {
         (Some(FailReason::NoSpace), r)
     } else if let Some(r) = r.strip_prefix("failed to assign") {
@@ -412,14 +580,18 @@ fn old_verdict(bdf: PciAddress, n: u32, r: &str) -> Option<Event> {
     } else if let Some(r) = r.strip_prefix("can't assign") {
         // `(bogus alignment)` and friends.
         (Some(FailReason::FailedToAssign), r)
-    } else if let Some(r) = r.strip_prefix("assigned") {
+    } else if let Some(r) = r
+        .strip_prefix("assigned")
+        .or_else(|| r.strip_prefix("can't reserve"))
+    {
         (None, r)
+    } else if let Some(r) = r.strip_prefix("releasing") {
+        let (resource, _) = resource(r)?;
+        return Some(Event::Probed { bdf, res, resource });
     } else {
         return None;
     };
     let parsed = resource(r).map(|(res, _)| res);
-    let space = parsed.map_or(Space::Mem, |p| p.space);
-    let res = index_ref(n, space)?;
     match reason {
         Some(reason) => Some(Event::AssignFailed {
             bdf,
@@ -435,30 +607,195 @@ fn old_verdict(bdf: PciAddress, n: u32, r: &str) -> Option<Event> {
     }
 }
 
+/// 2.6.2x: `can't allocate resource`, `can't allocate mem resource
+/// [0x0-0xfffffff]`, `can't allocate io resource [...]`. `r` follows
+/// `can't allocate `.
+fn old_allocate(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
+    let (space, r) = if let Some(r) = r.strip_prefix("mem ") {
+        (Some(Space::Mem), r)
+    } else if let Some(r) = r.strip_prefix("io ") {
+        (Some(Space::Io), r)
+    } else {
+        (None, r)
+    };
+    let r = r.strip_prefix("resource")?.trim_start();
+    let resource = match (space, r.strip_prefix('[')) {
+        (Some(space), Some(inner)) => {
+            let (start, end) = hex_range(inner.split(']').next()?.trim())?;
+            Some(LogResource {
+                space,
+                start: None,
+                size: end.checked_sub(start)?.checked_add(1)?,
+                mem64: false,
+                prefetchable: false,
+            })
+        }
+        (Some(space), None) => Some(LogResource {
+            space,
+            start: None,
+            size: 0,
+            mem64: false,
+            prefetchable: false,
+        }),
+        _ => None,
+    };
+    Some(Event::AssignFailed {
+        bdf,
+        res,
+        resource,
+        reason: FailReason::FailedToAssign,
+    })
+}
+
 /// Old wording: `can't claim BAR 1 [mem ...]: no compatible bridge window`
 /// (or `: address conflict with ...`). `r` follows `can't claim BAR `.
 fn old_claim(bdf: PciAddress, r: &str) -> Option<Event> {
     let (n, r) = decimal(r)?;
     let parsed = resource(r).map(|(res, _)| res);
-    let res = index_ref(n, parsed.map_or(Space::Mem, |p| p.space))?;
     Some(Event::AssignFailed {
         bdf,
-        res,
+        res: index_ref(n)?,
         resource: parsed,
         reason: FailReason::CantClaim,
     })
 }
 
+/// The 2.6.1x-2.6.2x messages that open with `PCI: ` and put the address
+/// elsewhere:
+/// - `PCI: 0000:02:00.0 reg 14 32bit mmio: [d0000000, dfffffff]` (enumeration;
+///   also `64bit mmio`, `io port`, `... pref`),
+/// - `PCI: bridge 0000:00:0b.0 io port: [e000, efff]`,
+/// - `PCI: Cannot allocate resource region 1 of device 0000:41:00.0`,
+/// - `PCI: Failed to allocate mem resource #1:10000000@f0000000 for 0000:41:00.0`,
+/// - `got res [c0000000:cfffffff] bus [...] flags 1208 for BAR 1 of 0000:81:00.0`,
+/// - `PCI: moved device 0000:81:00.0 resource 1 (1208) to c0000000`.
+fn old_pci_message(line: &str) -> Option<Parsed> {
+    if let Some(at) = line.find("Cannot allocate resource region ") {
+        let (n, r) = decimal(&line[at + "Cannot allocate resource region ".len()..])?;
+        let bdf = r.strip_prefix(" of device ")?.trim().parse().ok()?;
+        return Some(Parsed::Event(Event::AssignFailed {
+            bdf,
+            res: index_ref(n)?,
+            resource: None,
+            reason: FailReason::CantClaim,
+        }));
+    }
+    if let Some(at) = line.find("Failed to allocate ") {
+        let r = &line[at + "Failed to allocate ".len()..];
+        let (space, r) = if let Some(r) = r.strip_prefix("mem resource #") {
+            (Space::Mem, r)
+        } else {
+            (Space::Io, r.strip_prefix("I/O resource #")?)
+        };
+        let (n, r) = decimal(r)?;
+        let (size, r) = r.strip_prefix(':')?.split_once('@')?;
+        let bdf = r.split_once(" for ")?.1.trim().parse().ok()?;
+        return Some(Parsed::Event(Event::AssignFailed {
+            bdf,
+            res: index_ref(n)?,
+            resource: Some(LogResource {
+                space,
+                start: None,
+                size: hex_u64(size)?,
+                mem64: false,
+                prefetchable: false,
+            }),
+            reason: FailReason::FailedToAssign,
+        }));
+    }
+    if let Some(at) = line.find("got res [") {
+        let r = &line[at + "got res [".len()..];
+        let (range, r) = r.split_once(']')?;
+        let (start, end) = range.split_once(':')?;
+        let (start, end) = (hex_u64(start)?, hex_u64(end)?);
+        let r = &r[r.find(" for BAR ")? + " for BAR ".len()..];
+        let (n, r) = decimal(r.trim_start())?;
+        let bdf = r.strip_prefix(" of ")?.trim().parse().ok()?;
+        return Some(Parsed::Event(Event::Assigned {
+            bdf,
+            res: index_ref(n)?,
+            resource: LogResource {
+                space: Space::Mem,
+                start: Some(start).filter(|s| *s != 0),
+                size: end.checked_sub(start)?.checked_add(1)?,
+                mem64: false,
+                prefetchable: false,
+            },
+        }));
+    }
+    if let Some(at) = line.find("PCI: moved device ") {
+        let r = &line[at + "PCI: moved device ".len()..];
+        let (bdf, r) = r.split_once(" resource ")?;
+        let (n, r) = decimal(r)?;
+        let (_, to) = r.rsplit_once(" to ")?;
+        return Some(Parsed::Event(Event::Assigned {
+            bdf: bdf.trim().parse().ok()?,
+            res: index_ref(n)?,
+            resource: LogResource {
+                space: Space::Mem,
+                start: Some(hex_u64(to.trim())?).filter(|s| *s != 0),
+                size: 0,
+                mem64: false,
+                prefetchable: false,
+            },
+        }));
+    }
+    let at = line.find("PCI: ")?;
+    let r = &line[at + "PCI: ".len()..];
+    if let Some(r) = r.strip_prefix("Resource ") {
+        // `00009000-0000901f (f=101, d=0, p=0)`: flags 0x100 I/O, 0x200
+        // memory, 0x1000 prefetchable (2.6.12's IORESOURCE_* values).
+        let (range, r) = r.split_once(" (f=")?;
+        let (start, end) = hex_range(range)?;
+        let flags = hex_u64(r.split(',').next()?)?;
+        let space = match flags & 0x300 {
+            0x100 => Space::Io,
+            0x200 => Space::Mem,
+            _ => return None,
+        };
+        return Some(Parsed::OldResource(LogResource {
+            space,
+            start: None,
+            size: end.checked_sub(start)?.checked_add(1)?,
+            mem64: false,
+            prefetchable: flags & 0x1000 != 0,
+        }));
+    }
+    if let Some(r) = r.strip_prefix("bridge ") {
+        let (bdf, _) = r.split_once(' ')?;
+        return Some(Parsed::Bridge(bdf.parse().ok()?));
+    }
+    // `0000:02:00.0 reg 14 32bit mmio: [d0000000, dfffffff]`
+    let (bdf, r) = r.split_once(" reg ")?;
+    let bdf: PciAddress = bdf.parse().ok()?;
+    let (offset, r) = r.split_once(' ')?;
+    let res = register_ref(hex_u64(offset)?)?;
+    let (kind, range) = r.split_once(": [")?;
+    let (space, mem64) = match kind.split_whitespace().next()? {
+        "32bit" => (Space::Mem, false),
+        "64bit" => (Space::Mem, true),
+        "io" => (Space::Io, false),
+        _ => return None,
+    };
+    let (start, end) = range.strip_suffix(']')?.split_once(',')?;
+    let (start, end) = (hex_u64(start.trim())?, hex_u64(end.trim())?);
+    Some(Parsed::Event(Event::Probed {
+        bdf,
+        res,
+        resource: LogResource {
+            space,
+            start: Some(start).filter(|s| *s != 0),
+            size: end.checked_sub(start)?.checked_add(1)?,
+            mem64,
+            prefetchable: kind.contains("pref"),
+        },
+    }))
+}
+
 /// Current wording: `<name> [resource]` then nothing (enumeration) or `: `
-/// and a verdict. `r` follows the name; `res_of` names the resource once
-/// its space is known.
-fn new_wording(
-    bdf: PciAddress,
-    res_of: impl FnOnce(Space) -> Option<ResourceRef>,
-    r: &str,
-) -> Option<Event> {
+/// and a verdict. `r` follows the name.
+fn new_wording(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
     let (resource, rest) = resource(r)?;
-    let res = res_of(resource.space)?;
     let rest = rest.trim();
     if rest.is_empty() {
         return Some(Event::Probed { bdf, res, resource });
@@ -474,10 +811,14 @@ fn new_wording(
         FailReason::FailedToAssign
     } else if verdict.starts_with("can't claim") {
         FailReason::CantClaim
-    } else if verdict == "assigned" {
+    } else if verdict == "assigned" || verdict.starts_with("can't reserve") {
+        // `can't reserve`: another owner holds the range; the BAR has it.
         return Some(Event::Assigned { bdf, res, resource });
+    } else if verdict == "releasing" {
+        // It had this address; what follows says where it ends up.
+        return Some(Event::Probed { bdf, res, resource });
     } else {
-        // `releasing`, `contains BAR 0 for 1 VFs`, ... say nothing new.
+        // `contains BAR 0 for 1 VFs`, `disabled`, ... say nothing new.
         return None;
     };
     Some(Event::AssignFailed {

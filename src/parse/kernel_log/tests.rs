@@ -250,7 +250,6 @@ fn new_wording_lines_that_say_nothing_new() {
     for line in [
         "[    2.082205] kernel: pci 0000:84:00.0: VF BAR 0 [mem 0xe05d4000000-0xe05d403ffff 64bit pref]: contains BAR 0 for 1 VFs",
         "pci 0000:00:01.0: bridge window [io  0x1000-0x0fff] to [bus 01] add_size 1000",
-        "pci 0000:01:00.0: BAR 2 [mem 0x10000000000-0x11fffffffff 64bit pref]: releasing",
         "pci 0000:01:00.0: BAR 2 [bus 00-ff]",
         "pci 0000:84:00.0: Enabling HDA controller",
         "pci 0000:84:00.0: vgaarb: bridge control possible",
@@ -465,29 +464,36 @@ fn realloc_messages_and_drivers() {
     assert_eq!(parse_line("No. x try to assign unassigned res"), None);
     assert_eq!(
         parse_line("[    7.5] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:56:00.0)"),
-        Some(Event::NvrmBarZero {
+        Some(Event::NvrmBar {
             bdf: Some(bdf("0000:56:00.0")),
             bar: 1,
+            zero: true,
         })
     );
     // Corpus 02: the continuation line a report indented.
     assert_eq!(
         parse_line("               NVRM: BAR0 is 0M @ 0x0 (PCI:0000:07:00.0)"),
-        Some(Event::NvrmBarZero {
+        Some(Event::NvrmBar {
             bdf: Some(bdf("0000:07:00.0")),
             bar: 0,
+            zero: true,
         })
     );
     assert_eq!(
         parse_line("NVRM: BAR2 is 0M @ 0x0 (PCI:56:00.0)"),
-        Some(Event::NvrmBarZero {
+        Some(Event::NvrmBar {
             bdf: Some(bdf("0000:56:00.0")),
             bar: 2,
+            zero: true,
         })
     );
     assert_eq!(
         parse_line("NVRM: BAR2 is 0M @ 0x0"),
-        Some(Event::NvrmBarZero { bdf: None, bar: 2 })
+        Some(Event::NvrmBar {
+            bdf: None,
+            bar: 2,
+            zero: true
+        })
     );
     assert_eq!(
         parse_line("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:"),
@@ -905,4 +911,247 @@ mod proptests {
             }
         }
     }
+}
+
+/// Lines from tests/corpus/20-55, one per wording the corpus added: what
+/// each says, line by line.
+#[test]
+fn corpus_wordings_line_by_line() {
+    let assigned = |b: &str, res, r| {
+        Some(Event::Assigned {
+            bdf: bdf(b),
+            res,
+            resource: r,
+        })
+    };
+    let probed = |b: &str, res, r| {
+        Some(Event::Probed {
+            bdf: bdf(b),
+            res,
+            resource: r,
+        })
+    };
+    let cases: Vec<(&str, Option<Event>)> = vec![
+        // Printed through the bound driver (corpus 28, 29, 31, 46, 48).
+        (
+            "Jun 04 11:06:17 runtronhw1 kernel: amdgpu 000d:31:00.0: BAR 0: no space for [mem size 0x200000000 64bit pref]",
+            failed("000d:31:00.0", ResourceRef::Bar(0), mem(None, 0x2_0000_0000, true, true), FailReason::NoSpace),
+        ),
+        (
+            "amdgpu 0000:69:00.0: BAR 0: assigned [mem 0x2bfb0000000-0x2bfbfffffff 64bit pref]",
+            assigned("0000:69:00.0", ResourceRef::Bar(0), mem(Some(0x02bf_b000_0000), 0x1000_0000, true, true)),
+        ),
+        (
+            "[    5.985237] amdgpu 0000:03:00.0: BAR 2: releasing [mem 0x380b0000000-0x380b01fffff 64bit pref]",
+            probed("0000:03:00.0", ResourceRef::Bar(2), mem(Some(0x0380_b000_0000), 0x20_0000, true, true)),
+        ),
+        (
+            "[   10.800199] xe 0000:19:00.0: BAR 2 [mem 0x27fe0000000-0x27fefffffff 64bit pref]: releasing",
+            probed("0000:19:00.0", ResourceRef::Bar(2), mem(Some(0x027f_e000_0000), 0x1000_0000, true, true)),
+        ),
+        (
+            "[   10.923219] xe 0000:19:00.0: BAR 2 [mem size 0x200000000 64bit pref]: can't assign; no space",
+            failed("0000:19:00.0", ResourceRef::Bar(2), mem(None, 0x2_0000_0000, true, true), FailReason::NoSpace),
+        ),
+        // A conflict, not a missing address (corpus 46).
+        (
+            "[   44.702115] vfio-pci 0000:05:00.0: BAR 0: can't reserve [mem 0xd0000000-0xdfffffff 64bit pref]",
+            assigned("0000:05:00.0", ResourceRef::Bar(0), mem(Some(0xd000_0000), 0x1000_0000, true, true)),
+        ),
+        (
+            "pcieport 0000:00:01.1: BAR 15: no space for [mem size 0x300000000 64bit pref]",
+            failed("0000:00:01.1", ResourceRef::BridgeWindow, mem(None, 0x3_0000_0000, true, true), FailReason::NoSpace),
+        ),
+        // 2.6.2x (corpus 20).
+        (
+            "[    0.408355] pci 0000:02:00.0: BAR 1: can't allocate resource",
+            Some(Event::AssignFailed {
+                bdf: bdf("0000:02:00.0"),
+                res: ResourceRef::Bar(1),
+                resource: None,
+                reason: FailReason::FailedToAssign,
+            }),
+        ),
+        (
+            "[    0.455008] pci 0000:02:00.0: BAR 1: can't allocate mem resource [0x0-0xfffffff]",
+            failed("0000:02:00.0", ResourceRef::Bar(1), mem(None, 0x1000_0000, false, false), FailReason::FailedToAssign),
+        ),
+        (
+            "[    0.392954] PCI: 0000:02:00.0 reg 14 32bit mmio: [d0000000, dfffffff]",
+            probed("0000:02:00.0", ResourceRef::Bar(1), mem(Some(0xd000_0000), 0x1000_0000, false, false)),
+        ),
+        (
+            "[    0.392964] PCI: 0000:02:00.0 reg 1c 64bit mmio: [fa000000, fbffffff]",
+            probed("0000:02:00.0", ResourceRef::Bar(3), mem(Some(0xfa00_0000), 0x200_0000, true, false)),
+        ),
+        (
+            "[    0.392968] PCI: 0000:02:00.0 reg 24 io port: [ec00, ec7f]",
+            probed("0000:02:00.0", ResourceRef::Bar(5), io(Some(0xec00), 0x80)),
+        ),
+        // 2.6.12 (corpus 34, 35).
+        (
+            "PCI: Cannot allocate resource region 1 of device 0000:41:00.0",
+            Some(Event::AssignFailed {
+                bdf: bdf("0000:41:00.0"),
+                res: ResourceRef::Bar(1),
+                resource: None,
+                reason: FailReason::CantClaim,
+            }),
+        ),
+        (
+            "PCI: Failed to allocate mem resource #1:10000000@f0000000 for 0000:41:00.0",
+            failed("0000:41:00.0", ResourceRef::Bar(1), mem(None, 0x1000_0000, false, false), FailReason::FailedToAssign),
+        ),
+        (
+            "   got res [c0000000:cfffffff] bus [c0000000:cfffffff] flags 1208 for BAR 1 of 0000:81:00.0",
+            assigned("0000:81:00.0", ResourceRef::Bar(1), mem(Some(0xc000_0000), 0x1000_0000, false, false)),
+        ),
+        (
+            "PCI: moved device 0000:81:00.0 resource 1 (1208) to c0000000",
+            assigned("0000:81:00.0", ResourceRef::Bar(1), mem(Some(0xc000_0000), 0, false, false)),
+        ),
+        // NVIDIA's old address form, no domain and a four-digit bus
+        // (corpus 22, 43), and a region with a size: it has an address
+        // (corpus 44).
+        (
+            "[  194.072263] NVRM: BAR1 is 0M @ 0x0 (PCI:0002:00.0)",
+            Some(Event::NvrmBar { bdf: Some(bdf("0000:02:00.0")), bar: 1, zero: true }),
+        ),
+        (
+            "   [19907.182246] NVRM: BAR1 is 0M @ 0x00000000 (PCI:0000:10.0)",
+            Some(Event::NvrmBar { bdf: Some(bdf("0000:00:10.0")), bar: 1, zero: true }),
+        ),
+        (
+            "    [LEFT][   10.303939] NVRM: BAR1 is 256M @ 0x00000000 (PCI:0001:00.0)[/LEFT]",
+            Some(Event::NvrmBar { bdf: Some(bdf("0000:01:00.0")), bar: 1, zero: false }),
+        ),
+        // A logfmt wrapper's `\n"` after the class (corpus 42).
+        (
+            r#"level=info msg="[   67.480726] pci 0000:00:06.0: [10de:15f8] type 00 class 0x030200\n""#,
+            Some(Event::Function {
+                bdf: bdf("0000:00:06.0"),
+                vendor: 0x10de,
+                device: 0x15f8,
+                class: 0x030200,
+                header_type: 0,
+            }),
+        ),
+        // Display devices named as such.
+        ("[    0.958379] pci 0000:02:00.0: Boot video device", Some(Event::VgaDevice { bdf: bdf("0000:02:00.0") })),
+        ("pci 0000:00:02.0: vgaarb: setting as boot VGA device", Some(Event::VgaDevice { bdf: bdf("0000:00:02.0") })),
+        (
+            "vgaarb: device added: PCI:0000:01:00.0,decodes=io+mem,owns=io+mem,locks=none",
+            Some(Event::VgaDevice { bdf: bdf("0000:01:00.0") }),
+        ),
+        // Not a device anchor: NVRM's `GPU 0000:05:00.0:` names no driver
+        // message we read; a bare lspci address has no domain.
+        ("NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x24:0x72:1447)", None),
+        ("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2204 (rev a1)", None),
+    ];
+    for (line, want) in cases {
+        assert_eq!(parse_line(line), want, "{line}");
+    }
+}
+
+#[test]
+fn a_gpu_driver_printing_through_a_device_names_its_vendor() {
+    let events = parse_log(
+        "[   13.377535] nvidia 0000:02:00.0: PCI INT A -> Link[LNEB] -> GSI 19 (level, low) -> IRQ 19\n\
+         [   12.396508] amdgpu 0002:21:00.0: BAR 0: assigned [mem 0x980000000-0x98fffffff 64bit pref]\n\
+         [   10.1] xe 0000:19:00.0: [drm] Small BAR device\n\
+         [   10.2] xe 0000:19:00.0: [drm] Attempting to resize bar\n\
+         vfio-pci 0000:05:00.0: enabling device (0000 -> 0003)\n",
+    );
+    let drivers: Vec<(PciAddress, u16)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::GpuDriver { bdf, vendor } => Some((*bdf, *vendor)),
+            _ => None,
+        })
+        .collect();
+    // Once per device; vfio-pci is not a GPU driver.
+    assert_eq!(
+        drivers,
+        [
+            (bdf("0000:02:00.0"), 0x10de),
+            (bdf("0002:21:00.0"), 0x1002),
+            (bdf("0000:19:00.0"), 0x8086)
+        ]
+    );
+}
+
+#[test]
+fn windows_numbered_from_7_make_bridges() {
+    // Corpus 51: a kernel without SR-IOV numbers bridge windows 7-10; an
+    // I/O "BAR 7" shows it, and then BAR 8/9 are windows too.
+    let events = parse_log(
+        "pci 0000:00:00.0: BAR 8: assigned [mem 0x60000000-0x600fffff]\n\
+         pci 0000:00:01.0: BAR 9: assigned [mem 0x60300000-0x603fffff pref]\n\
+         pci 0000:00:00.0: BAR 7: no space for [io  size 0x1000]\n",
+    );
+    assert!(
+        events.iter().all(|e| matches!(
+            e,
+            Event::Assigned {
+                res: ResourceRef::BridgeWindow,
+                ..
+            } | Event::AssignFailed {
+                res: ResourceRef::BridgeWindow,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+    // With SR-IOV numbering in the same log, BAR 7-12 are VF BARs.
+    let events = parse_log(
+        "pci 0000:05:00.0: BAR 7: assigned [mem 0x60000000-0x600fffff 64bit pref]\n\
+         pci 0000:00:01.0: BAR 13: no space for [io  size 0x1000]\n\
+         pci 0000:00:02.0: BAR 7: no space for [io  size 0x1000]\n",
+    );
+    assert!(
+        matches!(
+            events[0],
+            Event::Assigned {
+                res: ResourceRef::VfBar(0),
+                ..
+            }
+        ),
+        "{events:?}"
+    );
+    assert!(matches!(
+        events[2],
+        Event::AssignFailed {
+            res: ResourceRef::BridgeWindow,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_2_6_12_resource_line_types_the_failure_after_it() {
+    // Corpus 34: the debug line before "Cannot allocate" is that resource.
+    let events = parse_log(
+        "PCI: Resource ffffff00-ffffffff (f=101, d=1, p=1)\n\
+         in pcibios_allocate_resources\n\
+         PCI: Cannot allocate resource region 1 of device 0000:05:06.0\n\
+         PCI: Resource f0000000-ffffffff (f=1208, d=1, p=1)\n\
+         in pcibios_allocate_resources\n\
+         PCI: Cannot allocate resource region 1 of device 0000:41:00.0\n\
+         PCI: Cannot allocate resource region 2 of device 0000:41:00.0\n",
+    );
+    let res: Vec<Option<LogResource>> = events
+        .iter()
+        .map(|e| match e {
+            Event::AssignFailed { resource, .. } => *resource,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        res,
+        [
+            Some(io(None, 0x100)),
+            Some(mem(None, 0x1000_0000, false, true)),
+            None
+        ]
+    );
 }
