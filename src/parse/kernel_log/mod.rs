@@ -179,7 +179,8 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
     let mut old_resource: Option<(usize, LogResource)> = None;
     let mut lines = text.lines().enumerate().peekable();
     while let Some((n, line)) = lines.next() {
-        let mut parsed = classify(line);
+        let anchor = device_anchor(line);
+        let mut parsed = classify_anchored(line, anchor);
         if parsed.is_none() {
             if let Some((_, next)) = lines.peek() {
                 if let Some(joined) = rejoin(line, next) {
@@ -188,7 +189,9 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
                 }
             }
         }
-        if let Some(Event::GpuDriver { bdf, vendor }) = gpu_driver(line) {
+        if let Some((bdf, vendor)) =
+            anchor.and_then(|(word, bdf, _)| Some((bdf, gpu_driver(word)?)))
+        {
             if !drivers.contains(&bdf) {
                 drivers.push(bdf);
                 events.push(Event::GpuDriver { bdf, vendor });
@@ -277,25 +280,16 @@ fn resolve_numbered(events: &mut [Event], mut bridges: Vec<PciAddress>) {
     }
 }
 
-/// The GPU driver a line is printed through, as a `GpuDriver` event.
-fn gpu_driver(line: &str) -> Option<Event> {
-    if !GPU_DRIVERS.iter().any(|(d, _)| line.contains(d)) {
-        return None;
-    }
-    let (driver, bdf, _) = device_anchor(line)?;
-    let vendor = GPU_DRIVERS.iter().find(|(d, _)| d.trim_end() == driver)?.1;
-    Some(Event::GpuDriver { bdf, vendor })
+/// The vendor of a GPU driver by the name it prints under (`nvidia`,
+/// `nouveau`, `amdgpu`, `radeon`, `i915`, `xe`).
+fn gpu_driver(word: &str) -> Option<u16> {
+    Some(match word {
+        "nvidia" | "nouveau" => VENDOR_NVIDIA,
+        "amdgpu" | "radeon" => VENDOR_AMD,
+        "i915" | "xe" => VENDOR_INTEL,
+        _ => return None,
+    })
 }
-
-/// GPU drivers by the name they print under, and their vendor.
-const GPU_DRIVERS: [(&str, u16); 6] = [
-    ("nvidia ", VENDOR_NVIDIA),
-    ("nouveau ", VENDOR_NVIDIA),
-    ("amdgpu ", VENDOR_AMD),
-    ("radeon ", VENDOR_AMD),
-    ("i915 ", VENDOR_INTEL),
-    ("xe ", VENDOR_INTEL),
-];
 
 /// What one line yields: an event, or only the fact that a function is a
 /// bridge (`PCI bridge to [bus 01]`), which `parse_log` needs.
@@ -308,26 +302,40 @@ enum Parsed {
     OldResource(LogResource),
 }
 
-/// Substrings at least one of which every line we understand contains; the
-/// cheap reject for the bulk of a boot log.
-const NEEDLES: [&str; 13] = [
+/// Substrings at least one of which every line without a device anchor
+/// that we understand contains; the cheap reject for the bulk of a boot
+/// log. (`PCI` covers `PCI: ...` of old kernels, `Some PCI device`,
+/// amdgpu's `PCI address space` and vgaarb's `PCI:`; `BAR` covers NVRM and
+/// `got res ... for BAR`.)
+const NEEDLES: [&str; 7] = [
     "pci",
     "PCI",
-    "BAR ",
-    "bridge window",
-    "ROM ",
-    "vgaarb",
-    "video device",
+    "BAR",
     "e820",
-    "NVRM",
-    "large BAR",
     "ommand line",
     "addressable",
     "unassigned res",
 ];
 
 fn classify(line: &str) -> Option<Parsed> {
-    if !NEEDLES.iter().any(|n| line.contains(n)) || is_kmsg_continuation(line) {
+    classify_anchored(line, device_anchor(line))
+}
+
+/// `classify` with the line's device anchor already found. A line with
+/// one is a device's message (or amdgpu's large-BAR complaint, which is
+/// printed through the device); the messages without one are tried only
+/// when the line has one of their words.
+fn classify_anchored(line: &str, anchor: Option<(&str, PciAddress, &str)>) -> Option<Parsed> {
+    if is_kmsg_continuation(line) {
+        return None;
+    }
+    if let Some((word, bdf, msg)) = anchor {
+        if word == "amdgpu" && msg.contains("Not enough PCI address space for a large BAR") {
+            return Some(Parsed::Event(Event::AmdgpuLargeBar { bdf: Some(bdf) }));
+        }
+        return device_message(bdf, msg);
+    }
+    if !NEEDLES.iter().any(|n| line.contains(n)) {
         return None;
     }
     if let Some(e) = command_line(line)
@@ -339,11 +347,6 @@ fn classify(line: &str) -> Option<Parsed> {
         .or_else(|| vgaarb_added(line))
     {
         return Some(Parsed::Event(e));
-    }
-    if let Some((_, bdf, msg)) = device_anchor(line) {
-        if let Some(p) = device_message(bdf, msg) {
-            return Some(p);
-        }
     }
     if let Some(p) = old_pci_message(line) {
         return Some(p);
@@ -392,8 +395,12 @@ fn is_driver_name(word: &str) -> bool {
 /// and returns the name, the address and the message.
 fn device_anchor(line: &str) -> Option<(&str, PciAddress, &str)> {
     let mut from = 0;
-    while let Some(pos) = line[from..].find(": ") {
+    while let Some(pos) = line[from..].find(':') {
         let colon = from + pos;
+        from = colon + 1;
+        if line.as_bytes().get(colon + 1) != Some(&b' ') {
+            continue;
+        }
         from = colon + 2;
         let head = &line[..colon];
         let Some(space) = head.rfind(' ') else {
