@@ -171,9 +171,14 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         }
         _ => ev.windows.iter().map(|w| w.range).collect(),
     };
-    let window_bytes = ev
-        .windows_known
-        .then(|| counted_windows.iter().map(Range::size).sum());
+    // Saturating: windows read from text can add up past 2^64 (fuzzing
+    // found two that do), which no machine has and nothing may wrap.
+    let window_bytes = ev.windows_known.then(|| {
+        counted_windows
+            .iter()
+            .map(Range::size)
+            .fold(0u64, u64::saturating_add)
+    });
     let needed_bytes = spaces
         .as_ref()
         .and_then(|sp| {
@@ -538,5 +543,27 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(diagnose(&e).kind, DiagnosisKind::WindowTooSmall);
+    }
+
+    #[test]
+    fn windows_that_add_up_past_2_64_do_not_wrap() {
+        // fuzz/regressions/explain/crash-425f67d8...: two root windows of
+        // nearly 2^64 bytes each.
+        let mut e = ev(vec![gpu(1, 128 * G, false)], None, Some(46), false);
+        e.windows = vec![
+            Window {
+                range: Range::new(0x1_0000_0000, u64::MAX),
+                source: WindowSource::KernelLog,
+                bus: None,
+            },
+            Window {
+                range: Range::new(0x1_0000_0001, u64::MAX - 1),
+                source: WindowSource::KernelLog,
+                bus: None,
+            },
+        ];
+        e.windows_known = true;
+        let d = diagnose(&e);
+        assert_eq!(d.window_bytes, Some(u64::MAX));
     }
 }

@@ -63,8 +63,15 @@ impl BarSeen {
             self.outcome = outcome;
         }
         if let Some(r) = r {
+            let io = r.space == Space::Io;
+            if self.type_known && self.io != io {
+                // Another device at this address (two boots in one file):
+                // its type replaces the old one, it does not mix with it.
+                self.mem64 = false;
+                self.prefetchable = false;
+            }
             self.type_known = true;
-            self.io = r.space == Space::Io;
+            self.io = io;
             self.mem64 |= r.mem64;
             self.prefetchable |= r.prefetchable;
             if r.size > 0 && r.size != u64::MAX {
@@ -485,6 +492,20 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
         assert_eq!(bars.len(), 1, "{bars:?}");
         assert_eq!((bars[0].index, bars[0].state), (2, BarState::Unassigned));
         assert_eq!(bars[0].size_source, Some(SizeSource::Lspci));
+    }
+
+    #[test]
+    fn a_bar_seen_as_memory_then_as_io_is_io_only() {
+        // fuzz/regressions/explain/minimized-crash-68b1edae...: memory
+        // flags must not stick to a BAR a later line calls I/O.
+        let ev = gather(
+            "o 0000:01:00.0: BAR 2[mem 0 pref]\ni 0000:01:00.0: [10de:2204]type 0 class 0x30000\ni 0000:01:00.0: BAR 2[io 0]",
+            &[],
+            None,
+        )
+        .unwrap();
+        let b = ev.gpus[0].bars[0];
+        assert!(b.io && !b.mem64 && !b.prefetchable, "{b:?}");
     }
 
     #[test]
