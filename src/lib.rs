@@ -19,6 +19,8 @@ mod cli;
 mod commands;
 mod decide;
 mod evidence;
+#[doc(hidden)]
+pub mod fuzz;
 mod model;
 mod parse;
 mod read;
