@@ -496,7 +496,7 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
 
     #[test]
     fn a_bar_seen_as_memory_then_as_io_is_io_only() {
-        // fuzz/regressions/explain/minimized-crash-68b1edae...: memory
+        // fuzz/regressions/explain/crash-fb908c89...: memory
         // flags must not stick to a BAR a later line calls I/O.
         let ev = gather(
             "o 0000:01:00.0: BAR 2[mem 0 pref]\ni 0000:01:00.0: [10de:2204]type 0 class 0x30000\ni 0000:01:00.0: BAR 2[io 0]",
