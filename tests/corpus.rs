@@ -35,6 +35,16 @@ fn named(v: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// The BAR numbers of `unassigned[]`, in order.
+fn unassigned_bars(v: &Value) -> Vec<u64> {
+    v["unassigned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["bar"].as_u64().unwrap())
+        .collect()
+}
+
 fn set(v: &[&str]) -> BTreeSet<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -183,13 +193,7 @@ fn a_device_named_only_by_its_ids_is_a_gpu_when_selected_by_vendor() {
         &["--match", "10de:*"],
     );
     assert_eq!(gpus(&v), set(&["0000:01:01.0"]));
-    let bars: Vec<u64> = v["unassigned"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| u["bar"].as_u64().unwrap())
-        .collect();
-    assert_eq!(bars, [1, 3]);
+    assert_eq!(unassigned_bars(&v), [1, 3]);
 }
 
 #[test]
@@ -291,12 +295,6 @@ fn lspci_v_alone_identifies_the_gpu_and_its_unnumbered_bars() {
     assert_eq!(v["found"], 1);
     assert_eq!(v["gpus"][0]["vendor"], "10de");
     assert_eq!(v["gpus"][0]["device"], "1b80");
-    let bars: Vec<u64> = v["unassigned"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| u["bar"].as_u64().unwrap())
-        .collect();
-    assert_eq!(bars, [1, 3]);
+    assert_eq!(unassigned_bars(&v), [1, 3]);
     assert_eq!(v["diagnosis"], "unknown");
 }

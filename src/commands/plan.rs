@@ -568,29 +568,25 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
             .iter()
             .try_fold(0u64, |cur, b| align_up(cur, b.align)?.checked_add(b.size))
     };
+    // A VM that will not get as far as its kernel: every GPU is lost.
+    let no_boot = |why: String| Predicted {
+        ok: false,
+        diagnosis: None,
+        unassigned_gpus: n,
+        boots: false,
+        why,
+    };
     let (predicted, window) = match m.predict(&setup, o.realloc) {
         Err(NoBoot::QemuRefuses { limit, end }) => (
-            Predicted {
-                ok: false,
-                diagnosis: None,
-                unassigned_gpus: n,
-                boots: false,
-                why: format!(
-                    "QEMU will refuse to start: its 64-bit hole would end at {end:#x}, past {limit:#x}, the last address {phys_bits} bits reach (\"phys-bits too low\")"
-                ),
-            },
+            no_boot(format!(
+                "QEMU will refuse to start: its 64-bit hole would end at {end:#x}, past {limit:#x}, the last address {phys_bits} bits reach (\"phys-bits too low\")"
+            )),
             None,
         ),
         Err(NoBoot::FirmwareHangs { end, width }) => (
-            Predicted {
-                ok: false,
-                diagnosis: None,
-                unassigned_gpus: n,
-                boots: false,
-                why: format!(
-                    "OVMF will hang before the kernel starts: its aperture would end at {end:#x}, beyond the {width} address bits it uses"
-                ),
-            },
+            no_boot(format!(
+                "OVMF will hang before the kernel starts: its aperture would end at {end:#x}, beyond the {width} address bits it uses"
+            )),
             None,
         ),
         Ok(p) => {

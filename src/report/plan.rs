@@ -244,14 +244,6 @@ pub(crate) fn text(r: &PlanReport) -> String {
     if !r.vm.assumed.is_empty() {
         let _ = writeln!(s, "assumed:  {}", r.vm.assumed.join("; "));
     }
-    if !r.hints.is_empty() {
-        let _ = writeln!(s, "hints:");
-        for h in &r.hints {
-            let _ = writeln!(s, "  [{}] {}", h.id, h.text);
-        }
-    }
-    for w in &r.warnings {
-        let _ = writeln!(s, "warning: {w}");
-    }
+    super::text::hints_and_warnings(&mut s, &r.hints, &r.warnings);
     s
 }

@@ -2,7 +2,7 @@
 //! diagnosis with its numbers, the hints, the warnings.
 
 use crate::model::size::human;
-use crate::report::{Report, Verdict};
+use crate::report::{HintReport, Report, Verdict};
 use std::fmt::Write as _;
 
 fn opt_human(v: Option<u64>) -> String {
@@ -135,15 +135,7 @@ pub(crate) fn render(r: &Report) -> String {
             .unwrap_or("unknown vendor"),
         r.firmware.platform.as_str()
     );
-    if !r.hints.is_empty() {
-        let _ = writeln!(s, "hints:");
-        for h in &r.hints {
-            let _ = writeln!(s, "  [{}] {}", h.id, h.text);
-        }
-    }
-    for w in &r.warnings {
-        let _ = writeln!(s, "warning: {w}");
-    }
+    hints_and_warnings(&mut s, &r.hints, &r.warnings);
     s
 }
 
@@ -176,4 +168,17 @@ fn origin_line(o: &crate::decide::prescribe::WindowOrigin) -> Option<String> {
         s.push_str("; the model does not reproduce this window: its predictions are estimates");
     }
     Some(s)
+}
+
+/// The closing lines of a text report, `check`'s and `plan`'s alike.
+pub(crate) fn hints_and_warnings(s: &mut String, hints: &[HintReport], warnings: &[String]) {
+    if !hints.is_empty() {
+        let _ = writeln!(s, "hints:");
+        for h in hints {
+            let _ = writeln!(s, "  [{}] {}", h.id, h.text);
+        }
+    }
+    for w in warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
 }
