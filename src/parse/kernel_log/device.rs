@@ -1,0 +1,252 @@
+//! A device's own message, after its `NAME DDDD:BB:DD.F: ` anchor:
+//! enumeration (`[10de:2330] type 00 class ...`, `reg 0x14: [...]`, `BAR 2
+//! [mem ...]`), and each verdict on a resource in the wording of its era:
+//! `BAR 1: can't allocate resource` (2.6.2x), `BAR 1: no space for [...]` /
+//! `failed to assign` / `assigned` (2.6.3x-6.7), `BAR 1 [mem ...]: can't
+//! assign; no space` (6.8 on), `can't claim`, `can't reserve`, `releasing`.
+
+use super::resource::{decimal, hex_range, resource};
+use super::{Event, FailReason, LogResource, Parsed, ResourceRef, Space};
+use crate::model::pci::PciAddress;
+use crate::parse::hex::hex_u64;
+
+pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
+    // The old wording indents bridge windows under "PCI bridge to".
+    let msg = msg.trim_start();
+    if let Some(r) = msg.strip_prefix('[') {
+        return function(bdf, r).map(Parsed::Event);
+    }
+    if msg.starts_with("PCI bridge to ") || msg.starts_with("PCI bridge, secondary bus") {
+        return Some(Parsed::Bridge(bdf));
+    }
+    if msg.starts_with("Boot video device")
+        || (msg.starts_with("vgaarb: ") && (msg.contains("VGA device") || msg.contains("boot VGA")))
+    {
+        return Some(Parsed::Event(Event::VgaDevice { bdf }));
+    }
+    let event = if let Some(r) = msg.strip_prefix("reg ") {
+        old_enumeration(bdf, r)
+    } else if let Some(r) = msg.strip_prefix("can't claim BAR ") {
+        old_claim(bdf, r)
+    } else if let Some(r) = msg.strip_prefix("VF BAR ") {
+        let (n, r) = decimal(r)?;
+        if n > 5 {
+            return None;
+        }
+        new_wording(bdf, ResourceRef::VfBar(n as u8), r)
+    } else if let Some(r) = msg.strip_prefix("BAR ") {
+        let (n, r) = decimal(r)?;
+        let res = index_ref(n)?;
+        match r.strip_prefix(':') {
+            Some(verdict) => old_verdict(bdf, res, verdict),
+            None => new_wording(bdf, res, r),
+        }
+    } else if let Some(r) = msg.strip_prefix("ROM ") {
+        new_wording(bdf, ResourceRef::Rom, r)
+    } else if let Some(r) = msg.strip_prefix("bridge window ") {
+        new_wording(bdf, ResourceRef::BridgeWindow, r)
+    } else {
+        None
+    };
+    event.map(Parsed::Event)
+}
+
+/// The kernel's resource index as the old wording prints it: 0-5 BARs, 6 the
+/// ROM, 7-12 SR-IOV VF BARs, 13-16 bridge windows; without SR-IOV support
+/// windows start at 7 (corpus 17, 51), which `parse_log` sorts out.
+pub(super) fn index_ref(n: u32) -> Option<ResourceRef> {
+    Some(match n {
+        0..=5 => ResourceRef::Bar(n as u8),
+        6 => ResourceRef::Rom,
+        7..=12 => ResourceRef::Numbered(n as u8),
+        13..=16 => ResourceRef::SriovNumberedWindow,
+        _ => return None,
+    })
+}
+
+/// `[10de:15f8] type 00 class 0x030200` with optional trailing text
+/// (`PCIe Legacy Endpoint` in current kernels). `r` follows the `[`.
+fn function(bdf: PciAddress, r: &str) -> Option<Event> {
+    let (ids, r) = r.split_once(']')?;
+    let (vendor, device) = ids.split_once(':')?;
+    if vendor.len() != 4 || device.len() != 4 {
+        return None;
+    }
+    let vendor = hex_u64(vendor)? as u16;
+    let device = hex_u64(device)? as u16;
+    let r = r.trim_start().strip_prefix("type ")?;
+    let (ty, r) = r.split_once(' ').unwrap_or((r, ""));
+    if ty.is_empty() || ty.len() > 2 {
+        return None;
+    }
+    let header_type = hex_u64(ty)? as u8;
+    let r = r.trim_start().strip_prefix("class ")?.strip_prefix("0x")?;
+    // Only the digits: a logfmt wrapper may follow with `\n"`.
+    let digits = r.bytes().take_while(u8::is_ascii_hexdigit).count();
+    if digits == 0 || digits > 6 {
+        return None;
+    }
+    let class = hex_u64(&r[..digits])? as u32;
+    Some(Event::Function {
+        bdf,
+        vendor,
+        device,
+        class,
+        header_type,
+    })
+}
+
+/// A config-space register offset as a resource: 0x10-0x24 are BARs 0-5,
+/// 0x30 a type 0 header's ROM and 0x38 a bridge's. SR-IOV BARs are printed
+/// at their offset in the capability, which the log does not give.
+pub(super) fn register_ref(offset: u64) -> Option<ResourceRef> {
+    match offset {
+        0x10..=0x24 if offset % 4 == 0 => Some(ResourceRef::Bar(((offset - 0x10) / 4) as u8)),
+        0x30 | 0x38 => Some(ResourceRef::Rom),
+        _ => None,
+    }
+}
+
+/// Old enumeration: `reg 0x14: [mem 0x00000000-0x3ffffffff 64bit pref]`.
+/// `r` follows `reg `.
+fn old_enumeration(bdf: PciAddress, r: &str) -> Option<Event> {
+    let (offset, r) = r.split_once(':')?;
+    let res = register_ref(hex_u64(offset)?)?;
+    let (resource, _) = resource(r)?;
+    Some(Event::Probed { bdf, res, resource })
+}
+
+/// Old wording after `BAR n:`: `no space for [mem size 0x400000000 64bit
+/// pref]`, `failed to assign [...]`, `assigned [...]`, `releasing [...]`,
+/// and older still `can't allocate resource` / `can't allocate mem
+/// resource [0x0-0xfffffff]` (2.6.2x, the bracket a size), `can't reserve
+/// [mem ...]` (the range is taken by another owner, e.g. a boot
+/// framebuffer: the BAR has its address).
+fn old_verdict(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
+    let r = r.trim_start();
+    if let Some(r) = r.strip_prefix("can't allocate ") {
+        return old_allocate(bdf, res, r);
+    }
+    let (reason, r) = if let Some(r) = r.strip_prefix("no space for") {
+        (Some(FailReason::NoSpace), r)
+    } else if let Some(r) = r.strip_prefix("failed to assign") {
+        (Some(FailReason::FailedToAssign), r)
+    } else if let Some(r) = r.strip_prefix("can't assign") {
+        // `(bogus alignment)` and friends.
+        (Some(FailReason::FailedToAssign), r)
+    } else if let Some(r) = r
+        .strip_prefix("assigned")
+        .or_else(|| r.strip_prefix("can't reserve"))
+    {
+        (None, r)
+    } else if let Some(r) = r.strip_prefix("releasing") {
+        let (resource, _) = resource(r)?;
+        return Some(Event::Probed { bdf, res, resource });
+    } else {
+        return None;
+    };
+    let parsed = resource(r).map(|(res, _)| res);
+    match reason {
+        Some(reason) => Some(Event::AssignFailed {
+            bdf,
+            res,
+            resource: parsed,
+            reason,
+        }),
+        None => Some(Event::Assigned {
+            bdf,
+            res,
+            resource: parsed?,
+        }),
+    }
+}
+
+/// 2.6.2x: `can't allocate resource`, `can't allocate mem resource
+/// [0x0-0xfffffff]`, `can't allocate io resource [...]`. `r` follows
+/// `can't allocate `.
+fn old_allocate(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
+    let (space, r) = if let Some(r) = r.strip_prefix("mem ") {
+        (Some(Space::Mem), r)
+    } else if let Some(r) = r.strip_prefix("io ") {
+        (Some(Space::Io), r)
+    } else {
+        (None, r)
+    };
+    let r = r.strip_prefix("resource")?.trim_start();
+    let resource = match (space, r.strip_prefix('[')) {
+        (Some(space), Some(inner)) => {
+            let (start, end) = hex_range(inner.split(']').next()?.trim())?;
+            Some(LogResource {
+                space,
+                start: None,
+                size: end.checked_sub(start)?.checked_add(1)?,
+                mem64: false,
+                prefetchable: false,
+            })
+        }
+        (Some(space), None) => Some(LogResource {
+            space,
+            start: None,
+            size: 0,
+            mem64: false,
+            prefetchable: false,
+        }),
+        _ => None,
+    };
+    Some(Event::AssignFailed {
+        bdf,
+        res,
+        resource,
+        reason: FailReason::FailedToAssign,
+    })
+}
+
+/// Old wording: `can't claim BAR 1 [mem ...]: no compatible bridge window`
+/// (or `: address conflict with ...`). `r` follows `can't claim BAR `.
+fn old_claim(bdf: PciAddress, r: &str) -> Option<Event> {
+    let (n, r) = decimal(r)?;
+    let parsed = resource(r).map(|(res, _)| res);
+    Some(Event::AssignFailed {
+        bdf,
+        res: index_ref(n)?,
+        resource: parsed,
+        reason: FailReason::CantClaim,
+    })
+}
+
+/// Current wording: `<name> [resource]` then nothing (enumeration) or `: `
+/// and a verdict. `r` follows the name.
+fn new_wording(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
+    let (resource, rest) = resource(r)?;
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return Some(Event::Probed { bdf, res, resource });
+    }
+    let verdict = rest.strip_prefix(':')?.trim_start();
+    let reason = if let Some(why) = verdict.strip_prefix("can't assign") {
+        if why.contains("no space") {
+            FailReason::NoSpace
+        } else {
+            FailReason::FailedToAssign
+        }
+    } else if verdict.starts_with("failed to assign") {
+        FailReason::FailedToAssign
+    } else if verdict.starts_with("can't claim") {
+        FailReason::CantClaim
+    } else if verdict == "assigned" || verdict.starts_with("can't reserve") {
+        // `can't reserve`: another owner holds the range; the BAR has it.
+        return Some(Event::Assigned { bdf, res, resource });
+    } else if verdict == "releasing" {
+        // It had this address; what follows says where it ends up.
+        return Some(Event::Probed { bdf, res, resource });
+    } else {
+        // `contains BAR 0 for 1 VFs`, `disabled`, ... say nothing new.
+        return None;
+    };
+    Some(Event::AssignFailed {
+        bdf,
+        res,
+        resource: Some(resource),
+        reason,
+    })
+}
