@@ -481,6 +481,22 @@ impl Setup {
     }
 }
 
+/// Where guest RAM ends once QEMU has split it at 4 GiB.
+pub(crate) fn ram_end(machine: Machine, ram: u64) -> u64 {
+    // Where QEMU splits RAM at 4 GiB (docs/firmware-window.md, "RAM
+    // layout"): q35 keeps 2 GiB below from 2.75 GiB on, i440fx 3 GiB from
+    // 3.5 GiB on.
+    let (threshold, below) = match machine {
+        Machine::Q35 => (0xb000_0000, 2 << 30),
+        Machine::I440fx => (0xe000_0000, 3 << 30),
+    };
+    if ram >= threshold {
+        FOUR_GIB + (ram - below)
+    } else {
+        ram
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,5 +691,13 @@ mod tests {
             b.crs.unwrap().end,
             0x20_0000_0000 + 7 * 256 * GIB + 129 * GIB - 1
         );
+    }
+
+    #[test]
+    fn ram_splits_at_4g_as_qemu_does() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(ram_end(Machine::Q35, GIB), GIB);
+        assert_eq!(ram_end(Machine::Q35, 512 * GIB), FOUR_GIB + 510 * GIB);
+        assert_eq!(ram_end(Machine::I440fx, 4 * GIB), FOUR_GIB + GIB);
     }
 }

@@ -1,10 +1,13 @@
 //! Deciding: how much space the GPUs need (`sizing`), which one diagnosis
 //! the evidence supports (`diagnosis`), the sentence that says why
-//! (`summary`), and what to change (`hints`).
+//! (`summary`); for a QEMU guest, how its firmware makes the window
+//! (`firmware`), what the evidence says of its setup (`origin`) and which
+//! changes make every GPU fit (`prescribe`); and what to change (`hints`).
 
 pub(crate) mod diagnosis;
 pub(crate) mod firmware;
 pub(crate) mod hints;
+pub(crate) mod origin;
 pub(crate) mod prescribe;
 pub(crate) mod sizing;
 pub(crate) mod summary;

@@ -13,7 +13,8 @@ pub(crate) mod text;
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
 use crate::decide::hints::Hint;
-use crate::decide::prescribe::{self, Change, Restart, Side, WindowOrigin};
+use crate::decide::origin::{self, WindowOrigin};
+use crate::decide::prescribe::{Change, Restart, Side};
 use crate::decide::summary::describe;
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
@@ -186,9 +187,9 @@ pub(crate) fn conclude(
     warnings: Vec<String>,
 ) -> Report {
     let d = crate::decide::diagnosis::diagnose(ev);
-    let model = prescribe::infer(ev);
+    let model = origin::infer(ev);
     let h = crate::decide::hints::hints(ev, &d, model.as_ref());
-    let origin = prescribe::origin(ev, model.as_ref());
+    let origin = origin::origin(ev, model.as_ref());
     build(started, mode, ev, &d, &h, origin, warnings)
 }
 

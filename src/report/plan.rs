@@ -3,7 +3,7 @@
 //! written for this VM.
 
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::prescribe::WindowOrigin;
+use crate::decide::origin::WindowOrigin;
 use crate::model::platform::CpuVendor;
 use crate::model::size::human;
 use crate::report::{HintReport, Verdict, SCHEMA_VERSION};

@@ -1,0 +1,279 @@
+//! What a Proxmox VM configuration or a libvirt domain says of the VM,
+//! with the host's devices it passes through, before flags override it.
+
+use super::{usage, PlanError, PlanOptions};
+use crate::decide::hints::VmTarget;
+use crate::model::pci::PciAddress;
+use crate::parse::{libvirt, proxmox, qemu_args};
+use crate::read::host;
+use crate::read::root::Root;
+use crate::report::plan::{PlanBar, PlanGpu};
+use std::path::Path;
+
+/// What the configuration says, before flags override it.
+#[derive(Debug, Default)]
+pub(super) struct Config {
+    pub source: String,
+    /// The configuration file, for messages.
+    pub file: Option<String>,
+    pub firmware: Option<String>,
+    pub machine: Option<String>,
+    pub ram: Option<u64>,
+    pub cpu_model: Option<String>,
+    pub cpu_prop: String,
+    pub flags: Vec<(bool, String)>,
+    pub phys_bits: Option<u32>,
+    pub phys_bits_host: bool,
+    pub hole64: Option<u64>,
+    pub mmio64: Option<u64>,
+    pub args: String,
+    /// (file and line for messages, host devices).
+    pub gpus: Vec<(String, Vec<PciAddress>)>,
+    pub target: Option<VmTarget>,
+    pub warnings: Vec<String>,
+}
+
+/// The configuration `--proxmox` or `--libvirt` names, or none (flags).
+pub(super) fn read(root: &Root, o: &PlanOptions) -> Result<Config, PlanError> {
+    if o.proxmox.is_some() && o.libvirt.is_some() {
+        return Err(usage("give --proxmox or --libvirt, not both"));
+    }
+    Ok(match (&o.proxmox, &o.libvirt) {
+        (Some(p), _) => from_proxmox(root, p)?,
+        (_, Some(l)) => from_libvirt(root, l)?,
+        _ => Config {
+            source: "flags".into(),
+            ..Config::default()
+        },
+    })
+}
+
+/// The GPUs to plan for, with their BARs: by hand (`--gpus N --bar
+/// SIZE`), by host address (`--gpu BDF`), or the configuration's.
+pub(super) fn gpus(
+    root: &Root,
+    o: &PlanOptions,
+    c: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<PlanGpu>, PlanError> {
+    let mut gpus: Vec<PlanGpu> = Vec::new();
+    if o.gpus.is_some() || !o.bar.is_empty() {
+        let n = o.gpus.ok_or_else(|| usage("--bar needs --gpus N"))?;
+        if o.bar.is_empty() {
+            return Err(usage("--gpus needs at least one --bar SIZE"));
+        }
+        for _ in 0..n {
+            gpus.push(PlanGpu {
+                host: Vec::new(),
+                bars: o
+                    .bar
+                    .iter()
+                    .map(|s| PlanBar {
+                        bdf: None,
+                        index: None,
+                        size: *s,
+                        mem64: true,
+                        prefetchable: true,
+                        counted: true,
+                    })
+                    .collect(),
+            });
+        }
+    } else {
+        let mut sources = Vec::new();
+        for (at, funcs) in c.gpus.clone() {
+            // A passed-through NIC or disk controller is not a GPU: its
+            // (small) BARs are left out, and said so.
+            match funcs.first().and_then(|f| host::class_of(root, *f)) {
+                Some(class) if !is_gpu_class(class) => warnings.push(format!(
+                    "{at}: {} has class {class:06x}, not a display controller or accelerator: left out",
+                    funcs[0]
+                )),
+                _ => sources.push((at, funcs)),
+            }
+        }
+        for g in &o.gpu {
+            let funcs = host_functions(root, g)
+                .map_err(|e| PlanError::Unreadable(format!("--gpu {g}: {e}")))?;
+            sources.push((format!("--gpu {g}"), funcs));
+        }
+        for (at, funcs) in sources {
+            let mut bars = Vec::new();
+            for f in &funcs {
+                let host_bars = host::host_bars(root, *f)
+                    .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?;
+                bars.extend(host_bars.iter().map(|b| PlanBar {
+                    bdf: Some(f.to_string()),
+                    index: Some(b.index),
+                    size: b.size.unwrap_or(0),
+                    mem64: b.mem64,
+                    prefetchable: b.prefetchable,
+                    counted: b.counts_for_window(),
+                }));
+            }
+            gpus.push(PlanGpu {
+                host: funcs.iter().map(|f| f.to_string()).collect(),
+                bars,
+            });
+        }
+    }
+    if gpus.is_empty() {
+        return Err(usage(format!(
+            "{}: no GPU to plan for (give --gpu BDF, --gpus N --bar SIZE, or a configuration with hostpci/hostdev entries)",
+            c.file.as_deref().unwrap_or(&c.source)
+        )));
+    }
+    Ok(gpus)
+}
+
+/// `0000:41:00.0`, `41:00.0` (one function), `41:00` (all of them).
+fn host_functions(root: &Root, spec: &str) -> Result<Vec<PciAddress>, String> {
+    if let Ok(a) = spec.parse::<PciAddress>() {
+        return Ok(vec![a]);
+    }
+    let whole: PciAddress = format!("{spec}.0")
+        .parse()
+        .map_err(|_| format!("{spec:?} is not a PCI address"))?;
+    let f = host::functions_of(root, whole.domain, whole.bus, whole.device);
+    if f.is_empty() {
+        return Err(format!("no PCI device {spec} on this host"));
+    }
+    Ok(f)
+}
+
+fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
+    let path = host::proxmox_config_path(root, arg);
+    let shown = path.display().to_string();
+    let text = host::read_file(&path).map_err(PlanError::Unreadable)?;
+    let pve = proxmox::parse_config(&text)
+        .map_err(|e| usage(format!("{shown} line {}: {}", e.line, e.msg)))?;
+    let vmid = if arg.bytes().all(|b| b.is_ascii_digit()) {
+        arg.to_string()
+    } else {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "<vmid>".into())
+    };
+    let mut c = Config {
+        source: format!("proxmox:{vmid}"),
+        file: Some(shown.clone()),
+        firmware: Some(pve.bios.clone().unwrap_or_else(|| "seabios".into())),
+        machine: Some(pve.machine.clone().unwrap_or_else(|| "pc".into())),
+        ram: Some(pve.memory_mib.unwrap_or(512) << 20),
+        args: pve.args.clone().unwrap_or_default(),
+        ..Config::default()
+    };
+    let cpu = pve
+        .cpu
+        .clone()
+        .unwrap_or_else(|| proxmox::parse_cpu("").expect("the default parses"));
+    c.cpu_model = Some(cpu.model.clone());
+    c.cpu_prop = text
+        .lines()
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| l.strip_prefix("cpu:"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_else(|| "kvm64".into());
+    c.flags = cpu.flags.clone();
+    match cpu.phys_bits {
+        Some(proxmox::PhysBits::Bits(b)) => c.phys_bits = Some(b),
+        Some(proxmox::PhysBits::Host) => c.phys_bits_host = true,
+        None => {}
+    }
+    let args_line = text
+        .lines()
+        .take_while(|l| !l.starts_with('['))
+        .position(|l| l.starts_with("args:"))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let w = qemu_args::window_args(&qemu_args::words(&c.args))
+        .map_err(|e| usage(format!("{shown} line {args_line}: args: {e}")))?;
+    c.hole64 = w.hole64;
+    c.mmio64 = w.mmio64;
+    if pve.memory_hotplug {
+        c.warnings.push("memory hotplug is on: QEMU's 64-bit hole then starts above the hot-plug area, which the prediction does not model".into());
+    }
+    let mapping_text = pve
+        .hostpci
+        .iter()
+        .any(|h| h.mapping.is_some())
+        .then(|| host::read_file(&root.join("etc/pve/mapping/pci.cfg")))
+        .transpose()
+        .map_err(PlanError::Unreadable)?;
+    let node = host::node_name(root);
+    for h in &pve.hostpci {
+        let at = format!("{shown} line {}", h.line);
+        let specs = match &h.mapping {
+            Some(name) => {
+                proxmox::mapping_paths(mapping_text.as_deref().unwrap_or(""), name, node.as_deref())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "{at}: mapping {name:?} is not in /etc/pve/mapping/pci.cfg"
+                        ))
+                    })?
+            }
+            None => h.hosts.clone(),
+        };
+        let mut funcs = Vec::new();
+        for spec in &specs {
+            funcs.extend(
+                host_functions(root, spec)
+                    .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?,
+            );
+        }
+        c.gpus.push((at, funcs));
+    }
+    c.target = Some(VmTarget::Proxmox {
+        vmid,
+        cpu: c.cpu_prop.clone(),
+        args: c.args.clone(),
+    });
+    Ok(c)
+}
+
+fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
+    let shown = path.display().to_string();
+    let text = host::read_file(path).map_err(PlanError::Unreadable)?;
+    let d = libvirt::parse_domain(&text)
+        .map_err(|(line, e)| usage(format!("{shown} line {line}: {e}")))?;
+    let name = d.name.clone().unwrap_or_else(|| "<vm>".into());
+    let mut c = Config {
+        source: format!("libvirt:{name}"),
+        file: Some(shown.clone()),
+        firmware: Some(if d.efi {
+            "ovmf".into()
+        } else {
+            "seabios".into()
+        }),
+        machine: d.machine.clone(),
+        ram: d.memory,
+        hole64: d.pcihole64.or(d.window.hole64),
+        mmio64: d.window.mmio64,
+        flags: d.cpu.features.clone(),
+        phys_bits: d.cpu.phys_bits,
+        phys_bits_host: d.cpu.phys_bits_host,
+        ..Config::default()
+    };
+    c.cpu_model = Some(match d.cpu.mode.as_deref() {
+        Some("host-passthrough") | Some("maximum") => {
+            // QEMU's `-cpu host` takes the host's address width.
+            if d.cpu.phys_bits.is_none() {
+                c.phys_bits_host = true;
+            }
+            "host".into()
+        }
+        _ => d.cpu.model.clone().unwrap_or_else(|| "qemu64".into()),
+    });
+    for a in &d.hostdevs {
+        let funcs = host_functions(root, a)
+            .map_err(|e| PlanError::Unreadable(format!("{shown}: <hostdev> {e}")))?;
+        c.gpus.push((format!("{shown} <hostdev {a}>"), funcs));
+    }
+    c.target = Some(VmTarget::Libvirt { name });
+    Ok(c)
+}
+
+/// Display controllers (class 03) and processing accelerators (class 12).
+fn is_gpu_class(class: u32) -> bool {
+    matches!(class >> 16, 0x03 | 0x12)
+}

@@ -1,0 +1,191 @@
+//! `gpu-preflight plan`: on the host, before the VM starts, whether its GPUs
+//! will fit, and the smallest configuration change if not. The same model
+//! and prescriptions as `check` (`decide::firmware`, `decide::prescribe`),
+//! fed from a Proxmox or libvirt configuration and the host's own sysfs
+//! (`config`), or from flags; flags win over the configuration (`vm`).
+
+use crate::decide::diagnosis::DiagnosisKind;
+use crate::decide::firmware::{GpuBars, NoBoot};
+use crate::decide::hints::{plan_hints, VmTarget};
+use crate::decide::origin::model_origin;
+use crate::decide::prescribe::Model;
+use crate::decide::sizing::{align_up, packed_size, Block};
+use crate::model::size::human;
+use crate::read::root::Root;
+use crate::report::plan::{self, PlanCapacity, PlanReport, Predicted, WindowSpan};
+use crate::report::HintReport;
+use std::path::PathBuf;
+
+mod config;
+mod vm;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PlanOptions {
+    pub root: PathBuf,
+    pub proxmox: Option<String>,
+    pub libvirt: Option<PathBuf>,
+    pub gpu: Vec<String>,
+    pub gpus: Option<usize>,
+    pub bar: Vec<u64>,
+    pub ram: Option<u64>,
+    /// `ovmf`, `ovmf:2022.11`, `seabios`, `seabios:1.16.3`.
+    pub firmware: Option<String>,
+    /// `q35` or `pc`.
+    pub machine: Option<String>,
+    pub phys_bits: Option<u32>,
+    pub cpu_flags: Vec<String>,
+    /// A CPU model, or `host`.
+    pub cpu: Option<String>,
+    /// `amd` or `intel`: the vendor the vCPU reports (under KVM, the
+    /// host's).
+    pub cpu_vendor: Option<String>,
+    pub hole64: Option<u64>,
+    pub mmio64: Option<u64>,
+    pub realloc: bool,
+    pub empty_ports: Option<usize>,
+}
+
+/// Why there is no plan.
+#[derive(Debug)]
+pub(crate) enum PlanError {
+    /// Bad arguments or a malformed configuration: exit 2.
+    Usage(String),
+    /// An input that cannot be read: exit 3.
+    Unreadable(String),
+}
+
+pub(super) fn usage(msg: impl Into<String>) -> PlanError {
+    PlanError::Usage(msg.into())
+}
+
+pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
+    let root = Root::new(&o.root);
+    let mut c = config::read(&root, o)?;
+    let mut warnings = std::mem::take(&mut c.warnings);
+    let gpus = config::gpus(&root, o, &c, &mut warnings)?;
+    let (setup, vm) = vm::resolve(&root, o, &c, &mut warnings)?;
+    let phys_bits = setup.phys_bits;
+
+    let firmware_gpus: Vec<GpuBars> = gpus
+        .iter()
+        .map(|g| GpuBars {
+            bars: g
+                .bars
+                .iter()
+                .filter(|b| b.counted)
+                .map(|b| b.size)
+                .collect(),
+        })
+        .filter(|g| !g.bars.is_empty())
+        .collect();
+    if firmware_gpus.is_empty() {
+        return Err(usage(format!(
+            "{}: none of the devices has a 64-bit prefetchable BAR",
+            c.source
+        )));
+    }
+    let mut m = Model::new(setup.clone(), firmware_gpus.clone(), o.realloc)
+        .ok_or_else(|| usage("a BAR size overflows"))?;
+    m.assumed = Vec::new();
+
+    let n = firmware_gpus.len();
+    let needed = packed_size(&m.kernel_gpus);
+    let span: Option<u64> = {
+        let ports: Vec<Block> = firmware_gpus
+            .iter()
+            .filter_map(GpuBars::port_window)
+            .collect();
+        let mut sorted = ports.clone();
+        sorted.sort_by_key(|b| std::cmp::Reverse(b.align));
+        sorted
+            .iter()
+            .try_fold(0u64, |cur, b| align_up(cur, b.align)?.checked_add(b.size))
+    };
+    // A VM that will not get as far as its kernel: every GPU is lost.
+    let no_boot = |why: String| Predicted {
+        ok: false,
+        diagnosis: None,
+        unassigned_gpus: n,
+        boots: false,
+        why,
+    };
+    let (predicted, window) = match m.predict(&setup, o.realloc) {
+        Err(NoBoot::QemuRefuses { limit, end }) => (
+            no_boot(format!(
+                "QEMU will refuse to start: its 64-bit hole would end at {end:#x}, past {limit:#x}, the last address {phys_bits} bits reach (\"phys-bits too low\")"
+            )),
+            None,
+        ),
+        Err(NoBoot::FirmwareHangs { end, width }) => (
+            no_boot(format!(
+                "OVMF will hang before the kernel starts: its aperture would end at {end:#x}, beyond the {width} address bits it uses"
+            )),
+            None,
+        ),
+        Ok(p) => {
+            let boot = setup.boot(&firmware_gpus).ok();
+            let window = boot.as_ref().and_then(|b| b.crs).map(|c| WindowSpan {
+                start: c.start,
+                end: c.end,
+                size: c.size(),
+            });
+            let placed = boot.as_ref().map(|b| b.placed).unwrap_or(0);
+            let aperture = boot
+                .as_ref()
+                .map(|b| format!("a {} window at {:#x}", human(b.aperture.size()), b.aperture.start))
+                .unwrap_or_default();
+            let why = match p.kind {
+                DiagnosisKind::Ok if placed >= n => format!("the firmware places all {n} GPUs in {aperture}"),
+                DiagnosisKind::Ok => format!(
+                    "the firmware places {placed} of {n} GPUs in {aperture}; with pci=realloc the guest kernel places the rest"
+                ),
+                DiagnosisKind::FirmwareLeftUnassigned => format!(
+                    "the firmware places {placed} of {n} GPUs in {aperture}; the window the guest kernel is offered has room for all, with pci=realloc in the guest"
+                ),
+                DiagnosisKind::PhysBitsTooSmall => format!(
+                    "the firmware places {placed} of {n} GPUs in {aperture}: the rest need addresses beyond the vCPU's {phys_bits} bits"
+                ),
+                _ => format!("the firmware places {placed} of {n} GPUs in {aperture}: the GPUs need {} and the window is too small", needed.map(human).unwrap_or_default()),
+            };
+            (
+                Predicted {
+                    ok: p.kind == DiagnosisKind::Ok,
+                    diagnosis: Some(p.kind),
+                    unassigned_gpus: p.unassigned,
+                    boots: true,
+                    why,
+                },
+                window,
+            )
+        }
+    };
+    let target = c.target.clone().unwrap_or(VmTarget::Qemu);
+    let hints: Vec<HintReport> = if predicted.ok {
+        Vec::new()
+    } else {
+        let why = format!("Predicted: {}.", predicted.why);
+        plan_hints(&m, &target, &why)
+            .into_iter()
+            .map(|h| HintReport {
+                id: h.id,
+                text: h.text,
+                side: h.side,
+                restart: h.restart,
+                change: h.change,
+                expect: h.expect,
+                boots_to_ok: h.boots_to_ok,
+            })
+            .collect()
+    };
+    if !predicted.ok && hints.is_empty() {
+        warnings.push("no configuration change the model knows makes every GPU fit: fewer GPUs, smaller BARs (Resizable BAR off on the host), or a host CPU with more address bits".into());
+    }
+    m.assumed.clear();
+    let capacity = PlanCapacity {
+        needed_bytes: needed,
+        firmware_span_bytes: span,
+        window_origin: model_origin(&m),
+        window,
+    };
+    Ok(plan::new(vm, gpus, capacity, predicted, hints, warnings))
+}

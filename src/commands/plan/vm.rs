@@ -1,0 +1,212 @@
+//! The VM the firmware will see: firmware and its release's rules, machine
+//! type, vCPU (model, address bits, 1 GiB pages, vendor), RAM, QEMU's hole
+//! and OVMF's aperture; from flags over the configuration over defaults,
+//! every default said in `assumed`.
+
+use super::config::Config;
+use super::{usage, PlanError, PlanOptions};
+use crate::decide::firmware::{
+    ram_end, Firmware, Machine, OvmfRules, Setup, QEMU_DEFAULT_PHYS_BITS,
+};
+use crate::model::platform::{Cpu, CpuVendor};
+use crate::parse::release::{edk2_release, seabios_top};
+use crate::read::host;
+use crate::read::root::Root;
+use crate::report::plan::VmReport;
+
+const GIB: u64 = 1 << 30;
+
+/// The model's setup and the report's account of the VM.
+pub(super) fn resolve(
+    root: &Root,
+    o: &PlanOptions,
+    c: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<(Setup, VmReport), PlanError> {
+    let mut assumed: Vec<String> = Vec::new();
+    // Firmware and its rules.
+    let fw_arg = o
+        .firmware
+        .clone()
+        .or(c.firmware.clone())
+        .unwrap_or_else(|| {
+            assumed.push("SeaBIOS (QEMU's default firmware)".into());
+            "seabios".into()
+        });
+    let (fw_name, fw_version) = match fw_arg.split_once(':') {
+        Some((n, v)) => (n.to_ascii_lowercase(), Some(v.to_string())),
+        None => (fw_arg.to_ascii_lowercase(), None),
+    };
+    let (firmware, version) = match fw_name.as_str() {
+        "ovmf" | "efi" | "uefi" => {
+            let found = fw_version.clone().or_else(|| {
+                host::dpkg_version(
+                    root,
+                    &["pve-edk2-firmware-ovmf", "pve-edk2-firmware", "ovmf"],
+                )
+                .map(|(_, v)| v)
+            });
+            let rules = match found.as_deref() {
+                Some(v) => {
+                    let (y, m) = edk2_release(v).ok_or_else(|| {
+                        usage(format!(
+                            "--firmware ovmf:{v}: expected an edk2 release such as 2022.11"
+                        ))
+                    })?;
+                    OvmfRules::for_release(y, m)
+                }
+                None => {
+                    assumed.push("OVMF with the rules of edk2-stable202211 (Debian 12's); give --firmware ovmf:VERSION".into());
+                    OvmfRules::STABLE_202211
+                }
+            };
+            (Firmware::Ovmf(rules), found)
+        }
+        "seabios" | "bios" => {
+            // Debian's and Ubuntu's QEMU boot the `seabios` package's build;
+            // Proxmox bundles its own in pve-qemu-kvm (not looked up).
+            let fw_version = fw_version
+                .clone()
+                .or_else(|| host::dpkg_version(root, &["seabios"]).map(|(_, v)| v));
+            let top = match fw_version.as_deref() {
+                Some(v) => seabios_top(v).ok_or_else(|| {
+                    usage(format!(
+                        "--firmware seabios:{v}: expected a version such as 1.16.2"
+                    ))
+                })?,
+                None => {
+                    assumed.push(
+                        "SeaBIOS 1.16.2 placement (above RAM); give --firmware seabios:VERSION"
+                            .into(),
+                    );
+                    false
+                }
+            };
+            (Firmware::SeaBios { top }, fw_version)
+        }
+        other => {
+            return Err(usage(format!(
+                "--firmware {other:?}: expected ovmf or seabios"
+            )))
+        }
+    };
+
+    let machine_arg = o.machine.clone().or(c.machine.clone()).unwrap_or_else(|| {
+        assumed.push("machine type q35".into());
+        "q35".into()
+    });
+    let machine = if machine_arg.contains("q35") {
+        Machine::Q35
+    } else if machine_arg == "pc"
+        || machine_arg.contains("i440fx")
+        || machine_arg.starts_with("pc-")
+    {
+        Machine::I440fx
+    } else {
+        return Err(usage(format!(
+            "--machine {machine_arg:?}: expected q35 or pc"
+        )));
+    };
+
+    // The vCPU: a named model has QEMU's 40 bits and no pdpe1gb; `host`
+    // has the host's; the vendor is the host's under KVM.
+    let host_cpu: Option<Cpu> = host::host_cpu(root);
+    let model = o
+        .cpu
+        .clone()
+        .or(c.cpu_model.clone())
+        .unwrap_or_else(|| "qemu64".into());
+    let is_host = model == "host" || model == "max";
+    let mut phys_bits = if is_host || c.phys_bits_host {
+        match host_cpu.and_then(|h| h.phys_bits) {
+            Some(b) => b,
+            None => {
+                assumed.push("46 host address bits (no /proc/cpuinfo under the root)".into());
+                46
+            }
+        }
+    } else {
+        c.phys_bits.unwrap_or(QEMU_DEFAULT_PHYS_BITS)
+    };
+    if let Some(b) = o.phys_bits {
+        if !(8..=64).contains(&b) {
+            return Err(usage(format!("--phys-bits {b}: expected 8 to 64")));
+        }
+        phys_bits = b;
+    }
+    let mut pdpe1gb = if is_host {
+        host_cpu.and_then(|h| h.pdpe1gb).unwrap_or(true)
+    } else {
+        false
+    };
+    for (on, f) in &c.flags {
+        if f == "pdpe1gb" {
+            pdpe1gb = *on;
+        }
+    }
+    for f in &o.cpu_flags {
+        match f.trim_start_matches('+') {
+            "pdpe1gb" => pdpe1gb = true,
+            "-pdpe1gb" => pdpe1gb = false,
+            _ => {}
+        }
+        if f == "-pdpe1gb" {
+            pdpe1gb = false;
+        }
+    }
+    let vendor = match o.cpu_vendor.as_deref() {
+        Some("amd") | Some("AMD") | Some("AuthenticAMD") => Some(CpuVendor::Amd),
+        Some("intel") | Some("Intel") | Some("GenuineIntel") => Some(CpuVendor::Intel),
+        Some(v) => return Err(usage(format!("--cpu-vendor {v:?}: expected amd or intel"))),
+        None => match host_cpu.and_then(|h| h.vendor) {
+            Some(v) => Some(v),
+            None => {
+                assumed.push("an Intel vCPU vendor (no /proc/cpuinfo under the root)".into());
+                None
+            }
+        },
+    };
+    let ram = o.ram.or(c.ram).unwrap_or_else(|| {
+        assumed.push("1 GiB of guest RAM".into());
+        GIB
+    });
+    let hole64 = o.hole64.or(c.hole64);
+    let mmio64 = o.mmio64.or(c.mmio64);
+    if mmio64.is_some() && !matches!(firmware, Firmware::Ovmf(_)) {
+        warnings.push("X-PciMmio64Mb is an OVMF setting; SeaBIOS ignores it".into());
+    }
+    let setup = Setup {
+        firmware,
+        machine,
+        phys_bits,
+        vendor,
+        pdpe1gb,
+        ram_end: ram_end(machine, ram),
+        hole64,
+        mmio64,
+        empty_ports: o.empty_ports.unwrap_or(0),
+    };
+    let vm = VmReport {
+        source: c.source.clone(),
+        firmware: if matches!(firmware, Firmware::Ovmf(_)) {
+            "ovmf"
+        } else {
+            "seabios"
+        },
+        firmware_version: version,
+        machine: match machine {
+            Machine::Q35 => "q35",
+            Machine::I440fx => "pc",
+        },
+        ram_bytes: ram,
+        cpu_model: model,
+        phys_bits,
+        pdpe1gb,
+        cpu_vendor: vendor,
+        hole64_bytes: hole64,
+        mmio64_bytes: mmio64,
+        realloc: o.realloc,
+        assumed,
+    };
+    Ok((setup, vm))
+}

@@ -1,0 +1,258 @@
+//! What the evidence says of a QEMU guest's setup (`infer`: firmware and
+//! its rules, machine, vCPU, RAM, QEMU's hole, OVMF's aperture), and how
+//! its firmware made the 64-bit window it offers (`origin`, the report's
+//! `capacity.window_origin`), checked against the window the guest saw.
+
+use crate::decide::firmware::{
+    Firmware, GpuBars, Machine, OriginKind, OvmfRules, Setup, QEMU_DEFAULT_PHYS_BITS,
+};
+use crate::decide::prescribe::Model;
+use crate::decide::sizing::align_up;
+use crate::evidence::Evidence;
+use crate::model::platform::{CpuVendor, FirmwareKind, Platform, QemuMachine};
+use crate::model::range::Range;
+use serde::Serialize;
+
+const GIB: u64 = 1 << 30;
+
+/// The report's `capacity.window_origin`: how the window came to be, and
+/// the numbers that says so.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct WindowOrigin {
+    pub kind: OriginKind,
+    /// The address width the firmware works with (OVMF: 40 without 1 GiB
+    /// pages, capped at 46 or 47).
+    pub firmware_width_bits: Option<u32>,
+    /// The firmware's own window, which the guest kernel sees only in part.
+    pub aperture_start: Option<u64>,
+    pub aperture_bytes: Option<u64>,
+    /// A `pci-hole64-size` the window's size implies.
+    pub hole64_bytes: Option<u64>,
+    /// An `X-PciMmio64Mb` the window's place implies, in bytes.
+    pub mmio64_bytes: Option<u64>,
+    pub phys_bits: Option<u32>,
+    pub pdpe1gb: Option<bool>,
+    pub cpu_vendor: Option<CpuVendor>,
+    pub ram_end: Option<u64>,
+    /// Which firmware rules were taken (the DMI version of OVMF says 0.0.0;
+    /// they are inferred from where the window sits).
+    pub rules: Option<&'static str>,
+    /// The prediction for this configuration matches the window the guest
+    /// was given.
+    pub model_agrees: Option<bool>,
+    /// Facts not in the evidence, taken at a default.
+    pub assumed: Vec<&'static str>,
+}
+
+impl WindowOrigin {
+    fn of_kind(kind: OriginKind, ev: &Evidence) -> WindowOrigin {
+        WindowOrigin {
+            kind,
+            firmware_width_bits: None,
+            aperture_start: None,
+            aperture_bytes: None,
+            hole64_bytes: None,
+            mmio64_bytes: None,
+            phys_bits: ev.cpu.phys_bits,
+            pdpe1gb: ev.cpu.pdpe1gb,
+            cpu_vendor: ev.cpu.vendor,
+            ram_end: ev.ram_end,
+            rules: None,
+            model_agrees: None,
+            assumed: Vec::new(),
+        }
+    }
+}
+
+/// The observed 64-bit window of the GPUs' root bus (the lowest one).
+fn observed_window(ev: &Evidence) -> Option<Range> {
+    let buses: Vec<_> = ev.gpus.iter().filter_map(|g| g.root_bus).collect();
+    ev.windows
+        .iter()
+        .filter(|w| {
+            buses.is_empty() || w.bus.is_none() || w.bus.is_some_and(|b| buses.contains(&b))
+        })
+        .map(|w| w.range)
+        .min()
+}
+
+fn rules_name(r: OvmfRules) -> &'static str {
+    if !r.dynamic {
+        "edk2 before stable202211 (no dynamic window)"
+    } else if r == OvmfRules::STABLE_202211 {
+        "edk2-stable202211 rules, as Debian 12 ships"
+    } else if r.cap == 47 {
+        "edk2-stable202302 to 202305"
+    } else if !r.mmio64_exact {
+        "edk2-stable202308 to 202502"
+    } else {
+        "edk2-stable202505 and later"
+    }
+}
+
+/// The QEMU guest's configuration as the evidence shows it, or `None` when
+/// it is no QEMU guest, the firmware is not known, or a needed BAR size is
+/// not.
+pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
+    if ev.firmware.platform() != Platform::Qemu {
+        return None;
+    }
+    let mut assumed = Vec::new();
+    let kind = ev.firmware.kind();
+    let machine = match ev.firmware.qemu_machine() {
+        Some(QemuMachine::I440fx) => Machine::I440fx,
+        Some(QemuMachine::Q35) => Machine::Q35,
+        None => {
+            assumed.push("machine type q35");
+            Machine::Q35
+        }
+    };
+    let phys_bits = ev.cpu.phys_bits.unwrap_or_else(|| {
+        assumed.push("40 physical address bits (QEMU's default)");
+        QEMU_DEFAULT_PHYS_BITS
+    });
+    let pdpe1gb = ev.cpu.pdpe1gb.unwrap_or_else(|| {
+        assumed.push("no pdpe1gb (QEMU's named CPU models lack it)");
+        false
+    });
+    if ev.cpu.vendor.is_none() {
+        assumed.push("an Intel vCPU vendor");
+    }
+    let ram_end = ev.ram_end.unwrap_or_else(|| {
+        assumed.push("RAM ending below 4 GiB");
+        0
+    });
+    let mut firmware_gpus = Vec::new();
+    for g in &ev.gpus {
+        let bars: Vec<u64> = g
+            .bars
+            .iter()
+            .filter(|b| b.counts_for_window())
+            .map(|b| b.size)
+            .collect::<Option<_>>()?;
+        if !bars.is_empty() {
+            firmware_gpus.push(GpuBars { bars });
+        }
+    }
+    let seen = observed_window(ev);
+    let base = Setup {
+        firmware: match kind {
+            FirmwareKind::Ovmf => Firmware::Ovmf(OvmfRules::STABLE_202211),
+            FirmwareKind::SeaBios => Firmware::SeaBios { top: false },
+            _ => return None,
+        },
+        machine,
+        phys_bits,
+        vendor: ev.cpu.vendor,
+        pdpe1gb,
+        ram_end,
+        hole64: None,
+        mmio64: None,
+        empty_ports: ev.empty_root_ports,
+    };
+    // The variants the window's place can tell apart; the first whose
+    // firmware window starts where the guest's does is taken.
+    let mut variants: Vec<Setup> = vec![base.clone()];
+    match kind {
+        FirmwareKind::Ovmf => {
+            for rules in [OvmfRules::STABLE_202308, OvmfRules::STABLE_202505] {
+                variants.push(Setup {
+                    firmware: Firmware::Ovmf(rules),
+                    ..base.clone()
+                });
+            }
+            for shift in 35..=44 {
+                variants.push(Setup {
+                    mmio64: Some(1 << shift),
+                    ..base.clone()
+                });
+            }
+        }
+        _ => variants.push(Setup {
+            firmware: Firmware::SeaBios { top: true },
+            ..base.clone()
+        }),
+    }
+    let start_of = |s: &Setup| {
+        s.boot(&firmware_gpus)
+            .ok()
+            .and_then(|b| b.crs)
+            .map(|c| c.start)
+    };
+    let chosen = seen.and_then(|w| {
+        variants
+            .iter()
+            .find(|v| start_of(v) == Some(w.start))
+            .cloned()
+    });
+    let agrees = chosen.is_some();
+    let mut setup = chosen.unwrap_or(base);
+    // A kernel window wider than the firmware's use implies QEMU's hole
+    // was set that large.
+    if let (Some(w), Ok(b)) = (seen, setup.boot(&firmware_gpus)) {
+        if b.crs.is_some_and(|c| w.end > c.end) {
+            setup.hole64 = Some(align_up(w.end + 1 - w.start, GIB).unwrap_or(w.size()));
+        }
+    }
+    let mut m = Model::new(setup, firmware_gpus, ev.realloc_active)?;
+    m.assumed = assumed;
+    m.agrees = agrees;
+    Some(m)
+}
+
+/// `window_origin` of a setup known from its configuration (`plan`).
+pub(crate) fn model_origin(m: &Model) -> WindowOrigin {
+    let s = &m.setup;
+    WindowOrigin {
+        kind: m.boot.as_ref().map_or(OriginKind::Unknown, |b| b.origin),
+        firmware_width_bits: m.boot.as_ref().map(|b| b.width),
+        aperture_start: m.boot.as_ref().map(|b| b.aperture.start),
+        aperture_bytes: m.boot.as_ref().map(|b| b.aperture.size()),
+        hole64_bytes: s.hole64,
+        mmio64_bytes: s.mmio64,
+        phys_bits: Some(s.phys_bits),
+        pdpe1gb: Some(s.pdpe1gb),
+        cpu_vendor: s.vendor,
+        ram_end: Some(s.ram_end),
+        rules: Some(rules_of(s.firmware)),
+        model_agrees: None,
+        assumed: m.assumed.clone(),
+    }
+}
+
+fn rules_of(f: Firmware) -> &'static str {
+    match f {
+        Firmware::Ovmf(r) => rules_name(r),
+        Firmware::SeaBios { top: false } => "SeaBIOS 1.16.2 and older (above RAM)",
+        Firmware::SeaBios { top: true } => "SeaBIOS 1.16.3 and newer (top of the address space)",
+    }
+}
+
+/// `capacity.window_origin` for the report.
+pub(crate) fn origin(ev: &Evidence, model: Option<&Model>) -> WindowOrigin {
+    match ev.firmware.platform() {
+        Platform::BareMetal => return WindowOrigin::of_kind(OriginKind::BareMetal, ev),
+        Platform::Vmware | Platform::HyperV | Platform::OtherVm => {
+            return WindowOrigin::of_kind(OriginKind::Hypervisor, ev)
+        }
+        Platform::Qemu | Platform::Unknown => {}
+    }
+    let Some(m) = model else {
+        return WindowOrigin::of_kind(OriginKind::Unknown, ev);
+    };
+    let mut o = WindowOrigin::of_kind(
+        m.boot.as_ref().map_or(OriginKind::Unknown, |b| b.origin),
+        ev,
+    );
+    if let Some(b) = &m.boot {
+        o.firmware_width_bits = Some(b.width);
+        o.aperture_start = Some(b.aperture.start);
+        o.aperture_bytes = Some(b.aperture.size());
+    }
+    o.hole64_bytes = m.setup.hole64;
+    o.mmio64_bytes = m.setup.mmio64;
+    o.rules = Some(rules_of(m.setup.firmware));
+    o.model_agrees = Some(m.agrees);
+    o.assumed = m.assumed.clone();
+    o
+}
