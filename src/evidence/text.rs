@@ -72,8 +72,10 @@ impl BarSeen {
             }
             self.type_known = true;
             self.io = io;
-            self.mem64 |= r.mem64;
-            self.prefetchable |= r.prefetchable;
+            // `[io ... pref]` is no kernel's wording: an I/O BAR is never
+            // 64-bit or prefetchable, whatever else the line says.
+            self.mem64 = !io && (self.mem64 || r.mem64);
+            self.prefetchable = !io && (self.prefetchable || r.prefetchable);
             if r.size > 0 && r.size != u64::MAX {
                 self.size = Some(r.size);
             }
@@ -500,6 +502,20 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
         // flags must not stick to a BAR a later line calls I/O.
         let ev = gather(
             "o 0000:01:00.0: BAR 2[mem 0 pref]\ni 0000:01:00.0: [10de:2204]type 0 class 0x30000\ni 0000:01:00.0: BAR 2[io 0]",
+            &[],
+            None,
+        )
+        .unwrap();
+        let b = ev.gpus[0].bars[0];
+        assert!(b.io && !b.mem64 && !b.prefetchable, "{b:?}");
+    }
+
+    #[test]
+    fn an_io_bar_with_a_pref_flag_is_io_only() {
+        // fuzz/regressions/explain/crash-f1927ae3...: no kernel
+        // prints `[io ... pref]`, and the BAR it names is not prefetchable.
+        let ev = gather(
+            "i 0000:01:00.0: [10de:2204]type 0 class 0x30000\nc 0000:01:00.0: BAR 5[io 0 pref]\n",
             &[],
             None,
         )
