@@ -286,3 +286,23 @@ fn any_pci_evidence_gets_a_report_and_none_is_exit_3() {
     let (code, _) = explain_text("The GPU does not work after the upgrade.\nlspci shows it.\n");
     assert_eq!(code, 3);
 }
+
+#[test]
+fn a_root_window_to_the_top_of_the_address_space_is_sized_not_overflowed() {
+    // The hole a window up to 2^64 - 1 implies is 2^64 - start, which a
+    // sum that passes through 2^64 cannot compute (an overflow panic in a
+    // debug build, which this test runs).
+    let log = "\
+[    0.000000] DMI: QEMU Standard PC (Q35 + ICH9, 2009), BIOS unknown 2/2/2022
+[    0.000000] efi: EFI v2.70 by EDK II
+[    0.300000] pci_bus 0000:00: root bus resource [mem 0x800000000-0xffffffffffffffff window]
+[    0.310000] pci 0000:01:00.0: [10de:2331] type 00 class 0x030200
+[    0.311000] pci 0000:01:00.0: BAR 1 [mem 0x800000000-0x17ffffffff 64bit pref]
+";
+    let (code, v) = explain_text(log);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["capacity"]["window_origin"]["hole64_bytes"].as_u64(),
+        Some(u64::MAX - 0x8_0000_0000 + 1)
+    );
+}

@@ -125,6 +125,10 @@ pub(crate) struct Setup {
     pub mmio64: Option<u64>,
     /// Root ports without a GPU (they take hot-plug padding in OVMF).
     pub empty_ports: usize,
+    /// QEMU moves RAM above 4 GiB to 1 TiB on an AMD vCPU when the 64-bit
+    /// hole would reach the HyperTransport range (`enforce_amd_1tb_hole`:
+    /// machine types 7.1 and later).
+    pub amd_1tb_hole: bool,
 }
 
 /// One GPU as the firmware places it: its 64-bit prefetchable BARs behind
@@ -245,16 +249,17 @@ impl Setup {
     /// Where QEMU's 64-bit hole starts, and where RAM ends once QEMU moved
     /// RAM above 4 GiB to 1 TiB on an AMD vCPU (QEMU 7.1+ with machine types
     /// from 7.1 on) because the hole would have reached the HyperTransport
-    /// range.
+    /// range: `pc_memory_init` moves it whenever the end of the hole is at
+    /// or past `AMD_HT_START`, however much RAM there is.
     fn hole64_start_and_ram_end(&self) -> (u64, u64) {
         let ram_end = self.ram_end.max(FOUR_GIB);
         let start = align_up(ram_end, GIB).unwrap_or(u64::MAX);
         let relocates = self.vendor == Some(CpuVendor::Amd)
-            && ram_end < TIB
+            && self.amd_1tb_hole
             && start.saturating_add(self.hole64_size()).saturating_sub(1) >= AMD_HT_START;
         if relocates {
             // The hole moves to 1 TiB; RAM above 4 GiB, if any, with it.
-            let moved = TIB + (ram_end - FOUR_GIB);
+            let moved = TIB.saturating_add(ram_end - FOUR_GIB);
             let ram = if self.ram_end > FOUR_GIB {
                 moved
             } else {
@@ -516,6 +521,7 @@ mod tests {
             hole64: None,
             mmio64: None,
             empty_ports: 0,
+            amd_1tb_hole: true,
         }
     }
 
@@ -655,6 +661,30 @@ mod tests {
         assert!(with(2 * TIB, 40).qemu_starts().is_err());
         let b = with(512 * GIB, 40).boot(&gpus(8, 32 * GIB)).unwrap();
         assert_eq!(b.crs, Some(Range::new(0xe0_0000_0000, 0xff_ffff_ffff)));
+    }
+
+    #[test]
+    fn amd_ram_moves_to_1tib_however_much_there_is() {
+        // SeaBIOS places above RAM, so the window follows where RAM ends.
+        let at = |ram: u64, hole: bool| {
+            Setup {
+                ram_end: ram_end(Machine::Q35, ram),
+                amd_1tb_hole: hole,
+                ..seabios(46)
+            }
+            .boot(&gpus(2, 32 * GIB))
+            .unwrap()
+            .aperture
+            .start
+        };
+        // 998 GiB above 4 GiB end at 2022 GiB once moved to 1 TiB, and
+        // 1098 GiB at 2122 GiB: more RAM, a higher window.
+        assert_eq!(at(1000 * GIB, true), 0x200_0000_0000);
+        assert_eq!(at(1100 * GIB, true), 0x218_0000_0000);
+        // Machine types 7.0 and older leave RAM where it is.
+        assert_eq!(at(1100 * GIB, false), 0x118_0000_0000);
+        // Too little RAM for the hole to reach the HT range: no move.
+        assert_eq!(at(8 * GIB, true), at(8 * GIB, false));
     }
 
     #[test]

@@ -149,6 +149,8 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         hole64: None,
         mmio64: None,
         empty_ports: ev.empty_root_ports,
+        // A guest cannot see its machine type's version: today's.
+        amd_1tb_hole: true,
     };
     // The variants the window's place can tell apart; the first whose
     // firmware window starts where the guest's does is taken.
@@ -191,7 +193,7 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
     // was set that large.
     if let (Some(w), Ok(b)) = (seen, setup.boot(&firmware_gpus)) {
         if b.crs.is_some_and(|c| w.end > c.end) {
-            setup.hole64 = Some(align_up(w.end + 1 - w.start, GIB).unwrap_or(w.size()));
+            setup.hole64 = Some(align_up(w.size(), GIB).unwrap_or(w.size()));
         }
     }
     let mut m = Model::new(setup, firmware_gpus, ev.realloc_active)?;

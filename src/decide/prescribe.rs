@@ -442,6 +442,7 @@ mod tests {
             hole64: None,
             mmio64: None,
             empty_ports: 0,
+            amd_1tb_hole: true,
         };
         Model::new(setup, vec![GpuBars { bars: vec![size] }; gpus], false).unwrap()
     }

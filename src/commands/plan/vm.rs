@@ -39,15 +39,14 @@ pub(super) fn resolve(
     };
     let (firmware, version) = match fw_name.as_str() {
         "ovmf" | "efi" | "uefi" => {
-            let found = fw_version.clone().or_else(|| {
-                host::dpkg_version(
-                    root,
-                    &["pve-edk2-firmware-ovmf", "pve-edk2-firmware", "ovmf"],
-                )
-                .map(|(_, v)| v)
-            });
-            let rules = match found.as_deref() {
-                Some(v) => {
+            // A version given is held to; one read from dpkg that does not
+            // name a release is a default, said as such.
+            let package = host::dpkg_version(
+                root,
+                &["pve-edk2-firmware-ovmf", "pve-edk2-firmware", "ovmf"],
+            );
+            let rules = match (&fw_version, &package) {
+                (Some(v), _) => {
                     let (y, m) = edk2_release(v).ok_or_else(|| {
                         usage(format!(
                             "--firmware ovmf:{v}: expected an edk2 release such as 2022.11"
@@ -55,34 +54,48 @@ pub(super) fn resolve(
                     })?;
                     OvmfRules::for_release(y, m)
                 }
-                None => {
-                    assumed.push("OVMF with the rules of edk2-stable202211 (Debian 12's); give --firmware ovmf:VERSION".into());
+                (None, Some((_, v))) if edk2_release(v).is_some() => {
+                    let (y, m) = edk2_release(v).expect("just checked");
+                    OvmfRules::for_release(y, m)
+                }
+                (None, found) => {
+                    let why = match found {
+                        Some((pkg, v)) => format!("{pkg} {v} names no edk2 release"),
+                        None => "no OVMF package found".into(),
+                    };
+                    assumed.push(format!("OVMF with the rules of edk2-stable202211 (Debian 12's): {why}; give --firmware ovmf:VERSION"));
                     OvmfRules::STABLE_202211
                 }
             };
-            (Firmware::Ovmf(rules), found)
+            let shown = fw_version.clone().or(package.map(|(_, v)| v));
+            (Firmware::Ovmf(rules), shown)
         }
         "seabios" | "bios" => {
             // Debian's and Ubuntu's QEMU boot the `seabios` package's build;
             // Proxmox bundles its own in pve-qemu-kvm (not looked up).
-            let fw_version = fw_version
-                .clone()
-                .or_else(|| host::dpkg_version(root, &["seabios"]).map(|(_, v)| v));
-            let top = match fw_version.as_deref() {
-                Some(v) => seabios_top(v).ok_or_else(|| {
+            let package = host::dpkg_version(root, &["seabios"]);
+            let top = match (&fw_version, &package) {
+                (Some(v), _) => seabios_top(v).ok_or_else(|| {
                     usage(format!(
                         "--firmware seabios:{v}: expected a version such as 1.16.2"
                     ))
                 })?,
-                None => {
-                    assumed.push(
-                        "SeaBIOS 1.16.2 placement (above RAM); give --firmware seabios:VERSION"
-                            .into(),
-                    );
+                (None, Some((_, v))) if seabios_top(v).is_some() => {
+                    seabios_top(v).expect("just checked")
+                }
+                (None, found) => {
+                    let why = match found {
+                        Some((pkg, v)) => format!("{pkg} {v} is no SeaBIOS version"),
+                        None => "no seabios package found".into(),
+                    };
+                    assumed.push(format!(
+                        "SeaBIOS 1.16.2 placement (above RAM): {why}; give --firmware seabios:VERSION"
+                    ));
                     false
                 }
             };
-            (Firmware::SeaBios { top }, fw_version)
+            let shown = fw_version.clone().or(package.map(|(_, v)| v));
+            (Firmware::SeaBios { top }, shown)
         }
         other => {
             return Err(usage(format!(
@@ -185,6 +198,7 @@ pub(super) fn resolve(
         hole64,
         mmio64,
         empty_ports: o.empty_ports.unwrap_or(0),
+        amd_1tb_hole: machine_version(&machine_arg).is_none_or(|v| v > (7, 0)),
     };
     let vm = VmReport {
         source: c.source.clone(),
@@ -209,4 +223,33 @@ pub(super) fn resolve(
         assumed,
     };
     Ok((setup, vm))
+}
+
+/// The version a versioned machine type pins (`pc-q35-7.0`,
+/// `pc-i440fx-6.2+pve0`, `pc-1.3`); `None` for an alias (`q35`, `pc`),
+/// which is the newest.
+fn machine_version(machine: &str) -> Option<(u32, u32)> {
+    let name = machine.split([',', '+']).next()?;
+    let (_, v) = name.rsplit_once('-')?;
+    let (major, minor) = v.split_once('.')?;
+    Some((major.parse().ok()?, minor.split('.').next()?.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::machine_version;
+
+    #[test]
+    fn machine_type_versions() {
+        assert_eq!(machine_version("pc-q35-7.0"), Some((7, 0)));
+        assert_eq!(machine_version("pc-q35-8.1+pve0"), Some((8, 1)));
+        assert_eq!(
+            machine_version("pc-i440fx-10.0,viommu=virtio"),
+            Some((10, 0))
+        );
+        assert_eq!(machine_version("pc-1.3"), Some((1, 3)));
+        assert_eq!(machine_version("q35"), None);
+        assert_eq!(machine_version("pc"), None);
+        assert_eq!(machine_version("pc-q35-rhel9.4.0"), None);
+    }
 }
