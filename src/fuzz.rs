@@ -353,35 +353,28 @@ pub fn cpuinfo(data: &[u8]) {
     }
 }
 
-/// Quotes words so that `qemu_args::words` splits them back, if it can.
-fn quote_words(ws: &[String]) -> Option<String> {
-    let quoted: Option<Vec<String>> = ws
-        .iter()
-        .map(|w| {
-            if !w.contains('\'') {
-                Some(format!("'{w}'"))
-            } else if !w.contains('"') {
-                Some(format!("\"{w}\""))
-            } else {
-                None
-            }
-        })
-        .collect();
-    Some(quoted?.join(" "))
-}
-
+/// QEMU argument lines: words quoted back split the same (but for a word
+/// with both kinds of quotes, which `words` has no way to write), and a
+/// line with the window settings taken out has none left.
 fn check_words(line: &str) {
     let ws = qemu_args::words(line);
-    if let Some(again) = quote_words(&ws) {
-        assert_eq!(qemu_args::words(&again), ws, "{again:?}");
-    }
     let _ = qemu_args::window_args(&ws);
+    if ws.iter().any(|w| w.contains('\'') && w.contains('"')) {
+        return;
+    }
+    let again: Vec<String> = ws.iter().map(|w| qemu_args::quote(w)).collect();
+    assert_eq!(qemu_args::words(&again.join(" ")), ws, "{again:?}");
+    let rest = qemu_args::without_window_args(line, true, true);
+    if let Ok(w) = qemu_args::window_args(&qemu_args::words(&rest)) {
+        assert_eq!(w, qemu_args::WindowArgs::default(), "{rest:?}");
+    }
 }
 
 /// `plan`'s host-side inputs. Byte 0 picks the parser: `p` a Proxmox VM
 /// configuration, `c` its `cpu:` value, `m` a `pci.cfg` (then a line with
 /// the mapping's name, a line with the node), `l` a libvirt domain, `q` a
-/// QEMU argument line, `s` a size; any other byte picks one by its value.
+/// QEMU argument line, `s` a size, `M` a `cpu-models.conf` after a line
+/// with the model's name; any other byte picks one by its value.
 pub fn host_config(data: &[u8]) {
     let Some((&which, rest)) = data.split_first() else {
         return;
@@ -394,7 +387,8 @@ pub fn host_config(data: &[u8]) {
         b'l' => 3,
         b'q' => 4,
         b's' => 5,
-        b => b % 6,
+        b'M' => 6,
+        b => b % 7,
     };
     match which {
         0 => {
@@ -431,6 +425,12 @@ pub fn host_config(data: &[u8]) {
             }
         }
         4 => check_words(&t),
+        6 => {
+            let (name, conf) = t.split_once('\n').unwrap_or((&t, ""));
+            if let Ok(Some(cpu)) = proxmox::custom_cpu_model(conf, name) {
+                check_phys_bits(&cpu);
+            }
+        }
         _ => {
             if let Ok(n) = crate::parse::size::size(&t) {
                 assert_eq!(crate::parse::size::size(&n.to_string()), Ok(n), "{t:?}");

@@ -166,6 +166,103 @@ fn a_passed_through_network_card_is_not_a_gpu() {
 }
 
 #[test]
+fn a_custom_cpu_model_is_read_from_cpu_models_conf() {
+    // 105: VM 100 with `cpu: custom-gpu46` (pdpe1gb, 46 bits).
+    let (code, v) = json(&["--proxmox", "105"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        (v["vm"]["phys_bits"].as_u64(), v["vm"]["pdpe1gb"].as_bool()),
+        (Some(46), Some(true))
+    );
+    // 107: a model that is not there is QEMU's default vCPU, and says so.
+    let (code, v) = json(&["--proxmox", "107"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["vm"]["phys_bits"], 40);
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains(
+            "custom CPU model \\\"gone\\\" is not in /etc/pve/virtual-guest/cpu-models.conf"
+        ),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn an_aperture_fix_replaces_the_one_in_args() {
+    // 106: two GPUs, 8 GiB, `args:` with an aperture of 64 GiB written
+    // without `name=`, which QEMU takes.
+    let (code, v) = json(&["--proxmox", "106"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["vm"]["mmio64_bytes"].as_u64(), Some(64 << 30));
+    assert_eq!(v["hints"][0]["id"], "ovmf-mmio64-aperture");
+    // QEMU refuses two -fw_cfg of one name: the old one goes, the rest of
+    // the line stays.
+    let text = v["hints"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("`qm set 106 --args '-smbios type=1,product=inference -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=524288'`"),
+        "{text}"
+    );
+    assert!(!text.contains("string=65536"), "{text}");
+}
+
+#[test]
+fn a_package_version_that_names_no_release_is_an_assumption_not_an_error() {
+    // Ubuntu 20.04's snapshot is read by its date; a version with no
+    // release in it falls back to the default rules and says so.
+    for (version, rules, assumed) in [
+        (
+            "0~20191122.bd85bf54-2ubuntu3.5",
+            "edk2 before stable202211",
+            None,
+        ),
+        (
+            "git-abcdef-1",
+            "edk2-stable202211 rules",
+            Some("ovmf git-abcdef-1 names no edk2 release"),
+        ),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let status = root.path().join("var/lib/dpkg");
+        std::fs::create_dir_all(&status).unwrap();
+        std::fs::write(
+            status.join("status"),
+            format!("Package: ovmf\nStatus: install ok installed\nVersion: {version}\n"),
+        )
+        .unwrap();
+        let o = Command::new(bin())
+            .args(["plan", "--root"])
+            .arg(root.path())
+            .args([
+                "--firmware",
+                "ovmf",
+                "--gpus",
+                "2",
+                "--bar",
+                "32G",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        // A prediction (0 or 1), not a usage error (2).
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{version}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["vm"]["firmware_version"], version);
+        let got = v["capacity"]["window_origin"]["rules"].as_str().unwrap();
+        assert!(got.starts_with(rules), "{version}: {got}");
+        let said = v["vm"]["assumed"].to_string();
+        match assumed {
+            Some(a) => assert!(said.contains(a), "{version}: {said}"),
+            None => assert!(!said.contains("OVMF"), "{version}: {said}"),
+        }
+    }
+}
+
+#[test]
 fn sizes_by_hand_and_the_known_lab_rows() {
     // docs/lab.md: OVMF 2022.11, qemu64 (AMD under TCG), 46 bits.
     let base = [

@@ -20,6 +20,7 @@ use crate::decide::summary::describe;
 use crate::evidence::Evidence;
 use crate::model::platform::{Platform, QemuMachine};
 use crate::model::size::human;
+use crate::parse::qemu_args;
 
 pub(crate) const FIRMWARE_ABOVE_4G: &str = "firmware-above-4g";
 pub(crate) const SMALLER_BARS: &str = "smaller-bars";
@@ -505,6 +506,23 @@ fn proxmox_cpu(current: &str, change: &Change) -> String {
     parts.join(",")
 }
 
+/// `text` with its first letter in capitals, to start a sentence.
+fn sentence(text: &str) -> String {
+    let mut c = text.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// Said after a setting the VM already has one of.
+fn replacing(has: bool, what: &str) -> String {
+    if has {
+        format!(", in place of the {what} there")
+    } else {
+        String::new()
+    }
+}
+
 /// The prescriptions of a plan, written for its VM.
 pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
     m.prescribe()
@@ -546,7 +564,16 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
                     let mut extra: Vec<String> = c.qemu_globals.iter().map(|(k, v)| format!("-global {k}={v}")).collect();
                     extra.extend(c.fw_cfg.iter().map(|(k, v)| format!("-fw_cfg name={k},string={v}")));
                     if !extra.is_empty() {
-                        let line = if args.is_empty() { extra.join(" ") } else { format!("{args} {}", extra.join(" ")) };
+                        // The setting changed is taken out of the line
+                        // first: QEMU will not start with two -fw_cfg of
+                        // one name.
+                        let kept = qemu_args::without_window_args(
+                            args,
+                            !c.qemu_globals.is_empty(),
+                            !c.fw_cfg.is_empty(),
+                        );
+                        let line = if kept.is_empty() { extra.join(" ") } else { format!("{kept} {}", extra.join(" ")) };
+                        let line = line.replace('\'', r"'\''");
                         cmds.push(format!("as root (no GUI field; this replaces the whole args line): `qm set {vmid} --args '{line}'`"));
                     }
                     format!("{}; then `qm reboot {vmid}` (or Shutdown, then Start): a reboot inside the guest keeps the old QEMU process", cmds.join(" "))
@@ -561,10 +588,10 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
                     }
                     for (_, v) in &c.qemu_globals {
                         let gib: u64 = v.trim_end_matches('G').parse().unwrap_or(0);
-                        xml.push(format!("<pcihole64 unit='KiB'>{}</pcihole64> in the index-0 root controller", gib << 20));
+                        xml.push(format!("<pcihole64 unit='KiB'>{}</pcihole64> in the index-0 root controller{}", gib << 20, replacing(m.setup.hole64.is_some(), "pci-hole64-size")));
                     }
                     for (k, v) in &c.fw_cfg {
-                        xml.push(format!("<qemu:arg value='-fw_cfg'/><qemu:arg value='name={k},string={v}'/> in <qemu:commandline> (xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0' on <domain>)"));
+                        xml.push(format!("<qemu:arg value='-fw_cfg'/><qemu:arg value='name={k},string={v}'/> in <qemu:commandline> (xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0' on <domain>){}", replacing(m.setup.mmio64.is_some(), "X-PciMmio64Mb")));
                     }
                     format!("`virsh edit {name}`: {}; then `virsh shutdown {name}` and `virsh start {name}`", xml.join("; "))
                 }
@@ -580,14 +607,14 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
                     if !cpu.is_empty() {
                         a.push(format!("`-cpu <model>{cpu}`"));
                     }
-                    a.extend(c.qemu_globals.iter().map(|(k, v)| format!("`-global {k}={v}`")));
-                    a.extend(c.fw_cfg.iter().map(|(k, v)| format!("`-fw_cfg name={k},string={v}`")));
+                    a.extend(c.qemu_globals.iter().map(|(k, v)| format!("`-global {k}={v}`{}", replacing(m.setup.hole64.is_some(), "pci-hole64-size"))));
+                    a.extend(c.fw_cfg.iter().map(|(k, v)| format!("`-fw_cfg name={k},string={v}`{}", replacing(m.setup.mmio64.is_some(), "X-PciMmio64Mb"))));
                     format!("QEMU: {}; then start a new QEMU process", a.join(" "))
                 }
             };
             Hint {
                 id: p.id,
-                text: format!("{why}To fix: {what}{effect}. {how}."),
+                text: format!("{why}To fix: {what}{effect}. {}.", sentence(&how)),
                 side: p.side,
                 restart: Some(p.restart),
                 change: p.change.clone(),

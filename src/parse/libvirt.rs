@@ -96,6 +96,7 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
     }
     let line = |n: roxmltree::Node<'_, '_>| doc.text_pos_at(n.range().start).row as usize;
     let mut d = Domain::default();
+    let mut sysinfo_mmio64 = None;
     for n in root.descendants().filter(|n| n.is_element()) {
         let at = |e: String| (line(n), e);
         let parent = n
@@ -135,6 +136,20 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                 m => return Err(at(format!("<maxphysaddr mode={m:?}> is unknown"))),
             },
             ("controller", "pcihole64") => d.pcihole64 = Some(bytes_of(n).map_err(at)?),
+            // libvirt's own way to pass a fw_cfg string (6.5 and later).
+            ("sysinfo", "entry")
+                if n.attribute("name") == Some("opt/ovmf/X-PciMmio64Mb")
+                    && n.parent_element().and_then(|p| p.attribute("type")) == Some("fwcfg") =>
+            {
+                let text = n.text().unwrap_or("").trim();
+                let mib: u64 = text.parse().map_err(|_| {
+                    at(format!("<entry name='opt/ovmf/X-PciMmio64Mb'>{text}</entry>: a whole number of MiB"))
+                })?;
+                sysinfo_mmio64 = Some(
+                    mib.checked_mul(1 << 20)
+                        .ok_or_else(|| at("X-PciMmio64Mb too large".into()))?,
+                );
+            }
             ("hostdev", "source") => {
                 let hostdev = n.parent_element().expect("a child has a parent");
                 if hostdev.attribute("type") != Some("pci") {
@@ -171,6 +186,7 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
         .filter_map(|n| n.attribute("value").map(str::to_string))
         .collect();
     d.window = window_args(&args).map_err(|e| (1, e))?;
+    d.window.mmio64 = d.window.mmio64.or(sysinfo_mmio64);
     Ok(d)
 }
 
@@ -221,6 +237,20 @@ mod tests {
         assert_eq!(d.pcihole64, Some(2 << 40));
         assert_eq!(d.window.mmio64, Some(1 << 40));
         assert_eq!(d.hostdevs, ["0000:41:00.0"]);
+    }
+
+    #[test]
+    fn the_aperture_as_a_sysinfo_entry() {
+        let d = parse_domain(
+            "<domain><sysinfo type='fwcfg'>\n<entry name='opt/ovmf/X-PciMmio64Mb'>262144</entry>\n<entry name='opt/x'>1</entry></sysinfo></domain>",
+        )
+        .unwrap();
+        assert_eq!(d.window.mmio64, Some(256 << 30));
+        // An smbios sysinfo of the same shape is not fw_cfg.
+        let d = parse_domain("<domain><sysinfo type='smbios'><entry name='opt/ovmf/X-PciMmio64Mb'>1</entry></sysinfo></domain>").unwrap();
+        assert_eq!(d.window.mmio64, None);
+        let e = parse_domain("<domain><sysinfo type='fwcfg'>\n<entry name='opt/ovmf/X-PciMmio64Mb'>lots</entry></sysinfo></domain>").unwrap_err();
+        assert_eq!(e.0, 2, "{e:?}");
     }
 
     #[test]

@@ -173,6 +173,49 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
     Ok(c)
 }
 
+/// Custom CPU model `name` of `/etc/pve/virtual-guest/cpu-models.conf`
+/// (what `cpu: custom-NAME` names), as the `cpu:` property it stands for:
+/// `reported-model` (kvm64 when not given), `flags`, `phys-bits`. `None`
+/// when the file has no such model.
+pub(crate) fn custom_cpu_model(text: &str, name: &str) -> Result<Option<PveCpu>, LineError> {
+    let mut cpu = parse_cpu("").expect("the default parses");
+    let (mut found, mut in_it) = (false, false);
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if !line.starts_with(char::is_whitespace) {
+            if in_it {
+                break;
+            }
+            in_it = t
+                .split_once(':')
+                .is_some_and(|(k, v)| k.trim() == "cpu-model" && v.trim() == name);
+            found |= in_it;
+            continue;
+        }
+        if !in_it {
+            continue;
+        }
+        let (k, v) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+        let v = v.trim();
+        match k {
+            "reported-model" => cpu.model = v.to_string(),
+            "flags" | "phys-bits" => {
+                let p = parse_cpu(&format!("{k}={v}")).map_err(|msg| LineError {
+                    line: i + 1,
+                    msg: format!("cpu-model {name}: {msg}"),
+                })?;
+                cpu.flags.extend(p.flags);
+                cpu.phys_bits = p.phys_bits.or(cpu.phys_bits);
+            }
+            _ => {}
+        }
+    }
+    Ok(found.then_some(cpu))
+}
+
 /// The host devices of mapping `name` in `pci.cfg`: its `map` lines'
 /// `path=`, the one for `node` when several nodes are mapped (else the
 /// first). `None` when there is no such mapping.
@@ -264,6 +307,35 @@ cpu: host
             c.args.as_deref(),
             Some("-global q35-pcihost.pci-hole64-size=2048G")
         );
+    }
+
+    #[test]
+    fn custom_cpu_models() {
+        let text = "\
+cpu-model: other
+\tphys-bits 39
+
+cpu-model: gpu46
+\tflags +pdpe1gb;+aes
+\tphys-bits 46
+\thidden 0
+\treported-model EPYC-Milan
+
+cpu-model: bare
+\thv-vendor-id proxmox
+";
+        let m = custom_cpu_model(text, "gpu46").unwrap().unwrap();
+        assert_eq!(m.model, "EPYC-Milan");
+        assert_eq!(
+            m.flags,
+            [(true, "pdpe1gb".to_string()), (true, "aes".to_string())]
+        );
+        assert_eq!(m.phys_bits, Some(PhysBits::Bits(46)));
+        let m = custom_cpu_model(text, "bare").unwrap().unwrap();
+        assert_eq!((m.model.as_str(), m.phys_bits), ("kvm64", None));
+        assert_eq!(custom_cpu_model(text, "gpu").unwrap(), None);
+        let e = custom_cpu_model("cpu-model: x\n\tphys-bits lots\n", "x").unwrap_err();
+        assert_eq!(e.line, 2, "{e:?}");
     }
 
     #[test]

@@ -43,47 +43,137 @@ pub(crate) fn words(line: &str) -> Vec<String> {
     out
 }
 
+/// One of the two settings, as written: `-global` or `-fw_cfg` and its
+/// value, with the value it sets.
+enum Setting<'a> {
+    Hole64(&'a str),
+    Mmio64(&'a str),
+}
+
+/// What `-FLAG VALUE` sets (`FLAG` without its dashes), if it is one of
+/// the two. `-global` takes
+/// `DRIVER.PROPERTY=VALUE` or `driver=D,property=P,value=V`; `-fw_cfg`
+/// takes `[name=]NAME,string=VALUE` (QEMU's implied first key).
+fn setting<'a>(flag: &str, value: &'a str) -> Option<Setting<'a>> {
+    match flag {
+        "global" => {
+            if let Some((prop, v)) = value.split_once('=') {
+                if prop.ends_with(".pci-hole64-size") && !prop.contains(',') {
+                    return Some(Setting::Hole64(v));
+                }
+            }
+            let (mut property, mut v) = (None, None);
+            for part in value.split(',') {
+                match part.split_once('=') {
+                    Some(("property", p)) => property = Some(p),
+                    Some(("value", x)) => v = Some(x),
+                    _ => {}
+                }
+            }
+            match (property, v) {
+                (Some("pci-hole64-size"), Some(v)) => Some(Setting::Hole64(v)),
+                _ => None,
+            }
+        }
+        "fw_cfg" => {
+            let (mut name, mut string) = (None, None);
+            for (i, part) in value.split(',').enumerate() {
+                match part.split_once('=') {
+                    Some(("name", n)) => name = Some(n),
+                    Some(("string", s)) => string = Some(s),
+                    None if i == 0 => name = Some(part),
+                    _ => {}
+                }
+            }
+            (name == Some(MMIO64_NAME)).then_some(Setting::Mmio64(string.unwrap_or("")))
+        }
+        _ => None,
+    }
+}
+
+const MMIO64_NAME: &str = "opt/ovmf/X-PciMmio64Mb";
+
 /// The window settings among `args`; a malformed value is an error that
-/// names it.
+/// names it. The last of each wins, as in QEMU.
 pub(crate) fn window_args(args: &[String]) -> Result<WindowArgs, String> {
     let mut w = WindowArgs::default();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let a = a.trim_start_matches('-');
-        match a {
-            "global" => {
-                let Some(v) = it.next() else { break };
-                if let Some((prop, value)) = v.split_once('=') {
-                    if prop.ends_with(".pci-hole64-size") {
-                        w.hole64 = Some(size(value).map_err(|e| format!("-global {v}: {e}"))?);
-                    }
-                }
-            }
-            "fw_cfg" => {
-                let Some(v) = it.next() else { break };
-                let mut name = None;
-                let mut string = None;
-                for part in v.split(',') {
-                    match part.split_once('=') {
-                        Some(("name", n)) => name = Some(n),
-                        Some(("string", s)) => string = Some(s),
-                        _ => {}
-                    }
-                }
-                if name == Some("opt/ovmf/X-PciMmio64Mb") {
-                    let mib: u64 = string.and_then(|s| s.parse().ok()).ok_or_else(|| {
-                        format!("-fw_cfg {v}: X-PciMmio64Mb needs a whole number of MiB")
-                    })?;
-                    w.mmio64 = Some(
-                        mib.checked_mul(1 << 20)
-                            .ok_or_else(|| format!("-fw_cfg {v}: too large"))?,
-                    );
-                }
-            }
-            _ => {}
+    let mut i = 0;
+    while i < args.len() {
+        let flag = args[i].trim_start_matches('-');
+        if !matches!(flag, "global" | "fw_cfg") {
+            i += 1;
+            continue;
         }
+        let Some(v) = args.get(i + 1) else { break };
+        match setting(flag, v) {
+            Some(Setting::Hole64(value)) => {
+                w.hole64 = Some(size(value).map_err(|e| format!("-global {v}: {e}"))?);
+            }
+            Some(Setting::Mmio64(mib)) => {
+                let mib: u64 = mib.parse().map_err(|_| {
+                    format!("-fw_cfg {v}: X-PciMmio64Mb needs a whole number of MiB")
+                })?;
+                w.mmio64 = Some(
+                    mib.checked_mul(1 << 20)
+                        .ok_or_else(|| format!("-fw_cfg {v}: too large"))?,
+                );
+            }
+            None => {}
+        }
+        i += 2;
     }
     Ok(w)
+}
+
+/// `line` without the settings a fix is about to add again: the
+/// `pci-hole64-size` globals when `hole64`, OVMF's aperture when `mmio64`
+/// (QEMU refuses a second `-fw_cfg` of one name). The line is returned as
+/// it was when it has none of them; otherwise its words are quoted back
+/// where they need it.
+pub(crate) fn without_window_args(line: &str, hole64: bool, mmio64: bool) -> String {
+    let ws = words(line);
+    let mut kept: Vec<&str> = Vec::new();
+    let mut dropped = false;
+    let mut i = 0;
+    while i < ws.len() {
+        let flag = ws[i].trim_start_matches('-');
+        let Some(v) = ws
+            .get(i + 1)
+            .filter(|_| matches!(flag, "global" | "fw_cfg"))
+        else {
+            kept.push(&ws[i]);
+            i += 1;
+            continue;
+        };
+        let drop = match setting(flag, v) {
+            Some(Setting::Hole64(_)) => hole64,
+            Some(Setting::Mmio64(_)) => mmio64,
+            None => false,
+        };
+        if drop {
+            dropped = true;
+        } else {
+            kept.extend([ws[i].as_str(), v.as_str()]);
+        }
+        i += 2;
+    }
+    if !dropped {
+        return line.trim().to_string();
+    }
+    kept.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// One word as `words` reads it back: bare when it can be, else quoted.
+pub(crate) fn quote(w: &str) -> String {
+    if !w.is_empty() && !w.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+        w.to_string()
+    } else if !w.contains('\'') {
+        format!("'{w}'")
+    } else {
+        // `words` has no escapes: a word with a single quote goes in
+        // double quotes (one with both kinds cannot be written back).
+        format!("\"{w}\"")
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +201,50 @@ mod tests {
         assert!(window_args(&words("-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=lots")).is_err());
         assert_eq!(words(r#"a "b c" 'd e' "" f"#), ["a", "b c", "d e", "", "f"]);
     }
+
+    #[test]
+    fn the_other_ways_qemu_takes_them() {
+        // `name=` is QEMU's implied first key of -fw_cfg.
+        let w = window_args(&words("-fw_cfg opt/ovmf/X-PciMmio64Mb,string=524288")).unwrap();
+        assert_eq!(w.mmio64, Some(512 << 30));
+        let w = window_args(&words(
+            "-global driver=q35-pcihost,property=pci-hole64-size,value=1T",
+        ))
+        .unwrap();
+        assert_eq!(w.hole64, Some(1 << 40));
+        // The last one wins, as in QEMU; other -fw_cfg names are not ours.
+        let w = window_args(&words(
+            "-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=1024 -fw_cfg name=opt/other,string=x -fw_cfg opt/ovmf/X-PciMmio64Mb,string=2048",
+        ))
+        .unwrap();
+        assert_eq!(w.mmio64, Some(2 << 30));
+    }
+
+    #[test]
+    fn a_fix_replaces_the_setting_it_changes() {
+        let line = "-device foo -fw_cfg opt/ovmf/X-PciMmio64Mb,string=65536 -global q35-pcihost.pci-hole64-size=64G -smbios 'type=1,product=a b'";
+        assert_eq!(
+            without_window_args(line, false, true),
+            "-device foo -global q35-pcihost.pci-hole64-size=64G -smbios 'type=1,product=a b'"
+        );
+        assert_eq!(
+            without_window_args(line, true, false),
+            "-device foo -fw_cfg opt/ovmf/X-PciMmio64Mb,string=65536 -smbios 'type=1,product=a b'"
+        );
+        assert_eq!(
+            without_window_args(line, true, true),
+            "-device foo -smbios 'type=1,product=a b'"
+        );
+        // Nothing to replace: the line as it was.
+        assert_eq!(
+            without_window_args(" -smbios  \"type=1\" ", true, true),
+            "-smbios  \"type=1\""
+        );
+        assert_eq!(without_window_args("", true, true), "");
+        for w in ["", "a b", "it's", "plain"] {
+            assert_eq!(words(&quote(w)), [w]);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +256,11 @@ mod proptests {
         #[test]
         fn arguments_never_panic(text in "\\PC{0,200}") {
             let _ = window_args(&words(&text));
+            // Taking the settings out leaves none of them.
+            let rest = without_window_args(&text, true, true);
+            if let Ok(w) = window_args(&words(&rest)) {
+                prop_assert_eq!(w, WindowArgs::default());
+            }
         }
     }
 }

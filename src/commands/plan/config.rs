@@ -168,6 +168,10 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         .clone()
         .unwrap_or_else(|| proxmox::parse_cpu("").expect("the default parses"));
     c.cpu_model = Some(cpu.model.clone());
+    let cpu = match cpu.model.strip_prefix("custom-") {
+        Some(name) => custom_cpu(root, name, cpu.clone(), &mut c.warnings)?,
+        None => cpu,
+    };
     c.cpu_prop = text
         .lines()
         .take_while(|l| !l.starts_with('['))
@@ -229,6 +233,31 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         args: c.args.clone(),
     });
     Ok(c)
+}
+
+/// `cpu: custom-NAME`: the model of that name in cpu-models.conf, with the
+/// VM's own flags after its flags and the VM's `phys-bits` over its own
+/// (as Proxmox combines them). A model that is not there is QEMU's
+/// default vCPU, with a warning.
+fn custom_cpu(
+    root: &Root,
+    name: &str,
+    vm: proxmox::PveCpu,
+    warnings: &mut Vec<String>,
+) -> Result<proxmox::PveCpu, PlanError> {
+    const FILE: &str = "/etc/pve/virtual-guest/cpu-models.conf";
+    let model = match host::read_file(&root.join(FILE)) {
+        Ok(text) => proxmox::custom_cpu_model(&text, name)
+            .map_err(|e| usage(format!("{FILE} line {}: {}", e.line, e.msg)))?,
+        Err(_) => None,
+    };
+    let Some(mut m) = model else {
+        warnings.push(format!("custom CPU model {name:?} is not in {FILE}: taken as kvm64 (40 address bits, no pdpe1gb)"));
+        return Ok(vm);
+    };
+    m.flags.extend(vm.flags);
+    m.phys_bits = vm.phys_bits.or(m.phys_bits);
+    Ok(m)
 }
 
 fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {

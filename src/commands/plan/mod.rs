@@ -177,6 +177,17 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
             })
             .collect()
     };
+    // Under KVM a vCPU with more address bits than the host's can be
+    // given addresses the host cannot map.
+    if let Some(host_bits) = crate::read::host::host_cpu(&root).and_then(|h| h.phys_bits) {
+        for h in &hints {
+            if let Some(b) = h.change.phys_bits_min {
+                if b > host_bits {
+                    warnings.push(format!("[{}] asks for {b} address bits and this host's CPU has {host_bits}: under KVM the guest could be given addresses the host cannot reach; run the VM on a host with more, or with fewer or smaller GPUs", h.id));
+                }
+            }
+        }
+    }
     if !predicted.ok && hints.is_empty() {
         warnings.push("no configuration change the model knows makes every GPU fit: fewer GPUs, smaller BARs (Resizable BAR off on the host), or a host CPU with more address bits".into());
     }
