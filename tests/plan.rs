@@ -151,6 +151,33 @@ fn resource_mappings_and_all_functions() {
 }
 
 #[test]
+fn a_mapping_for_another_node_is_named_in_a_warning() {
+    let hosts = |hostname: &str| {
+        let root = tempfile::tempdir().unwrap();
+        support::copy_root(HOST, root.path());
+        support::put(root.path(), "etc/hostname", hostname);
+        let o = Command::new(bin())
+            .args(["plan", "--format", "json", "--proxmox", "103", "--root"])
+            .arg(root.path())
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["gpus"][0]["host"][0].clone(), v["warnings"].to_string())
+    };
+    // The short name of an FQDN is the node's.
+    let (host, warnings) = hosts("pve1.example.com\n");
+    assert_eq!(host, "0000:41:00.0");
+    assert!(!warnings.contains("mapping"), "{warnings}");
+    // No line for this node: the first line's device, said.
+    let (host, warnings) = hosts("pve7\n");
+    assert_eq!(host, "0000:c1:00.0");
+    assert!(
+        warnings.contains("mapping \\\"pro6000-a\\\" has no device for node pve7; planned with node pve2's (0000:c1:00.0)"),
+        "{warnings}"
+    );
+}
+
+#[test]
 fn a_passed_through_network_card_is_not_a_gpu() {
     let (code, v) = json(&["--proxmox", "104"]);
     assert_eq!(code, 1);
@@ -363,6 +390,11 @@ fn bad_input_is_one_line_naming_the_file_and_line() {
             vec!["--gpus", "8"],
             2,
             "--gpus needs at least one --bar".to_string(),
+        ),
+        (
+            vec!["--gpus", "100000", "--bar", "1G"],
+            2,
+            "--gpus 100000: at most 1024".to_string(),
         ),
         (
             vec!["--gpu", "0000:41:00.0", "--firmware", "coreboot"],

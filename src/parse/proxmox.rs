@@ -216,17 +216,29 @@ pub(crate) fn custom_cpu_model(text: &str, name: &str) -> Result<Option<PveCpu>,
     Ok(found.then_some(cpu))
 }
 
+/// The host devices a mapping names for one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MappedPaths {
+    /// `path=` of the `map` line taken.
+    pub paths: Vec<String>,
+    /// `node=` of that line.
+    pub node: Option<String>,
+}
+
 /// The host devices of mapping `name` in `pci.cfg`: its `map` lines'
 /// `path=`, the one for `node` when several nodes are mapped (else the
-/// first). `None` when there is no such mapping.
-pub(crate) fn mapping_paths(text: &str, name: &str, node: Option<&str>) -> Option<Vec<String>> {
+/// first, whose node says so). `None` when there is no such mapping.
+pub(crate) fn mapping_paths(text: &str, name: &str, node: Option<&str>) -> Option<MappedPaths> {
     let mut in_it = false;
-    let mut found: Option<Vec<String>> = None;
+    let mut found: Option<MappedPaths> = None;
     for line in text.lines() {
         if !line.starts_with(char::is_whitespace) && !line.trim().is_empty() {
             in_it = line.trim() == name;
             if in_it && found.is_none() {
-                found = Some(Vec::new());
+                found = Some(MappedPaths {
+                    paths: Vec::new(),
+                    node: None,
+                });
             }
             continue;
         }
@@ -239,18 +251,20 @@ pub(crate) fn mapping_paths(text: &str, name: &str, node: Option<&str>) -> Optio
         };
         let props = properties(rest, "");
         let this_node = props.iter().find(|(k, _)| k == "node").map(|(_, v)| *v);
-        let paths: Vec<String> = props
-            .iter()
-            .find(|(k, _)| k == "path")
-            .map(|(_, v)| v.split(';').map(str::to_string).collect())
-            .unwrap_or_default();
-        let list = found.get_or_insert_with(Vec::new);
+        let this = MappedPaths {
+            paths: props
+                .iter()
+                .find(|(k, _)| k == "path")
+                .map(|(_, v)| v.split(';').map(str::to_string).collect())
+                .unwrap_or_default(),
+            node: this_node.map(str::to_string),
+        };
         if node.is_some() && this_node == node {
-            *list = paths;
-            return found;
+            return Some(this);
         }
-        if list.is_empty() {
-            *list = paths;
+        match &mut found {
+            Some(f) if f.paths.is_empty() => *f = this,
+            _ => {}
         }
     }
     found
@@ -367,20 +381,25 @@ gpu3
 nic
 \tmap node=pve1,path=0000:05:00.0,id=15b3:1021
 ";
+        let paths =
+            |node| mapping_paths(cfg, "gpu3", node).map(|m| (m.paths, m.node.unwrap_or_default()));
         assert_eq!(
-            mapping_paths(cfg, "gpu3", Some("pve2")),
-            Some(vec!["0000:81:00.0".into(), "0000:81:00.1".into()])
+            paths(Some("pve2")),
+            Some((
+                vec!["0000:81:00.0".into(), "0000:81:00.1".into()],
+                "pve2".into()
+            ))
         );
+        // No line for the node (or no node known): the first, which says
+        // whose it is.
+        for node in [None, Some("pve9")] {
+            assert_eq!(
+                paths(node),
+                Some((vec!["0000:44:00.0".into()], "pve1".into()))
+            );
+        }
         assert_eq!(
-            mapping_paths(cfg, "gpu3", None),
-            Some(vec!["0000:44:00.0".into()])
-        );
-        assert_eq!(
-            mapping_paths(cfg, "gpu3", Some("pve9")),
-            Some(vec!["0000:44:00.0".into()])
-        );
-        assert_eq!(
-            mapping_paths(cfg, "nic", None),
+            mapping_paths(cfg, "nic", None).map(|m| m.paths),
             Some(vec!["0000:05:00.0".into()])
         );
         assert_eq!(mapping_paths(cfg, "nope", None), None);

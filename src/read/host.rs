@@ -31,9 +31,12 @@ pub(crate) fn host_cpu(root: &Root) -> Option<Cpu> {
     (cpu.phys_bits.is_some() || cpu.vendor.is_some()).then_some(cpu)
 }
 
-/// The node's name, for Proxmox mappings that differ per node.
+/// The node's name, for Proxmox mappings that differ per node: the short
+/// host name, as Proxmox names nodes (`/etc/hostname` may hold the FQDN).
 pub(crate) fn node_name(root: &Root) -> Option<String> {
-    root.read_trimmed("etc/hostname")
+    let name = root.read_trimmed("etc/hostname")?;
+    let short = name.split('.').next()?.trim();
+    (!short.is_empty()).then(|| short.to_string())
 }
 
 /// The memory BARs of a host function, from its `resource` lines and BAR

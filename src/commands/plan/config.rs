@@ -48,6 +48,8 @@ pub(super) fn read(root: &Root, o: &PlanOptions) -> Result<Config, PlanError> {
     })
 }
 
+const MAX_GPUS: usize = 1024;
+
 /// The GPUs to plan for, with their BARs: by hand (`--gpus N --bar
 /// SIZE`), by host address (`--gpu BDF`), or the configuration's.
 pub(super) fn gpus(
@@ -61,6 +63,10 @@ pub(super) fn gpus(
         let n = o.gpus.ok_or_else(|| usage("--bar needs --gpus N"))?;
         if o.bar.is_empty() {
             return Err(usage("--gpus needs at least one --bar SIZE"));
+        }
+        // More than any VM is given; the placement is quadratic in it.
+        if n > MAX_GPUS {
+            return Err(usage(format!("--gpus {n}: at most {MAX_GPUS}")));
         }
         for _ in 0..n {
             gpus.push(PlanGpu {
@@ -209,12 +215,25 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         let at = format!("{shown} line {}", h.line);
         let specs = match &h.mapping {
             Some(name) => {
-                proxmox::mapping_paths(mapping_text.as_deref().unwrap_or(""), name, node.as_deref())
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "{at}: mapping {name:?} is not in /etc/pve/mapping/pci.cfg"
-                        ))
-                    })?
+                let m = proxmox::mapping_paths(
+                    mapping_text.as_deref().unwrap_or(""),
+                    name,
+                    node.as_deref(),
+                )
+                .ok_or_else(|| {
+                    usage(format!(
+                        "{at}: mapping {name:?} is not in /etc/pve/mapping/pci.cfg"
+                    ))
+                })?;
+                if m.node.is_some() && m.node != node {
+                    c.warnings.push(format!(
+                        "{at}: mapping {name:?} has no device for node {}; planned with node {}'s ({})",
+                        node.as_deref().unwrap_or("(unknown: no /etc/hostname)"),
+                        m.node.as_deref().unwrap_or(""),
+                        m.paths.join(";")
+                    ));
+                }
+                m.paths
             }
             None => h.hosts.clone(),
         };
