@@ -137,8 +137,10 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
             },
             ("controller", "pcihole64") => d.pcihole64 = Some(bytes_of(n).map_err(at)?),
             // libvirt's own way to pass a fw_cfg string (6.5 and later).
+            // (An entry with file= names a file on the host, not read.)
             ("sysinfo", "entry")
                 if n.attribute("name") == Some("opt/ovmf/X-PciMmio64Mb")
+                    && n.attribute("file").is_none()
                     && n.parent_element().and_then(|p| p.attribute("type")) == Some("fwcfg") =>
             {
                 let text = n.text().unwrap_or("").trim();

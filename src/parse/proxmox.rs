@@ -180,9 +180,18 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
 pub(crate) fn custom_cpu_model(text: &str, name: &str) -> Result<Option<PveCpu>, LineError> {
     let mut cpu = parse_cpu("").expect("the default parses");
     let (mut found, mut in_it) = (false, false);
+    let mut seen: Vec<&str> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
+        // As Proxmox reads its section files: a blank line ends a
+        // section, and of a key given twice the first counts.
+        if t.is_empty() {
+            if in_it {
+                break;
+            }
+            continue;
+        }
+        if t.starts_with('#') {
             continue;
         }
         if !line.starts_with(char::is_whitespace) {
@@ -200,6 +209,10 @@ pub(crate) fn custom_cpu_model(text: &str, name: &str) -> Result<Option<PveCpu>,
         }
         let (k, v) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
         let v = v.trim();
+        if seen.contains(&k) {
+            continue;
+        }
+        seen.push(k);
         match k {
             "reported-model" => cpu.model = v.to_string(),
             "flags" | "phys-bits" => {
@@ -350,6 +363,14 @@ cpu-model: bare
         assert_eq!(custom_cpu_model(text, "gpu").unwrap(), None);
         let e = custom_cpu_model("cpu-model: x\n\tphys-bits lots\n", "x").unwrap_err();
         assert_eq!(e.line, 2, "{e:?}");
+        // A blank line ends the section; the first of a key counts.
+        let m = custom_cpu_model(
+            "cpu-model: x\n\tphys-bits 44\n\tphys-bits 46\n\n\tflags +pdpe1gb\n",
+            "x",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((m.phys_bits, m.flags.len()), (Some(PhysBits::Bits(44)), 0));
     }
 
     #[test]

@@ -13,16 +13,22 @@ pub(crate) struct WindowArgs {
     pub mmio64: Option<u64>,
 }
 
-/// Splits a command line as a shell would for plain words and single or
-/// double quotes (no expansions: Proxmox does not run a shell either).
+/// Splits a command line as Proxmox splits `args:` (shell words, no
+/// expansions): blanks separate words; single quotes keep everything
+/// literally; in double quotes and outside quotes a backslash takes the
+/// next character as it is.
 pub(crate) fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
     let mut any = false;
-    for c in line.chars() {
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
         match quote {
-            Some(q) if c == q => quote = None,
+            Some('\'') if c == '\'' => quote = None,
+            Some('\'') => cur.push(c),
+            Some(_) if c == '"' => quote = None,
+            _ if c == '\\' => cur.push(chars.next().unwrap_or('\\')),
             Some(_) => cur.push(c),
             None if c == '\'' || c == '"' => {
                 quote = Some(c);
@@ -163,16 +169,16 @@ pub(crate) fn without_window_args(line: &str, hole64: bool, mmio64: bool) -> Str
     kept.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
 }
 
-/// One word as `words` reads it back: bare when it can be, else quoted.
+/// One word as `words` reads it back: bare when it can be, else in single
+/// quotes, else (it has a single quote) in double quotes with `"` and `\`
+/// escaped.
 pub(crate) fn quote(w: &str) -> String {
-    if !w.is_empty() && !w.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+    if !w.is_empty() && !w.contains(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '\\')) {
         w.to_string()
     } else if !w.contains('\'') {
         format!("'{w}'")
     } else {
-        // `words` has no escapes: a word with a single quote goes in
-        // double quotes (one with both kinds cannot be written back).
-        format!("\"{w}\"")
+        format!("\"{}\"", w.replace('\\', "\\\\").replace('"', "\\\""))
     }
 }
 
@@ -241,9 +247,19 @@ mod tests {
             "-smbios  \"type=1\""
         );
         assert_eq!(without_window_args("", true, true), "");
-        for w in ["", "a b", "it's", "plain"] {
+        for w in ["", "a b", "it's", "plain", r"a\b", r#"both ' and " \"#] {
             assert_eq!(words(&quote(w)), [w]);
         }
+        // Backslashes as Proxmox reads them: an escaped quote opens
+        // nothing, and the aperture after it is seen and replaced.
+        let line = r"-smbios type=1,product=it\'s -fw_cfg opt/ovmf/X-PciMmio64Mb,string=65536";
+        assert_eq!(words(line)[1], "type=1,product=it's");
+        assert_eq!(window_args(&words(line)).unwrap().mmio64, Some(64 << 30));
+        assert_eq!(
+            without_window_args(line, false, true),
+            r#"-smbios "type=1,product=it's""#
+        );
+        assert_eq!(words(r#"a\ b "c\"d" 'e\f'"#), ["a b", "c\"d", r"e\f"]);
     }
 }
 

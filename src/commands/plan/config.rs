@@ -20,6 +20,8 @@ pub(super) struct Config {
     pub machine: Option<String>,
     pub ram: Option<u64>,
     pub cpu_model: Option<String>,
+    /// A custom model reported as `host` or `max`: the host's vCPU.
+    pub cpu_host: bool,
     pub cpu_prop: String,
     pub flags: Vec<(bool, String)>,
     pub phys_bits: Option<u32>,
@@ -175,7 +177,16 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         .unwrap_or_else(|| proxmox::parse_cpu("").expect("the default parses"));
     c.cpu_model = Some(cpu.model.clone());
     let cpu = match cpu.model.strip_prefix("custom-") {
-        Some(name) => custom_cpu(root, name, cpu.clone(), &mut c.warnings)?,
+        Some(name) => {
+            let line = text
+                .lines()
+                .take_while(|l| !l.starts_with('['))
+                .position(|l| l.starts_with("cpu:"))
+                .map_or(0, |i| i + 1);
+            let m = custom_cpu(root, name, cpu.clone(), &format!("{shown} line {line}"))?;
+            c.cpu_host = matches!(m.model.as_str(), "host" | "max");
+            m
+        }
         None => cpu,
     };
     c.cpu_prop = text
@@ -256,13 +267,13 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
 
 /// `cpu: custom-NAME`: the model of that name in cpu-models.conf, with the
 /// VM's own flags after its flags and the VM's `phys-bits` over its own
-/// (as Proxmox combines them). A model that is not there is QEMU's
-/// default vCPU, with a warning.
+/// (as Proxmox combines them). A model that is not there is an error:
+/// Proxmox does not start the VM.
 fn custom_cpu(
     root: &Root,
     name: &str,
     vm: proxmox::PveCpu,
-    warnings: &mut Vec<String>,
+    at: &str,
 ) -> Result<proxmox::PveCpu, PlanError> {
     const FILE: &str = "/etc/pve/virtual-guest/cpu-models.conf";
     let model = match host::read_file(&root.join(FILE)) {
@@ -271,8 +282,9 @@ fn custom_cpu(
         Err(_) => None,
     };
     let Some(mut m) = model else {
-        warnings.push(format!("custom CPU model {name:?} is not in {FILE}: taken as kvm64 (40 address bits, no pdpe1gb)"));
-        return Ok(vm);
+        return Err(usage(format!(
+            "{at}: cpu: custom-{name}: no cpu-model {name} in {FILE}, and Proxmox does not start a VM without its model"
+        )));
     };
     m.flags.extend(vm.flags);
     m.phys_bits = vm.phys_bits.or(m.phys_bits);

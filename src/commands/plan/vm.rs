@@ -129,7 +129,7 @@ pub(super) fn resolve(
         .clone()
         .or(c.cpu_model.clone())
         .unwrap_or_else(|| "qemu64".into());
-    let is_host = model == "host" || model == "max";
+    let is_host = model == "host" || model == "max" || (o.cpu.is_none() && c.cpu_host);
     let mut phys_bits = if is_host || c.phys_bits_host {
         match host_cpu.and_then(|h| h.phys_bits) {
             Some(b) => b,
