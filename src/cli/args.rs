@@ -217,6 +217,10 @@ pub(crate) struct CheckArgs {
     /// Also write the verdict and hints to /dev/kmsg (stderr if it cannot be opened).
     #[arg(long)]
     pub kmsg: bool,
+
+    /// Fail the check when a peer-to-peer gate refuses (the P2P section is advice otherwise).
+    #[arg(long)]
+    pub expect_p2p: bool,
 }
 
 impl CheckArgs {
