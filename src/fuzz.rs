@@ -436,7 +436,8 @@ pub fn host_config(data: &[u8]) {
 }
 
 /// Peer-to-peer inputs. Byte 0 `c`: the rest is a config space (the
-/// capability walk, the clique, where QEMU would place it); anything else:
+/// capability walk, the clique, where QEMU would place it); `v` a Proxmox
+/// VM configuration, `x` a libvirt domain (`plan --p2p`); anything else:
 /// the rest is text: pasted `nvidia-smi topo` matrices, NCCL logs and QEMU
 /// warnings (`explain`), and an `nccl.conf`.
 pub fn p2p(data: &[u8]) {
@@ -471,6 +472,26 @@ pub fn p2p(data: &[u8]) {
         return;
     }
     let t = text(rest);
+    if which == b'v' || which == b'x' {
+        use crate::parse::p2p_vm;
+        let vm = if which == b'v' {
+            p2p_vm::proxmox(&t)
+        } else {
+            match p2p_vm::libvirt(&t) {
+                Ok(v) => v,
+                Err(_) => return,
+            }
+        };
+        for (id, _) in &vm.cliques {
+            assert!(!id.contains('.'), "a -set id holds no dot: {id:?}");
+        }
+        let kept = p2p_vm::args_without_cliques(&vm.args);
+        assert!(
+            p2p_vm::set_cliques(&qemu_args::words(&kept)).is_empty(),
+            "{kept:?}"
+        );
+        return;
+    }
     let p = p2p_text::parse(&t);
     assert!(p.paths.iter().all(|(a, b, _)| a != b), "{p:?}");
     assert!(p.p2p_read.iter().all(|(a, b, _)| a != b), "{p:?}");

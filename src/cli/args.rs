@@ -126,6 +126,10 @@ pub(crate) struct PlanArgs {
 
     #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
     pub format: PlanFormat,
+
+    /// Also say whether the GPUs will get P2P in the guest (the GPUDirect clique), with the lines to paste.
+    #[arg(long)]
+    pub p2p: bool,
 }
 
 impl PlanArgs {
@@ -148,6 +152,7 @@ impl PlanArgs {
             mmio64: self.mmio64,
             realloc: self.realloc,
             empty_ports: self.empty_ports,
+            p2p: self.p2p,
         }
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod libvirt;
 pub(crate) mod lspci;
 pub(crate) mod nccl;
 pub(crate) mod p2p_text;
+pub(crate) mod p2p_vm;
 pub(crate) mod pci_caps;
 pub(crate) mod platform;
 pub(crate) mod procfs;

@@ -253,3 +253,49 @@ mod tests {
         }
     }
 }
+
+/// The ACS control register (PCIe extended capability 0x000D, at +6) of a
+/// bridge, when its extended configuration space (root-only, 4096 bytes)
+/// was read and has one.
+pub(crate) fn acs_control(config: &[u8]) -> Option<u16> {
+    let mut pos = 0x100usize;
+    for _ in 0..64 {
+        let h = u32::from_le_bytes(config.get(pos..pos + 4)?.try_into().ok()?);
+        if h == 0 || h == 0xffff_ffff {
+            return None;
+        }
+        if h & 0xffff == 0x000d {
+            let c = config.get(pos + 6..pos + 8)?;
+            return Some(u16::from_le_bytes([c[0], c[1]]));
+        }
+        pos = (h >> 20) as usize & 0xffc;
+        if pos < 0x100 {
+            return None;
+        }
+    }
+    None
+}
+
+/// ACS P2P Request Redirect (control bit 2): peer requests go up to the
+/// root complex (and its IOMMU) instead of across the switch.
+pub(crate) const ACS_REQUEST_REDIRECT: u16 = 1 << 2;
+
+#[cfg(test)]
+mod acs_tests {
+    use super::*;
+
+    #[test]
+    fn the_acs_control_register_is_found_in_the_extended_list() {
+        let mut c = vec![0u8; 4096];
+        // AER at 0x100 -> ACS at 0x148 (control: source validation, request
+        // and completion redirect, upstream forwarding).
+        c[0x100..0x104].copy_from_slice(&(0x0001u32 | (1 << 16) | (0x148 << 20)).to_le_bytes());
+        c[0x148..0x14c].copy_from_slice(&(0x000du32 | (1 << 16)).to_le_bytes());
+        c[0x14e..0x150].copy_from_slice(&0x001du16.to_le_bytes());
+        let ctl = acs_control(&c).unwrap();
+        assert_ne!(ctl & ACS_REQUEST_REDIRECT, 0);
+        assert_eq!(acs_control(&c[..256]), None);
+        c[0x100..0x104].copy_from_slice(&(0x0001u32 | (0x100 << 20)).to_le_bytes());
+        assert_eq!(acs_control(&c), None, "a looping list ends");
+    }
+}

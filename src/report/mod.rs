@@ -9,6 +9,7 @@ pub(crate) mod kmsg;
 pub(crate) mod names;
 pub(crate) mod p2p;
 pub(crate) mod plan;
+pub(crate) mod plan_p2p;
 pub(crate) mod prometheus;
 pub(crate) mod text;
 
