@@ -266,6 +266,8 @@ mod tests {
         type Check = fn(&Settings) -> bool;
         let cases: &[(&str, Check, usize)] = &[
             ("expect=8", |s| s.expect == Some(8), 0),
+            ("expect_p2p=1", |s| s.expect_p2p, 0),
+            ("expect_p2p=maybe", |s| !s.expect_p2p, 1),
             ("  expect = 8  ", |s| s.expect == Some(8), 0),
             ("gpu_preflight.expect=8", |s| s.expect == Some(8), 0),
             ("expect=0", |s| s.expect.is_none(), 1),
@@ -351,6 +353,7 @@ mod tests {
         let cases: &[(&str, Check, usize)] = &[
             // The command line wins over the file.
             ("gpu_preflight.mode=off", |s| s.mode == Mode::Off, 0),
+            ("gpu_preflight.expect_p2p=1", |s| s.expect_p2p, 0),
             (
                 "ro quiet gpu_preflight.expect=4",
                 |s| s.expect == Some(4),
