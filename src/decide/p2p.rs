@@ -476,7 +476,8 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                     change,
                 });
                 let same_bus = ev.gpus.windows(2).all(|p| p[0].root_bus == p[1].root_bus);
-                if w == PathLevel::Phb && same_bus {
+                // An emulated switch is a VM's remedy only.
+                if w == PathLevel::Phb && same_bus && in_vm {
                     hints.push(P2pHint {
                         id: "p2p-pcie-switch",
                         text: (
@@ -946,5 +947,13 @@ mod tests {
             path(Some(CpuVendor::Intel), &[("NCCL_P2P_LEVEL", "5")]),
             Unknown
         );
+
+        // On bare metal the path fix is NCCL's level, never an emulated switch.
+        let mut bare = ev(CpuidView::NoHypervisor, Some(CpuVendor::Intel), &[]);
+        bare.hypervisor_flag = Some(false);
+        let p = decide(&bare, false);
+        assert_eq!(p.gates.driver.verdict, Unknown);
+        let ids: Vec<&str> = p.hints.iter().map(|h| h.id).collect();
+        assert_eq!(ids, ["p2p-nccl-level"]);
     }
 }
