@@ -435,6 +435,75 @@ pub fn host_config(data: &[u8]) {
     }
 }
 
+/// Peer-to-peer inputs. Byte 0 `c`: the rest is a config space (the
+/// capability walk, the clique, where QEMU would place it); `v` a Proxmox
+/// VM configuration, `x` a libvirt domain (`plan --p2p`); anything else:
+/// the rest is text: pasted `nvidia-smi topo` matrices, NCCL logs and QEMU
+/// warnings (`explain`), and an `nccl.conf`.
+pub fn p2p(data: &[u8]) {
+    use crate::model::p2p::CliqueCap;
+    use crate::parse::{nccl, p2p_text, pci_caps};
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    if which == b'c' {
+        if let Some(caps) = pci_caps::capabilities(rest) {
+            assert!(caps.len() <= 48);
+            assert!(caps
+                .iter()
+                .all(|c| c.offset >= 0x40 && c.offset % 4 == 0 && c.id != 0xff));
+        }
+        match pci_caps::clique_cap(rest) {
+            CliqueCap::Found {
+                offset,
+                clique,
+                version,
+            } => {
+                assert!(clique < 32 && version < 8);
+                let at = usize::from(offset);
+                assert_eq!(&rest[at + 3..at + 6], b"P2P");
+            }
+            CliqueCap::Unreadable { bytes } => assert_eq!(bytes, rest.len()),
+            CliqueCap::Absent => {}
+        }
+        if let Some(p) = pci_caps::clique_placement(rest) {
+            assert!(p.offset.is_some() || !p.c8_free);
+        }
+        return;
+    }
+    let t = text(rest);
+    if which == b'v' || which == b'x' {
+        use crate::parse::p2p_vm;
+        let vm = if which == b'v' {
+            p2p_vm::proxmox(&t)
+        } else {
+            match p2p_vm::libvirt(&t) {
+                Ok(v) => v,
+                Err(_) => return,
+            }
+        };
+        for (id, _) in &vm.cliques {
+            assert!(!id.contains('.'), "a -set id holds no dot: {id:?}");
+        }
+        let kept = p2p_vm::args_without_cliques(&vm.args);
+        assert!(
+            p2p_vm::set_cliques(&qemu_args::words(&kept)).is_empty(),
+            "{kept:?}"
+        );
+        return;
+    }
+    let p = p2p_text::parse(&t);
+    assert!(p.paths.iter().all(|(a, b, _)| a != b), "{p:?}");
+    assert!(p.p2p_read.iter().all(|(a, b, _)| a != b), "{p:?}");
+    if newline_is_neutral(&t) {
+        assert_eq!(p2p_text::parse(&format!("{t}\n")), p, "a trailing newline");
+    }
+    for (k, v) in nccl::parse_conf(&t) {
+        assert!(k.starts_with("NCCL_") && !k.contains(char::is_whitespace));
+        let _ = nccl::level_setting(Some(&v), Some(&v));
+    }
+}
+
 fn check_phys_bits(cpu: &proxmox::PveCpu) {
     if let Some(proxmox::PhysBits::Bits(b)) = cpu.phys_bits {
         assert!((8..=64).contains(&b), "{cpu:?}");
@@ -447,7 +516,7 @@ mod tests {
 
     type Target = fn(&[u8]);
 
-    const TARGETS: [(&str, Target); 9] = [
+    const TARGETS: [(&str, Target); 10] = [
         ("explain", explain),
         ("kernel_log", kernel_log),
         ("lspci", lspci),
@@ -457,6 +526,7 @@ mod tests {
         ("iomem", iomem),
         ("cpuinfo", cpuinfo),
         ("host_config", host_config),
+        ("p2p", p2p),
     ];
 
     /// The invariants hold on the saved logs (the fuzzers start from them).

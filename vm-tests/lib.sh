@@ -141,8 +141,9 @@ vt_size_bytes() {
 # firmware and devices (kernel, initrd, append and serial ports are added by
 # the caller). Sparse backing files for the stand-ins are created in DIR.
 vt_qemu_args() {
-    local name=$1 dir=$2 fw gpus count size i chassis ports nic vga host ram
+    local name=$1 dir=$2 fw gpus count size i chassis ports nic vga host ram topo
     fw=$(sc "$name" fw seabios)
+    topo=$(sc "$name" topo rootports)
     gpus=$(sc "$name" gpus 0)
     vga=$(sc "$name" vga none)
     ports=$(sc "$name" ports 0)
@@ -169,12 +170,28 @@ vt_qemu_args() {
     size=${gpus#*x}
     [ "$gpus" = 0 ] && count=0
     chassis=1
+    case $topo in
+    rootports) ;;
+    switch)
+        # One emulated switch on one root port: the stand-ins are then PXB
+        # apart as NCCL classifies a path, not PHB (docs/p2p.md).
+        # shellcheck disable=SC2054 # commas belong to QEMU's syntax
+        VT_QEMU+=(-device "pcie-root-port,id=swp,chassis=$chassis,slot=0,bus=pcie.0"
+            -device "x3130-upstream,id=swup,bus=swp")
+        chassis=$((chassis + 1))
+        ;;
+    *) vt_die "scenario $name: unknown topo $topo" ;;
+    esac
     for ((i = 0; i < count; i++)); do
         # Sparse: the stand-in's BAR costs neither RAM nor disk.
         truncate -s "$size" "$dir/gpu$i.mem"
-        VT_QEMU+=(-object "memory-backend-file,id=m$i,size=$size,mem-path=$dir/gpu$i.mem,share=on"
-            -device "pcie-root-port,id=rp$i,chassis=$chassis,slot=$i,bus=pcie.0"
-            -device "ivshmem-plain,memdev=m$i,bus=rp$i")
+        VT_QEMU+=(-object "memory-backend-file,id=m$i,size=$size,mem-path=$dir/gpu$i.mem,share=on")
+        if [ "$topo" = switch ]; then
+            VT_QEMU+=(-device "xio3130-downstream,id=rp$i,chassis=$chassis,slot=$i,bus=swup")
+        else
+            VT_QEMU+=(-device "pcie-root-port,id=rp$i,chassis=$chassis,slot=$i,bus=pcie.0")
+        fi
+        VT_QEMU+=(-device "ivshmem-plain,memdev=m$i,bus=rp$i")
         chassis=$((chassis + 1))
     done
     for ((i = 0; i < ports; i++)); do

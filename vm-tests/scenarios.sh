@@ -8,6 +8,9 @@
 #             pcie-root-port (8x128G); 0 for none
 #   vga       none (default) | std: std keeps QEMU's emulated VGA 1234:1111
 #             at 00:01.0, which a real guest has and which is not a GPU
+#   topo      rootports (default): each stand-in on its own pcie-root-port;
+#             switch: all behind one emulated switch (x3130-upstream on one
+#             root port, an xio3130-downstream per stand-in)
 #   ports     extra empty pcie-root-ports after the stand-ins (I/O-window noise)
 #   nic       virtio: a virtio-net behind one more root port; none (default)
 #   ram       guest RAM backed by a sparse file (512G); the guest kernel
@@ -24,6 +27,9 @@
 #   unassigned  BDFs (DDDD:BB:DD.F) the report must list as unassigned,
 #             comma-separated; "-" for none
 #   hints     hint ids that must be present, comma-separated; "-" for none
+#   p2p_path  the report's p2p.p2p_path (PIX, PXB, PHB, SYS): the PCI path
+#             between the farthest stand-ins as NCCL classifies it
+#   p2p_hints P2P hint ids that must be present, comma-separated; "-" none
 #   nohints   hint ids that must be absent, comma-separated
 #   gens      generators to boot with: "itools dracut" (default) or one of them
 #   required  yes (default) | no: a required scenario that is skipped fails
@@ -130,6 +136,20 @@ scenario seabios-noisy-rootports capture=yes \
   fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G ports=12 nic=virtio \
   observed='healthy (not a row of docs/lab.md: empty root ports leave I/O windows unassigned, harmless)' \
   args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=-
+
+# Peer-to-peer paths: two stand-ins behind one emulated switch are PXB
+# apart (NCCL's default level allows P2P), on separate root ports PHB (on
+# an Intel vCPU NCCL's default, PXB, does not: the p2p-nccl-level hint; on
+# qemu64's AMD vendor NCCL allows two GPUs up to SYS). The driver's clique cannot be
+# emulated on a stand-in: QEMU adds the capability to NVIDIA display-class
+# vfio devices only; the suite's result line says so.
+scenario p2p-switch-2x16g gens=itools \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x16G topo=switch \
+  args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=- p2p_path=PXB p2p_hints=-
+scenario p2p-rootports-2x16g gens=itools \
+  fw=seabios cpu=qemu64,phys-bits=46,vendor=GenuineIntel gpus=2x16G \
+  args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=- p2p_path=PHB \
+  p2p_hints=p2p-nccl-level,p2p-pcie-switch
 
 # Closed-loop starts the issue table adds: follow hints[0] to a healthy
 # guest. One generator: the loop tests the prescriptions, not the image.

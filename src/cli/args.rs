@@ -126,6 +126,10 @@ pub(crate) struct PlanArgs {
 
     #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
     pub format: PlanFormat,
+
+    /// Also say whether the GPUs will get P2P in the guest (the GPUDirect clique), with the lines to paste.
+    #[arg(long)]
+    pub p2p: bool,
 }
 
 impl PlanArgs {
@@ -148,6 +152,7 @@ impl PlanArgs {
             mmio64: self.mmio64,
             realloc: self.realloc,
             empty_ports: self.empty_ports,
+            p2p: self.p2p,
         }
     }
 }
@@ -217,6 +222,10 @@ pub(crate) struct CheckArgs {
     /// Also write the verdict and hints to /dev/kmsg (stderr if it cannot be opened).
     #[arg(long)]
     pub kmsg: bool,
+
+    /// Fail the check when a peer-to-peer gate refuses (the P2P section is advice otherwise).
+    #[arg(long)]
+    pub expect_p2p: bool,
 }
 
 impl CheckArgs {

@@ -62,7 +62,7 @@ fn init_logging(verbose: u8) {
 
 fn run(cli: Cli) -> Exit {
     match cli.command {
-        Command::Check(args) => match check::run(&args.source()) {
+        Command::Check(args) => match check::run_with(&args.source(), args.expect_p2p) {
             Ok(report) => {
                 if args.kmsg {
                     check::send_to_kmsg(&Root::new(&args.root.root), &report);

@@ -93,7 +93,7 @@ fn boot(root: &Root, config: Option<&Path>, out_dir: &Path, dmesg: Option<PathBu
         selectors: settings.selectors.clone(),
         expect: settings.expect,
     };
-    let mut report = match check::run(&src) {
+    let mut report = match check::run_with(&src, settings.expect_p2p) {
         Ok(r) => r,
         Err(e) => {
             // Not knowing is not a reason to stop a boot, strict or not:

@@ -1,8 +1,11 @@
 //! `explain`: the same diagnosis from saved text when there is no live
 //! system to read (see `evidence::text`).
 
+use crate::decide::p2p;
 use crate::evidence::text::gather;
+use crate::evidence::Evidence;
 use crate::model::select::Selector;
+use crate::parse::p2p_text;
 use crate::read::root::read_lossy;
 use crate::report::{self, Mode, Report};
 use std::path::PathBuf;
@@ -40,6 +43,17 @@ pub(crate) fn run(
             text.push('\n');
         }
     }
-    let ev = gather(&text, selectors, expect).ok_or(ExplainError::NoEvidence)?;
-    Ok(report::conclude(started, Mode::Explain, &ev, Vec::new()))
+    let p2p_text = p2p_text::parse(&text);
+    let ev = match gather(&text, selectors, expect) {
+        Some(ev) => ev,
+        // Peer-to-peer text alone (a topo matrix, an NCCL log) is worth
+        // its section; the BAR part then says it saw no PCI evidence.
+        None if !p2p_text.is_empty() => Evidence::default(),
+        None => return Err(ExplainError::NoEvidence),
+    };
+    let mut r = report::conclude(started, Mode::Explain, &ev, Vec::new());
+    if !p2p_text.is_empty() {
+        r.p2p = Some(p2p::from_text(&p2p_text, false));
+    }
+    Ok(r)
 }

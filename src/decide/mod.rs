@@ -8,6 +8,7 @@ pub(crate) mod diagnosis;
 pub(crate) mod firmware;
 pub(crate) mod hints;
 pub(crate) mod origin;
+pub(crate) mod p2p;
 pub(crate) mod prescribe;
 pub(crate) mod sizing;
 pub(crate) mod summary;

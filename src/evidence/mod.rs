@@ -5,6 +5,7 @@
 //! (`explain`). What both read from the kernel log is in `log`, shared.
 
 pub(crate) mod log;
+pub(crate) mod p2p;
 pub(crate) mod system;
 pub(crate) mod text;
 

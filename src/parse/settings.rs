@@ -51,6 +51,8 @@ pub(crate) struct Settings {
     /// node_exporter textfile collector directory (`textfile_dir`, file only:
     /// a path on the kernel command line would be an odd thing to trust).
     pub textfile_dir: Option<PathBuf>,
+    /// A refused peer-to-peer gate fails the check (`expect_p2p=0|1`).
+    pub expect_p2p: bool,
 }
 
 impl Default for Settings {
@@ -62,6 +64,7 @@ impl Default for Settings {
             remediate: false,
             timeout_tenths: DEFAULT_TIMEOUT_TENTHS,
             textfile_dir: None,
+            expect_p2p: false,
         }
     }
 }
@@ -144,6 +147,9 @@ impl Settings {
             "timeout" => {
                 self.timeout_tenths = parse_timeout(value)?;
             }
+            "expect_p2p" => {
+                self.expect_p2p = parse_bool(value)?;
+            }
             "textfile_dir" => {
                 if matches!(origin, Origin::Cmdline) {
                     return Err("textfile_dir can only be set in the configuration file".into());
@@ -156,7 +162,7 @@ impl Settings {
             }
             _ => {
                 return Err(format!(
-                    "unknown setting {key:?} (known: expect, match, mode, remediate, timeout, textfile_dir)"
+                    "unknown setting {key:?} (known: expect, match, mode, remediate, timeout, textfile_dir, expect_p2p)"
                 ))
             }
         }
@@ -260,6 +266,8 @@ mod tests {
         type Check = fn(&Settings) -> bool;
         let cases: &[(&str, Check, usize)] = &[
             ("expect=8", |s| s.expect == Some(8), 0),
+            ("expect_p2p=1", |s| s.expect_p2p, 0),
+            ("expect_p2p=maybe", |s| !s.expect_p2p, 1),
             ("  expect = 8  ", |s| s.expect == Some(8), 0),
             ("gpu_preflight.expect=8", |s| s.expect == Some(8), 0),
             ("expect=0", |s| s.expect.is_none(), 1),
@@ -345,6 +353,7 @@ mod tests {
         let cases: &[(&str, Check, usize)] = &[
             // The command line wins over the file.
             ("gpu_preflight.mode=off", |s| s.mode == Mode::Off, 0),
+            ("gpu_preflight.expect_p2p=1", |s| s.expect_p2p, 0),
             (
                 "ro quiet gpu_preflight.expect=4",
                 |s| s.expect == Some(4),

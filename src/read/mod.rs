@@ -3,6 +3,7 @@
 //! `parse`; nothing here decides anything.
 
 pub(crate) mod config;
+pub(crate) mod cpuid;
 pub(crate) mod host;
 pub(crate) mod kmsg;
 pub(crate) mod root;

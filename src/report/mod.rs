@@ -7,7 +7,9 @@
 pub(crate) mod json;
 pub(crate) mod kmsg;
 pub(crate) mod names;
+pub(crate) mod p2p;
 pub(crate) mod plan;
+pub(crate) mod plan_p2p;
 pub(crate) mod prometheus;
 pub(crate) mod text;
 
@@ -61,6 +63,10 @@ pub(crate) struct Report {
     pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
     pub warnings: Vec<String>,
+    /// Peer-to-peer between the GPUs (advisory), when there are two or
+    /// more or it was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p: Option<crate::decide::p2p::P2p>,
     /// How long reading and deciding took, in milliseconds.
     pub elapsed_ms: u64,
 }
@@ -329,6 +335,7 @@ fn build(
             })
             .collect(),
         warnings,
+        p2p: None,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
 }

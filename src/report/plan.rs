@@ -22,6 +22,9 @@ pub(crate) struct PlanReport {
     pub predicted: Predicted,
     pub hints: Vec<HintReport>,
     pub warnings: Vec<String>,
+    /// `--p2p`: the driver's P2P gate and the lines that open it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p2p: Option<crate::report::plan_p2p::PlanP2p>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -121,6 +124,7 @@ pub(crate) fn new(
         predicted,
         hints,
         warnings,
+        p2p: None,
     }
 }
 
@@ -243,6 +247,9 @@ pub(crate) fn text(r: &PlanReport) -> String {
     let _ = writeln!(s, "predicted: {}", r.predicted.why);
     if !r.vm.assumed.is_empty() {
         let _ = writeln!(s, "assumed:  {}", r.vm.assumed.join("; "));
+    }
+    if let Some(p) = &r.p2p {
+        super::plan_p2p::text(p, &mut s);
     }
     super::text::hints_and_warnings(&mut s, &r.hints, &r.warnings);
     s

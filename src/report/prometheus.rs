@@ -111,6 +111,9 @@ pub(crate) fn render(r: &Report) -> String {
             .map(|h| (format!("{{id=\"{}\"}}", h.id), 1.0))
             .collect::<Vec<_>>(),
     );
+    if let Some(p) = &r.p2p {
+        crate::report::p2p::prometheus(p, &mut s);
+    }
     s
 }
 

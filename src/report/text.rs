@@ -135,6 +135,9 @@ pub(crate) fn render(r: &Report) -> String {
             .unwrap_or("unknown vendor"),
         r.firmware.platform.as_str()
     );
+    if let Some(p) = &r.p2p {
+        crate::report::p2p::text(p, &mut s);
+    }
     hints_and_warnings(&mut s, &r.hints, &r.warnings);
     s
 }

@@ -17,6 +17,7 @@ use crate::report::HintReport;
 use std::path::PathBuf;
 
 mod config;
+mod p2p;
 mod vm;
 
 #[derive(Debug, Clone, Default)]
@@ -43,6 +44,8 @@ pub(crate) struct PlanOptions {
     pub mmio64: Option<u64>,
     pub realloc: bool,
     pub empty_ports: Option<usize>,
+    /// Also the driver's P2P gate and the clique lines (`--p2p`).
+    pub p2p: bool,
 }
 
 /// Why there is no plan.
@@ -198,5 +201,10 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
         window_origin: model_origin(&m),
         window,
     };
-    Ok(plan::new(vm, gpus, capacity, predicted, hints, warnings))
+    let window_end = capacity.window.as_ref().map(|w| w.end);
+    let mut report = plan::new(vm, gpus, capacity, predicted, hints, warnings);
+    if o.p2p {
+        report.p2p = Some(p2p::plan(&root, o, window_end)?);
+    }
+    Ok(report)
 }

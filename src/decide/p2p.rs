@@ -1,0 +1,959 @@
+//! Peer-to-peer: three gates, each with its verdict and its fix.
+//!
+//! - The driver's: in a guest whose CPUID says KVM, NVIDIA's driver grants
+//!   P2P between two GPUs only when both carry QEMU's clique capability
+//!   with the same id (open-gpu-kernel-modules, `p2p_caps.c` and the KVM
+//!   hypervisor code; QEMU `hw/vfio/pci-quirks.c`). With KVM hidden the
+//!   driver takes the VM for bare metal and the emulated chipset for one
+//!   it does not know: no grant.
+//! - NCCL's path gate: NCCL walks each GPU's sysfs path (`src/graph/
+//!   xml.cc`, `topo.cc`) and uses P2P only up to its level (`paths.cc`,
+//!   `ncclTopoCheckP2p`: `PXB` by default; `SYS` for at most two GPUs on
+//!   an AMD CPU; `NCCL_P2P_LEVEL` overrides, `NCCL_P2P_DISABLE=1` is off).
+//! - The host's: QEMU must map every peer's BARs into the IOMMU. Nothing in
+//!   the guest proves it; a vIOMMU narrower than the BARs' addresses is
+//!   the one refusal visible from inside.
+//!
+//! The verdicts are advice: the boot verdict stays the BARs' unless
+//! `--expect-p2p` / `gpu_preflight.expect_p2p=1` asks otherwise.
+
+use crate::decide::prescribe::{Restart, Side};
+use crate::evidence::p2p::{P2pEvidence, P2pGpu};
+use crate::model::p2p::{CliqueCap, GateVerdict, PathLevel};
+use crate::model::pci::PciAddress;
+use crate::model::platform::CpuVendor;
+use crate::model::size::human;
+use crate::parse::nccl::{level_setting, LevelSetting};
+use crate::parse::p2p_text::P2pText;
+use crate::read::cpuid::CpuidView;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+const NVIDIA: u16 = 0x10de;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct P2p {
+    /// `refused` when a gate refuses, `granted` when all grant, else
+    /// `unknown`.
+    pub verdict: GateVerdict,
+    /// `--expect-p2p` or `gpu_preflight.expect_p2p=1`: a refusal fails the
+    /// check.
+    pub expected: bool,
+    pub gpus: Vec<P2pGpuReport>,
+    /// All NVIDIA GPUs carry the capability with one id; null when some
+    /// could not be read, or there is no NVIDIA GPU.
+    pub one_clique: Option<bool>,
+    pub kvm: KvmReport,
+    pub pairs: Vec<PairReport>,
+    /// The farthest pair's level: what NCCL's gate compares.
+    pub p2p_path: Option<PathLevel>,
+    pub nccl: NcclReport,
+    pub viommu: ViommuReport,
+    pub gates: Gates,
+    pub hints: Vec<P2pHint>,
+    pub note: String,
+    /// Judged from pasted text (`explain`): no config space, CPUID or
+    /// vIOMMU was seen.
+    #[serde(skip)]
+    pub from_text: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct P2pGpuReport {
+    pub bdf: PciAddress,
+    /// `found`, `absent` or `unreadable`.
+    pub clique_capability: &'static str,
+    pub clique: Option<u8>,
+    pub clique_offset: Option<u8>,
+    pub config_bytes: usize,
+    pub numa_node: Option<i64>,
+    pub vram_bar: Option<u8>,
+    pub vram_bar_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct KvmReport {
+    /// KVM's signature is visible to the guest (what the driver checks);
+    /// null when nothing says.
+    pub visible: Option<bool>,
+    /// Leaf 0x40000000's signature, read in-process (live system only).
+    pub cpuid_signature: Option<String>,
+    /// The `hypervisor` CPU flag (/proc/cpuinfo): a VM, visible or not.
+    pub cpuinfo_hypervisor: Option<bool>,
+    /// The kernel log's `Hypervisor detected:` name; null without one.
+    pub kernel_log: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct PairReport {
+    pub a: PciAddress,
+    pub b: PciAddress,
+    pub level: PathLevel,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct NcclSettingReport {
+    pub name: String,
+    pub value: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct NcclReport {
+    pub settings: Vec<NcclSettingReport>,
+    /// The level NCCL will allow (null: off, or unknown).
+    pub p2p_level: Option<PathLevel>,
+    /// `default`, `NCCL_P2P_LEVEL`, `NCCL_P2P_DISABLE`, `NCCL_TOPO_FILE`.
+    pub level_source: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct ViommuReport {
+    pub present: bool,
+    pub tables: Vec<String>,
+    pub address_width_bits: Option<u32>,
+    pub iommu_units: Vec<String>,
+    pub gpu_iommu_groups: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Gate {
+    pub verdict: GateVerdict,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Gates {
+    pub driver: Gate,
+    pub path: Gate,
+    pub host: Gate,
+}
+
+/// A P2P fix, in the form of the BAR hints (`side`, `restart`, `change`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct P2pHint {
+    pub id: &'static str,
+    pub text: String,
+    pub side: Side,
+    pub restart: Option<Restart>,
+    pub change: P2pChange,
+}
+
+/// Machine-readable; absent keys: no change.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct P2pChange {
+    /// `-device vfio-pci` properties for every GPU.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub vfio_pci_properties: BTreeMap<String, String>,
+    /// The vCPU shows KVM's signature (QEMU `kvm=on`, no `hidden=1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kvm_signature_visible: Option<bool>,
+    /// Settings for NCCL (`/etc/nccl.conf` or the job's environment);
+    /// an empty value removes the setting.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub nccl_env: BTreeMap<String, String>,
+    /// The GPUs behind one emulated PCIe switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcie_switch: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub viommu_aw_bits_min: Option<u32>,
+}
+
+/// The PCI path between two GPUs as NCCL classifies it. Bridges a GPU's
+/// sysfs path passes are NCCL's PCI nodes; a root bus is a host bridge
+/// (a CPU node). GPU to bridge is `PIX`, bridge to bridge `PXB`, through a
+/// host bridge `PHB`, between host bridges of different NUMA nodes `SYS`
+/// (the path's type is its worst link: `ncclTopoSetPaths`).
+pub(crate) fn path_level(a: &P2pGpu, b: &P2pGpu) -> PathLevel {
+    if a.root_bus != b.root_bus {
+        return match (a.numa_node, b.numa_node) {
+            (Some(x), Some(y)) if x >= 0 && y >= 0 && x != y => PathLevel::Sys,
+            _ => PathLevel::Phb,
+        };
+    }
+    let ra: Vec<_> = a.upstream.iter().rev().collect();
+    let rb: Vec<_> = b.upstream.iter().rev().collect();
+    let common = ra.iter().zip(&rb).take_while(|(x, y)| x == y).count();
+    if common == 0 {
+        return PathLevel::Phb;
+    }
+    if ra.len() == common && rb.len() == common {
+        PathLevel::Pix
+    } else {
+        PathLevel::Pxb
+    }
+}
+
+/// NCCL's own level when nothing is set.
+fn default_level(cpu: Option<CpuVendor>, gpus: usize) -> PathLevel {
+    if cpu == Some(CpuVendor::Amd) && gpus <= 2 {
+        PathLevel::Sys
+    } else {
+        PathLevel::Pxb
+    }
+}
+
+fn cap_word(c: CliqueCap) -> &'static str {
+    match c {
+        CliqueCap::Found { .. } => "found",
+        CliqueCap::Absent => "absent",
+        CliqueCap::Unreadable { .. } => "unreadable",
+    }
+}
+
+fn gate(verdict: GateVerdict, why: impl Into<String>) -> Gate {
+    Gate {
+        verdict,
+        why: why.into(),
+    }
+}
+
+/// The clique fix for `n` GPUs, in each hypervisor's syntax.
+fn clique_hint(n: usize, why: &str) -> P2pHint {
+    let sets: Vec<String> = (0..n.max(1))
+        .map(|i| format!("-set device.hostpci{i}.x-nv-gpudirect-clique=0"))
+        .collect();
+    let mut change = P2pChange::default();
+    change
+        .vfio_pci_properties
+        .insert("x-nv-gpudirect-clique".into(), "0".into());
+    P2pHint {
+        id: "p2p-gpudirect-clique",
+        text: format!(
+            "{why} Put every GPU in GPUDirect clique 0 (QEMU 2.11 or later). Proxmox (root only, no GUI field): `args: {}` (one per GPU, with the VM's hostpciN numbers; each hostpciN given with its function, e.g. `0000:41:00.0`, because a multi-function entry's devices are named hostpciN.M, which -set cannot name); libvirt 8.2 or later, per GPU (libvirt passes -device as JSON, which -set cannot change): `<qemu:override><qemu:device alias='hostdev0'><qemu:frontend><qemu:property name='x-nv-gpudirect-clique' type='unsigned' value='0'/></qemu:frontend></qemu:device></qemu:override>` in the qemu namespace; QEMU: `-device vfio-pci,host=...,x-nv-gpudirect-clique=0`. Then stop and start the VM.",
+            sets.join(" ")
+        ),
+        side: Side::Host,
+        restart: Some(Restart::Vm),
+        change,
+    }
+}
+
+fn kvm_hint() -> P2pHint {
+    P2pHint {
+        id: "p2p-kvm-visible",
+        text: "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. Proxmox: drop `hidden=1` from `cpu:` (`qm set VMID --cpu host` without it); an `x-vga=1` hostpci entry makes some qemu-server releases add `kvm=off`, check `qm showcmd VMID`; libvirt: remove `<kvm><hidden state='on'/></kvm>` from `<features>`; QEMU: no `kvm=off` in `-cpu`. Drivers since R465 no longer need KVM hidden for GeForce passthrough. Then stop and start the VM.".into(),
+        side: Side::Host,
+        restart: Some(Restart::Vm),
+        change: P2pChange {
+            kvm_signature_visible: Some(true),
+            ..P2pChange::default()
+        },
+    }
+}
+
+pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
+    let n = ev.gpus.len();
+    let nvidia: Vec<&P2pGpu> = ev.gpus.iter().filter(|g| g.vendor == NVIDIA).collect();
+    let mut hints = Vec::new();
+
+    // The KVM signature.
+    let log_name = ev.log_hypervisor.clone().flatten();
+    let (visible, cpuid_signature) = match &ev.cpuid {
+        CpuidView::Hypervisor { signature } => (
+            Some(signature.starts_with("KVMKVMKVM")),
+            Some(signature.clone()),
+        ),
+        CpuidView::NoHypervisor => (Some(false), None),
+        CpuidView::NotRead => (
+            match (&ev.log_hypervisor, ev.hypervisor_flag) {
+                (Some(Some(name)), _) => Some(name == "KVM"),
+                // The kernel names every hypervisor whose signature it
+                // sees (arch/x86/kernel/cpu/hypervisor.c); a VM without
+                // the line hides it.
+                (Some(None), Some(true)) => Some(false),
+                _ => None,
+            },
+            None,
+        ),
+    };
+    let in_vm = ev.hypervisor_flag == Some(true)
+        || matches!(ev.cpuid, CpuidView::Hypervisor { .. })
+        || log_name.is_some();
+    let hidden = in_vm
+        && visible == Some(false)
+        && log_name.is_none()
+        && match &ev.cpuid {
+            CpuidView::Hypervisor { signature } => signature.is_empty(),
+            _ => true,
+        };
+
+    // Cliques.
+    let cliques: Vec<Option<u8>> = nvidia
+        .iter()
+        .map(|g| match g.clique {
+            CliqueCap::Found { clique, .. } => Some(clique),
+            _ => None,
+        })
+        .collect();
+    let unreadable: Vec<&P2pGpu> = nvidia
+        .iter()
+        .copied()
+        .filter(|g| matches!(g.clique, CliqueCap::Unreadable { .. }))
+        .collect();
+    let absent: Vec<&P2pGpu> = nvidia
+        .iter()
+        .copied()
+        .filter(|g| g.clique == CliqueCap::Absent)
+        .collect();
+    let one_clique = if nvidia.is_empty() || !unreadable.is_empty() {
+        None
+    } else {
+        Some(cliques.iter().all(Option::is_some) && cliques.windows(2).all(|w| w[0] == w[1]))
+    };
+
+    let driver = if n < 2 {
+        gate(GateVerdict::Unknown, "fewer than two GPUs: no peer")
+    } else if nvidia.is_empty() {
+        gate(
+            GateVerdict::Unknown,
+            "no NVIDIA GPU: the clique capability is what NVIDIA's driver reads; other drivers decide otherwise (a stand-in cannot carry it: QEMU adds it to NVIDIA display-class devices only)",
+        )
+    } else if !in_vm {
+        gate(
+            GateVerdict::Unknown,
+            "not a VM: the driver decides by the chipset, which config space does not show",
+        )
+    } else if hidden {
+        hints.push(kvm_hint());
+        gate(
+            GateVerdict::Refused,
+            "the guest is a VM but KVM's CPUID signature is hidden (no `Hypervisor detected: KVM`): the driver grants no P2P",
+        )
+    } else if visible == Some(false) {
+        gate(
+            GateVerdict::Unknown,
+            format!(
+                "the hypervisor is not KVM ({}): the clique capability is QEMU/KVM's",
+                log_name
+                    .clone()
+                    .or_else(|| cpuid_signature.clone())
+                    .unwrap_or_default()
+            ),
+        )
+    } else if !unreadable.is_empty() {
+        let bytes = unreadable
+            .iter()
+            .map(|g| match g.clique {
+                CliqueCap::Unreadable { bytes } => bytes,
+                _ => 0,
+            })
+            .min()
+            .unwrap_or(0);
+        gate(
+            GateVerdict::Unknown,
+            format!(
+                "only {bytes} bytes of config space were readable for {}: the capability list is past them; run as root",
+                unreadable.iter().map(|g| g.addr.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        )
+    } else if !absent.is_empty() {
+        let why = format!(
+            "{} of {} NVIDIA GPUs carry no GPUDirect clique capability ({}): under KVM the driver grants no P2P to them.",
+            absent.len(),
+            nvidia.len(),
+            absent.iter().map(|g| g.addr.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        hints.push(clique_hint(nvidia.len(), &why));
+        gate(GateVerdict::Refused, why)
+    } else if one_clique == Some(false) {
+        let ids: Vec<String> = nvidia
+            .iter()
+            .zip(&cliques)
+            .map(|(g, c)| format!("{} in {}", g.addr, c.unwrap_or(0)))
+            .collect();
+        let why = format!(
+            "the GPUs are in different cliques ({}): the driver grants P2P only within one.",
+            ids.join(", ")
+        );
+        hints.push(clique_hint(nvidia.len(), &why));
+        gate(GateVerdict::Refused, why)
+    } else {
+        gate(
+            GateVerdict::Granted,
+            format!(
+                "KVM's signature is visible and all {} NVIDIA GPUs carry clique {}",
+                nvidia.len(),
+                cliques.first().copied().flatten().unwrap_or(0)
+            ),
+        )
+    };
+
+    // Paths.
+    let mut pairs = Vec::new();
+    for (i, a) in ev.gpus.iter().enumerate() {
+        for b in &ev.gpus[i + 1..] {
+            pairs.push(PairReport {
+                a: a.addr,
+                b: b.addr,
+                level: path_level(a, b),
+            });
+        }
+    }
+    let worst = pairs.iter().map(|p| p.level).max();
+    let get = |k: &str| {
+        ev.nccl
+            .iter()
+            .find(|s| s.name == k)
+            .map(|s| s.value.as_str())
+    };
+    let setting = level_setting(get("NCCL_P2P_DISABLE"), get("NCCL_P2P_LEVEL"));
+    let topo_file = get("NCCL_TOPO_FILE");
+    let (allowed, level_source) = match setting {
+        LevelSetting::Default => (Some(default_level(ev.cpu_vendor, n)), "default"),
+        LevelSetting::Level(l) => (Some(l), "NCCL_P2P_LEVEL"),
+        LevelSetting::Off => (
+            None,
+            if get("NCCL_P2P_DISABLE").is_some_and(|v| v.trim() == "1") {
+                "NCCL_P2P_DISABLE"
+            } else {
+                "NCCL_P2P_LEVEL"
+            },
+        ),
+        LevelSetting::Unreadable => (None, "NCCL_P2P_LEVEL"),
+    };
+    let path = match (worst, setting) {
+        (None, _) => gate(GateVerdict::Unknown, "fewer than two GPUs: no pair"),
+        (Some(_), _) if topo_file.is_some() => gate(
+            GateVerdict::Unknown,
+            format!(
+                "NCCL_TOPO_FILE={}: NCCL reads the topology from that file, not from sysfs",
+                topo_file.unwrap_or_default()
+            ),
+        ),
+        (Some(_), LevelSetting::Off) => {
+            let mut change = P2pChange::default();
+            change.nccl_env.insert("NCCL_P2P_DISABLE".into(), String::new());
+            change.nccl_env.insert("NCCL_P2P_LEVEL".into(), String::new());
+            hints.push(P2pHint {
+                id: "p2p-nccl-enable",
+                text: format!(
+                    "NCCL's P2P is switched off by {level_source} ({}): remove it from /etc/nccl.conf and the job's environment.",
+                    ev.nccl
+                        .iter()
+                        .filter(|s| s.name == level_source)
+                        .map(|s| format!("{}={} in {}", s.name, s.value, s.source))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                side: Side::Guest,
+                restart: None,
+                change,
+            });
+            gate(GateVerdict::Refused, format!("{level_source} turns NCCL's P2P off"))
+        }
+        (Some(_), LevelSetting::Unreadable) => gate(
+            GateVerdict::Unknown,
+            "NCCL_P2P_LEVEL or NCCL_P2P_DISABLE has a value this check does not read (a number or a typo)",
+        ),
+        (Some(w), _) => {
+            let a = allowed.unwrap_or(PathLevel::Pxb);
+            if w <= a {
+                gate(
+                    GateVerdict::Granted,
+                    format!(
+                        "the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
+                        w.as_str(),
+                        a.as_str()
+                    ),
+                )
+            } else {
+                let why = format!(
+                    "the farthest GPUs are {} apart and NCCL allows P2P only up to {} ({level_source}): it will copy through host memory (`via SHM`).",
+                    w.as_str(),
+                    a.as_str()
+                );
+                let mut change = P2pChange::default();
+                change.nccl_env.insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
+                hints.push(P2pHint {
+                    id: "p2p-nccl-level",
+                    text: format!(
+                        "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf (or the job's environment); no restart, the next NCCL process reads it.",
+                        w.as_str()
+                    ),
+                    side: Side::Guest,
+                    restart: None,
+                    change,
+                });
+                let same_bus = ev.gpus.windows(2).all(|p| p[0].root_bus == p[1].root_bus);
+                // An emulated switch is a VM's remedy only.
+                if w == PathLevel::Phb && same_bus && in_vm {
+                    hints.push(P2pHint {
+                        id: "p2p-pcie-switch",
+                        text: (
+                            "Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: QEMU `-device pcie-root-port,id=rp0,chassis=1,bus=pcie.0 -device x3130-upstream,id=up0,bus=rp0` then per GPU `-device xio3130-downstream,id=dn0,chassis=10,slot=0,bus=up0 -device vfio-pci,host=...,bus=dn0`; Proxmox has no such option (`pcie=1` gives each GPU its own root port): only `args:` with the whole -device lines; libvirt: a `pcie-switch-upstream-port` controller on a root port and a `pcie-switch-downstream-port` per GPU, each `<hostdev>`'s `<address>` on one. Then stop and start the VM."
+                        ).into(),
+                        side: Side::Host,
+                        restart: Some(Restart::Vm),
+                        change: P2pChange {
+                            pcie_switch: Some(true),
+                            ..P2pChange::default()
+                        },
+                    });
+                }
+                gate(GateVerdict::Refused, why)
+            }
+        }
+    };
+
+    // The host.
+    let bar_end = ev.gpus.iter().filter_map(|g| g.bar_end).max();
+    let host = match (ev.viommu.address_width_bits, bar_end) {
+        (Some(w), Some(end)) if w < 64 && end > (1u64 << w) => {
+            hints.push(P2pHint {
+                id: "p2p-viommu-aw-bits",
+                text: format!(
+                    "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it 48: QEMU `-device intel-iommu,aw-bits=48` (older releases default to 39); libvirt `<iommu model='intel'><driver aw='48'/></iommu>`; Proxmox `args: -global intel-iommu.aw-bits=48` with `machine: q35,viommu=intel`. Or drop the vIOMMU if the guest does not need it. Then stop and start the VM."
+                ),
+                side: Side::Host,
+                restart: Some(Restart::Vm),
+                change: P2pChange {
+                    viommu_aw_bits_min: Some(48),
+                    ..P2pChange::default()
+                },
+            });
+            gate(
+                GateVerdict::Refused,
+                format!("the vIOMMU's {w} address bits do not reach the BARs (up to {end:#x})"),
+            )
+        }
+        _ => gate(
+            GateVerdict::Unknown,
+            if ev.viommu.present() {
+                "a vIOMMU is present (its width not readable, or wide enough); whether the host maps the peers' BARs is not visible from the guest"
+            } else {
+                "whether the host maps every peer's BARs into its IOMMU (and routes between root ports) is not visible from the guest"
+            },
+        ),
+    };
+
+    let gates = Gates { driver, path, host };
+    let all = [gates.driver.verdict, gates.path.verdict, gates.host.verdict];
+    let verdict = if all.contains(&GateVerdict::Refused) {
+        GateVerdict::Refused
+    } else if all.iter().all(|v| *v == GateVerdict::Granted) {
+        GateVerdict::Granted
+    } else {
+        GateVerdict::Unknown
+    };
+    P2p {
+        verdict,
+        expected,
+        gpus: ev
+            .gpus
+            .iter()
+            .map(|g| P2pGpuReport {
+                bdf: g.addr,
+                clique_capability: cap_word(g.clique),
+                clique: match g.clique {
+                    CliqueCap::Found { clique, .. } => Some(clique),
+                    _ => None,
+                },
+                clique_offset: match g.clique {
+                    CliqueCap::Found { offset, .. } => Some(offset),
+                    _ => None,
+                },
+                config_bytes: g.config_bytes,
+                numa_node: g.numa_node,
+                vram_bar: g.vram_bar.map(|b| b.0),
+                vram_bar_bytes: g.vram_bar.map(|b| b.1),
+            })
+            .collect(),
+        one_clique,
+        kvm: KvmReport {
+            visible,
+            cpuid_signature,
+            cpuinfo_hypervisor: ev.hypervisor_flag,
+            kernel_log: log_name,
+        },
+        pairs,
+        p2p_path: worst,
+        nccl: NcclReport {
+            settings: ev
+                .nccl
+                .iter()
+                .map(|s| NcclSettingReport {
+                    name: s.name.clone(),
+                    value: s.value.clone(),
+                    source: s.source.clone(),
+                })
+                .collect(),
+            p2p_level: if topo_file.is_some() { None } else { allowed },
+            level_source: if topo_file.is_some() {
+                "NCCL_TOPO_FILE"
+            } else {
+                level_source
+            },
+        },
+        viommu: ViommuReport {
+            present: ev.viommu.present(),
+            tables: ev.viommu.tables.clone(),
+            address_width_bits: ev.viommu.address_width_bits,
+            iommu_units: ev.viommu.units.clone(),
+            gpu_iommu_groups: ev.viommu.gpu_groups,
+        },
+        gates,
+        hints,
+        note: NOTE.into(),
+        from_text: false,
+    }
+}
+
+/// Said with every P2P section: no gate seen from the guest proves
+/// delivery.
+pub(crate) const NOTE: &str = "nothing before the driver loads proves P2P delivers the right data (a grant has given wrong data on GeForce cards under QEMU): after it loads, run a copy test that checks the destination (cuda-samples p2pBandwidthLatencyTest, or NCCL's all_reduce_perf with -c 1)";
+
+/// A one-line size for the text form.
+pub(crate) fn vram(g: &P2pGpuReport) -> String {
+    match (g.vram_bar, g.vram_bar_bytes) {
+        (Some(i), Some(b)) => format!("BAR {i} {}", human(b)),
+        _ => "no 64-bit prefetchable BAR".into(),
+    }
+}
+
+/// The same gates from pasted text (`explain`): `nvidia-smi topo -p2p r`
+/// is the driver's own answer, `topo -m` the paths, NCCL's `via` lines
+/// what it did, QEMU's warning the host's refusal.
+pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
+    let mut hints = Vec::new();
+    let refused: Vec<&(u32, u32, bool)> = t.p2p_read.iter().filter(|p| !p.2).collect();
+    let driver = if !refused.is_empty() {
+        let why = format!(
+            "the driver reports P2P not supported between {} GPU pair(s) (`nvidia-smi topo -p2p r`): in a KVM guest, the GPUs lack one shared GPUDirect clique, or KVM is hidden.",
+            refused.len() / 2 + refused.len() % 2
+        );
+        let n = t
+            .p2p_read
+            .iter()
+            .map(|p| p.0.max(p.1) as usize + 1)
+            .max()
+            .unwrap_or(2);
+        hints.push(clique_hint(n, &why));
+        hints.push(kvm_hint());
+        gate(GateVerdict::Refused, why)
+    } else if !t.p2p_read.is_empty() {
+        gate(
+            GateVerdict::Granted,
+            "the driver reports OK for every pair (`nvidia-smi topo -p2p r`)",
+        )
+    } else {
+        gate(
+            GateVerdict::Unknown,
+            "no `nvidia-smi topo -p2p r` matrix in the input",
+        )
+    };
+    let worst = t.paths.iter().map(|p| p.2).max();
+    let allowed = match t
+        .nccl_level
+        .as_deref()
+        .map(|l| level_setting(None, Some(l)))
+    {
+        Some(LevelSetting::Level(l)) => Some(l),
+        Some(_) => None,
+        None => Some(PathLevel::Pxb),
+    };
+    let level_source = if t.nccl_level.is_some() {
+        "NCCL_P2P_LEVEL"
+    } else {
+        "default"
+    };
+    let path = if t.nccl_shm > 0 && t.nccl_p2p == 0 {
+        let why = format!(
+            "NCCL connected {} channel(s) through host memory (`via SHM`) and none `via P2P`.",
+            t.nccl_shm
+        );
+        if let Some(w) = worst.filter(|w| allowed.is_some_and(|a| *w > a)) {
+            let mut change = P2pChange::default();
+            change
+                .nccl_env
+                .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
+            hints.push(P2pHint {
+                id: "p2p-nccl-level",
+                text: format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), allowed.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
+                side: Side::Guest,
+                restart: None,
+                change,
+            });
+        }
+        gate(GateVerdict::Refused, why)
+    } else if t.nccl_p2p > 0 {
+        gate(
+            GateVerdict::Granted,
+            format!("NCCL connected {} channel(s) `via P2P`", t.nccl_p2p),
+        )
+    } else if let (Some(w), Some(a)) = (worst, allowed) {
+        if w <= a {
+            gate(
+                GateVerdict::Granted,
+                format!(
+                    "the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
+                    w.as_str(),
+                    a.as_str()
+                ),
+            )
+        } else {
+            let why = format!("the farthest GPUs are {} apart (`nvidia-smi topo -m`) and NCCL allows P2P only up to {} ({level_source}).", w.as_str(), a.as_str());
+            let mut change = P2pChange::default();
+            change
+                .nccl_env
+                .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
+            hints.push(P2pHint {
+                id: "p2p-nccl-level",
+                text: format!(
+                    "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.",
+                    w.as_str()
+                ),
+                side: Side::Guest,
+                restart: None,
+                change,
+            });
+            gate(GateVerdict::Refused, why)
+        }
+    } else {
+        gate(
+            GateVerdict::Unknown,
+            "no `nvidia-smi topo -m` matrix or NCCL `via` lines in the input",
+        )
+    };
+    let host = if t.qemu_bar_warning {
+        hints.push(P2pHint {
+            id: "p2p-host-bar-mapping",
+            text: "QEMU could not map a peer's BARs into the host IOMMU (\"PCI peer-to-peer transactions on BARs are not supported\"): the host IOMMU's address width is narrower than the guest's BAR addresses (see the host's `DMAR: Host address width` or AMD-Vi lines and `/sys/class/iommu/*/intel-iommu/cap`), or the VFIO backend is iommufd on a kernel that cannot map device memory. Give the vCPU no more physical address bits than the host IOMMU translates (`phys-bits=`), so the firmware places the BARs lower, or use the legacy VFIO container. Then stop and start the VM.".into(),
+            side: Side::Host,
+            restart: Some(Restart::Vm),
+            change: P2pChange::default(),
+        });
+        gate(
+            GateVerdict::Refused,
+            "QEMU said \"PCI peer-to-peer transactions on BARs are not supported\"",
+        )
+    } else {
+        gate(GateVerdict::Unknown, "no QEMU log in the input")
+    };
+    let gates = Gates { driver, path, host };
+    let all = [gates.driver.verdict, gates.path.verdict, gates.host.verdict];
+    let verdict = if all.contains(&GateVerdict::Refused) {
+        GateVerdict::Refused
+    } else if all.iter().all(|v| *v == GateVerdict::Granted) {
+        GateVerdict::Granted
+    } else {
+        GateVerdict::Unknown
+    };
+    P2p {
+        verdict,
+        expected,
+        gpus: Vec::new(),
+        one_clique: None,
+        kvm: KvmReport {
+            visible: None,
+            cpuid_signature: None,
+            cpuinfo_hypervisor: None,
+            kernel_log: None,
+        },
+        pairs: Vec::new(),
+        p2p_path: worst,
+        nccl: NcclReport {
+            settings: t
+                .nccl_level
+                .iter()
+                .map(|l| NcclSettingReport {
+                    name: "NCCL_P2P_LEVEL".into(),
+                    value: l.clone(),
+                    source: "log".into(),
+                })
+                .collect(),
+            p2p_level: allowed,
+            level_source,
+        },
+        viommu: ViommuReport {
+            present: false,
+            tables: Vec::new(),
+            address_width_bits: None,
+            iommu_units: Vec::new(),
+            gpu_iommu_groups: false,
+        },
+        gates,
+        hints,
+        note: NOTE.into(),
+        from_text: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::p2p::{NcclSetting, Viommu};
+    use crate::model::pci::RootBus;
+
+    fn a(s: &str) -> PciAddress {
+        s.parse().unwrap()
+    }
+
+    fn gpu(bdf: &str, up: &[&str], bus: u8, numa: i64, clique: CliqueCap) -> P2pGpu {
+        P2pGpu {
+            addr: a(bdf),
+            vendor: NVIDIA,
+            class: 0x030200,
+            clique,
+            config_bytes: 4096,
+            upstream: up.iter().map(|u| a(u)).collect(),
+            root_bus: Some(RootBus { domain: 0, bus }),
+            numa_node: Some(numa),
+            vram_bar: Some((2, 1 << 38)),
+            bar_end: Some(0x1040_0300_0000),
+        }
+    }
+
+    const C0: CliqueCap = CliqueCap::Found {
+        offset: 0xc8,
+        clique: 0,
+        version: 0,
+    };
+
+    #[test]
+    fn paths_as_nccl_names_them() {
+        let root_ports = (
+            gpu("0000:01:00.0", &["0000:00:01.0"], 0, 0, C0),
+            gpu("0000:02:00.0", &["0000:00:02.0"], 0, 0, C0),
+        );
+        assert_eq!(path_level(&root_ports.0, &root_ports.1), PathLevel::Phb);
+        let switch = (
+            gpu(
+                "0000:03:00.0",
+                &["0000:02:00.0", "0000:01:00.0", "0000:00:02.0"],
+                0,
+                0,
+                C0,
+            ),
+            gpu(
+                "0000:04:00.0",
+                &["0000:02:01.0", "0000:01:00.0", "0000:00:02.0"],
+                0,
+                0,
+                C0,
+            ),
+        );
+        assert_eq!(path_level(&switch.0, &switch.1), PathLevel::Pxb);
+        let one_bridge = (
+            gpu("0000:03:00.0", &["0000:02:00.0"], 0, 0, C0),
+            gpu("0000:03:00.1", &["0000:02:00.0"], 0, 0, C0),
+        );
+        assert_eq!(path_level(&one_bridge.0, &one_bridge.1), PathLevel::Pix);
+        let on_root_bus = (
+            gpu("0000:00:06.0", &[], 0, 0, C0),
+            gpu("0000:00:07.0", &[], 0, 0, C0),
+        );
+        assert_eq!(path_level(&on_root_bus.0, &on_root_bus.1), PathLevel::Phb);
+        let numa = (
+            gpu("0000:41:00.0", &[], 0x40, 0, C0),
+            gpu("0000:c1:00.0", &[], 0xc0, 1, C0),
+        );
+        assert_eq!(path_level(&numa.0, &numa.1), PathLevel::Sys);
+        let same_numa = (
+            gpu("0000:41:00.0", &[], 0x40, 0, C0),
+            gpu("0000:61:00.0", &[], 0x60, 0, C0),
+        );
+        assert_eq!(path_level(&same_numa.0, &same_numa.1), PathLevel::Phb);
+    }
+
+    fn ev(cpuid: CpuidView, cpu: Option<CpuVendor>, nccl: &[(&str, &str)]) -> P2pEvidence {
+        P2pEvidence {
+            gpus: vec![
+                gpu("0000:01:00.0", &["0000:00:01.0"], 0, 0, C0),
+                gpu("0000:02:00.0", &["0000:00:02.0"], 0, 0, C0),
+            ],
+            cpuid,
+            hypervisor_flag: Some(true),
+            log_hypervisor: None,
+            cpu_vendor: cpu,
+            nccl: nccl
+                .iter()
+                .map(|(k, v)| NcclSetting {
+                    name: (*k).into(),
+                    value: (*v).into(),
+                    source: "environment".into(),
+                })
+                .collect(),
+            viommu: Viommu::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_cpuid_signature_decides_the_driver_gate() {
+        let kvm = CpuidView::Hypervisor {
+            signature: "KVMKVMKVM".into(),
+        };
+        let hidden = CpuidView::Hypervisor {
+            signature: String::new(),
+        };
+        let hyperv = CpuidView::Hypervisor {
+            signature: "Microsoft Hv".into(),
+        };
+        let intel = Some(CpuVendor::Intel);
+        assert_eq!(
+            decide(&ev(kvm, intel, &[]), false).gates.driver.verdict,
+            GateVerdict::Granted
+        );
+        let p = decide(&ev(hidden, intel, &[]), false);
+        assert_eq!(p.gates.driver.verdict, GateVerdict::Refused);
+        assert!(p.hints.iter().any(|h| h.id == "p2p-kvm-visible"));
+        assert_eq!(
+            decide(&ev(hyperv, intel, &[]), false).gates.driver.verdict,
+            GateVerdict::Unknown
+        );
+        // Without CPUID (a captured tree) and without a log: not known.
+        assert_eq!(
+            decide(&ev(CpuidView::NotRead, intel, &[]), false)
+                .kvm
+                .visible,
+            None
+        );
+    }
+
+    #[test]
+    fn nccl_levels_and_settings_decide_the_path_gate() {
+        let kvm = || CpuidView::Hypervisor {
+            signature: "KVMKVMKVM".into(),
+        };
+        let path =
+            |cpu, nccl: &[(&str, &str)]| decide(&ev(kvm(), cpu, nccl), false).gates.path.verdict;
+        use GateVerdict::*;
+        assert_eq!(path(Some(CpuVendor::Intel), &[]), Refused, "PHB past PXB");
+        assert_eq!(
+            path(Some(CpuVendor::Amd), &[]),
+            Granted,
+            "two GPUs on AMD: SYS"
+        );
+        assert_eq!(
+            path(Some(CpuVendor::Intel), &[("NCCL_P2P_LEVEL", "PHB")]),
+            Granted
+        );
+        assert_eq!(
+            path(
+                Some(CpuVendor::Intel),
+                &[("NCCL_P2P_LEVEL", "PHB"), ("NCCL_P2P_DISABLE", "1")]
+            ),
+            Refused
+        );
+        assert_eq!(
+            path(
+                Some(CpuVendor::Intel),
+                &[("NCCL_TOPO_FILE", "/etc/topo.xml")]
+            ),
+            Unknown
+        );
+        assert_eq!(
+            path(Some(CpuVendor::Intel), &[("NCCL_P2P_LEVEL", "5")]),
+            Unknown
+        );
+
+        // On bare metal the path fix is NCCL's level, never an emulated switch.
+        let mut bare = ev(CpuidView::NoHypervisor, Some(CpuVendor::Intel), &[]);
+        bare.hypervisor_flag = Some(false);
+        let p = decide(&bare, false);
+        assert_eq!(p.gates.driver.verdict, Unknown);
+        let ids: Vec<&str> = p.hints.iter().map(|h| h.id).collect();
+        assert_eq!(ids, ["p2p-nccl-level"]);
+    }
+}

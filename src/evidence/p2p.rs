@@ -1,0 +1,207 @@
+//! Evidence for peer-to-peer (`check`): for each selected GPU its whole
+//! config space (the clique capability is past the 64 bytes anyone may
+//! read), its NUMA node and VRAM BAR; the KVM signature (CPUID in-process
+//! on the live system, the `hypervisor` flag and the kernel log's
+//! `Hypervisor detected:` line everywhere); NCCL's settings from
+//! `/etc/nccl.conf` and the environment; a vIOMMU (ACPI DMAR/IVRS tables,
+//! `/sys/class/iommu`, the GPUs' IOMMU groups).
+
+use crate::evidence::Evidence;
+use crate::model::p2p::CliqueCap;
+use crate::model::pci::{PciAddress, RootBus};
+use crate::model::platform::CpuVendor;
+use crate::parse::{nccl, pci_caps};
+use crate::read::cpuid::CpuidView;
+use crate::read::root::Root;
+use std::io::Read;
+
+/// One GPU as P2P sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct P2pGpu {
+    pub addr: PciAddress,
+    pub vendor: u16,
+    pub class: u32,
+    pub clique: CliqueCap,
+    /// Bytes of config space read (256 or 4096 as root, 64 otherwise).
+    pub config_bytes: usize,
+    /// Nearest bridge first.
+    pub upstream: Vec<PciAddress>,
+    pub root_bus: Option<RootBus>,
+    pub numa_node: Option<i64>,
+    /// The largest 64-bit prefetchable BAR: the VRAM aperture peers write
+    /// through.
+    pub vram_bar: Option<(u8, u64)>,
+    /// The end (last address + 1) of the highest BAR, for the vIOMMU's
+    /// address width.
+    pub bar_end: Option<u64>,
+}
+
+/// Where an `NCCL_*` setting was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NcclSetting {
+    pub name: String,
+    pub value: String,
+    /// `etc/nccl.conf` (as on the system) or `environment`.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Viommu {
+    /// ACPI tables present: `DMAR` (Intel VT-d, QEMU's intel-iommu),
+    /// `IVRS` (AMD-Vi).
+    pub tables: Vec<String>,
+    /// DMAR's host address width (byte 36, plus one): what the vIOMMU
+    /// translates. Root-only to read.
+    pub address_width_bits: Option<u32>,
+    /// Entries of `/sys/class/iommu`.
+    pub units: Vec<String>,
+    /// Some GPU has an `iommu_group` link.
+    pub gpu_groups: bool,
+}
+
+impl Viommu {
+    pub(crate) fn present(&self) -> bool {
+        !self.tables.is_empty() || !self.units.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct P2pEvidence {
+    pub gpus: Vec<P2pGpu>,
+    pub cpuid: CpuidView,
+    /// `hypervisor` in /proc/cpuinfo's flags.
+    pub hypervisor_flag: Option<bool>,
+    /// `None`: no kernel log was read; `Some(None)`: a log without a
+    /// `Hypervisor detected:` line; `Some(Some(name))`: the name it gave.
+    pub log_hypervisor: Option<Option<String>>,
+    pub cpu_vendor: Option<CpuVendor>,
+    pub nccl: Vec<NcclSetting>,
+    pub viommu: Viommu,
+    pub warnings: Vec<String>,
+}
+
+/// The kernel log's `Hypervisor detected: NAME`, the last one.
+pub(crate) fn log_hypervisor(log: &str) -> Option<String> {
+    log.lines().rev().find_map(|l| {
+        let i = l.find("Hypervisor detected: ")?;
+        Some(l[i + "Hypervisor detected: ".len()..].trim().to_string())
+    })
+}
+
+/// Reads what P2P needs beyond the BAR evidence. `log` is the kernel log
+/// as the BAR check read it (`None` when there was none); `env` the
+/// process environment's `NCCL_*` pairs (empty for a captured tree).
+pub(crate) fn gather(
+    root: &Root,
+    ev: &Evidence,
+    log: Option<&str>,
+    cpuid: CpuidView,
+    env: &[(String, String)],
+) -> P2pEvidence {
+    let mut warnings = Vec::new();
+    let dev = |a: PciAddress, f: &str| format!("sys/bus/pci/devices/{a}/{f}");
+    let gpus = ev
+        .gpus
+        .iter()
+        .map(|g| {
+            let path = root.join(dev(g.addr, "config"));
+            let mut buf = Vec::with_capacity(4096);
+            let config = std::fs::File::open(&path)
+                .and_then(|f| f.take(4096).read_to_end(&mut buf))
+                .map(|_| buf);
+            let (clique, config_bytes) = match config {
+                Ok(c) => (pci_caps::clique_cap(&c), c.len()),
+                Err(e) => {
+                    warnings.push(crate::read::root::cannot_read(&path, &e));
+                    (CliqueCap::Unreadable { bytes: 0 }, 0)
+                }
+            };
+            let counted = g
+                .bars
+                .iter()
+                .filter(|b| b.mem64 && b.prefetchable && b.size.is_some());
+            let vram_bar = counted
+                .max_by_key(|b| b.size)
+                .and_then(|b| Some((b.index, b.size?)));
+            let bar_end = g
+                .bars
+                .iter()
+                .filter_map(|b| b.start?.checked_add(b.size?))
+                .max();
+            P2pGpu {
+                addr: g.addr,
+                vendor: g.vendor,
+                class: g.class,
+                clique,
+                config_bytes,
+                upstream: g.upstream.clone(),
+                root_bus: g.root_bus,
+                numa_node: root
+                    .read_trimmed(&dev(g.addr, "numa_node"))
+                    .and_then(|n| n.parse().ok()),
+                vram_bar,
+                bar_end,
+            }
+        })
+        .collect::<Vec<_>>();
+
+    let mut nccl = Vec::new();
+    if let Ok(t) = root.read_text("etc/nccl.conf") {
+        for (name, value) in nccl::parse_conf(&t) {
+            nccl.push(NcclSetting {
+                name,
+                value,
+                source: "/etc/nccl.conf".into(),
+            });
+        }
+    }
+    for (name, value) in env.iter().filter(|(k, _)| k.starts_with("NCCL_")) {
+        // The environment wins over the file (NCCL's initEnv).
+        nccl.retain(|s| s.name != *name);
+        nccl.push(NcclSetting {
+            name: name.clone(),
+            value: value.clone(),
+            source: "environment".into(),
+        });
+    }
+
+    let mut viommu = Viommu::default();
+    for t in ["DMAR", "IVRS"] {
+        let p = root.join(format!("sys/firmware/acpi/tables/{t}"));
+        if p.exists() {
+            viommu.tables.push(t.into());
+            if t == "DMAR" {
+                let mut b = Vec::new();
+                if std::fs::File::open(&p)
+                    .and_then(|f| f.take(64).read_to_end(&mut b))
+                    .is_ok()
+                    && b.len() > 36
+                    && &b[..4] == b"DMAR"
+                {
+                    viommu.address_width_bits = Some(u32::from(b[36]) + 1);
+                }
+            }
+        }
+    }
+    if let Ok(d) = std::fs::read_dir(root.join("sys/class/iommu")) {
+        let mut u: Vec<String> = d
+            .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+            .collect();
+        u.sort();
+        viommu.units = u;
+    }
+    viommu.gpu_groups = gpus
+        .iter()
+        .any(|g| std::fs::symlink_metadata(root.join(dev(g.addr, "iommu_group"))).is_ok());
+
+    P2pEvidence {
+        gpus,
+        cpuid,
+        hypervisor_flag: ev.cpu.hypervisor,
+        log_hypervisor: log.filter(|l| !l.trim().is_empty()).map(log_hypervisor),
+        cpu_vendor: ev.cpu.vendor,
+        nccl,
+        viommu,
+        warnings,
+    }
+}
