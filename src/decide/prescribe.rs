@@ -11,8 +11,8 @@
 //! window size before a change in the guest.
 
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::firmware::{Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
 use crate::decide::sizing::{align_up, bridge_window, fits, max_align, packed_size, Block};
+use crate::decide::window::{Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
 use serde::{Serialize, Serializer};
 
 const GIB: u64 = 1 << 30;
@@ -182,6 +182,32 @@ impl Model {
             DiagnosisKind::WindowTooSmall
         };
         Ok(Predicted { kind, unassigned })
+    }
+
+    /// Each GPU after `boot`: (firmware programmed it, the kernel has it
+    /// assigned), the same count as `predict`'s.
+    pub(crate) fn placement(&self, boot: &Boot, realloc: bool) -> Vec<(bool, bool)> {
+        let n = self.kernel_gpus.len();
+        let mut out: Vec<(bool, bool)> =
+            boot.gpus.iter().map(|g| (g.programmed, g.usable)).collect();
+        out.resize(n, (false, false));
+        if realloc {
+            if let Some(crs) = boot.crs {
+                let k = (0..=n)
+                    .rev()
+                    .find(|k| fits(&self.kernel_gpus[..*k], &[crs]))
+                    .unwrap_or(0);
+                let mut extra = k.saturating_sub(boot.placed);
+                for g in out.iter_mut().filter(|g| !g.1) {
+                    if extra == 0 {
+                        break;
+                    }
+                    g.1 = true;
+                    extra -= 1;
+                }
+            }
+        }
+        out
     }
 
     /// Every change predicted to end with all GPUs placed, best first.
@@ -422,7 +448,7 @@ fn window_effect(s: &Setup, gpus: &[GpuBars]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::firmware::OvmfRules;
+    use crate::decide::window::OvmfRules;
     use crate::model::platform::CpuVendor;
 
     fn model(
@@ -432,19 +458,8 @@ mod tests {
         gpus: usize,
         size: u64,
     ) -> Model {
-        let setup = Setup {
-            firmware,
-            machine: Machine::Q35,
-            phys_bits,
-            vendor: Some(vendor),
-            pdpe1gb: false,
-            ram_end: GIB,
-            hole64: None,
-            mmio64: None,
-            empty_ports: 0,
-            amd_1tb_hole: true,
-        };
-        Model::new(setup, vec![GpuBars { bars: vec![size] }; gpus], false).unwrap()
+        let setup = Setup::q35(firmware, phys_bits, vendor);
+        Model::new(setup, vec![GpuBars::port(vec![size]); gpus], false).unwrap()
     }
 
     const OVMF: Firmware = Firmware::Ovmf(OvmfRules::STABLE_202211);
@@ -507,14 +522,7 @@ mod tests {
 
     #[test]
     fn seabios_needs_only_the_bits_that_reach_the_last_bar() {
-        let ps = model(
-            Firmware::SeaBios { top: false },
-            40,
-            CpuVendor::Amd,
-            8,
-            128 * GIB,
-        )
-        .prescribe();
+        let ps = model(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 8, 128 * GIB).prescribe();
         assert_eq!(ids(&ps), [CPU_PHYS_BITS]);
         assert_eq!(ps[0].change.phys_bits_min, Some(41));
     }

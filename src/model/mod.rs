@@ -8,5 +8,6 @@ pub(crate) mod bar;
 pub(crate) mod pci;
 pub(crate) mod platform;
 pub(crate) mod range;
+pub(crate) mod release;
 pub(crate) mod select;
 pub(crate) mod size;

@@ -142,7 +142,7 @@ pub(crate) fn render(r: &Report) -> String {
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
 /// bits (edk2-stable202211 rules)`; `None` when nothing is known.
 fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
-    use crate::decide::firmware::OriginKind as K;
+    use crate::decide::window::OriginKind as K;
     let what = match o.kind {
         K::OvmfDynamic => "OVMF's window, the top eighth of its address width",
         K::OvmfClassic => "OVMF's classic window above RAM (it did not trust the vCPU's width)",
