@@ -184,7 +184,8 @@ pub(super) fn boot(
         origin,
         width: s.phys_bits,
         aperture: Range::new(start, shown_end.max(start)),
-        used: (!wrapped && end > start).then_some((start, end)),
+        // QEMU's `_CRS` spans what was programmed, wrapped or not.
+        used: (!entries.is_empty()).then_some((start, if end < start { u64::MAX } else { end })),
         gpus: fates,
         abandoned: false,
     })

@@ -231,3 +231,367 @@ fn ram_splits_at_4g_as_qemu_does() {
     assert_eq!(ram_end(Machine::Q35, 512 * GIB), FOUR_GIB + 510 * GIB);
     assert_eq!(ram_end(Machine::I440fx, 4 * GIB), FOUR_GIB + GIB);
 }
+
+// The review's test vectors V1-V18 (docs/firmware-window.md, "Test
+// vectors"): each gives upstream's answer, from the source at the tag
+// named, or from the boot (B1-B9) or lab row (L-rows) that measured it.
+
+const MIB: u64 = 1 << 20;
+
+fn seabios_v(v: (u32, u32, u32)) -> Firmware {
+    Firmware::SeaBios(SeabiosRules::of(SeabiosVersion(v.0, v.1, v.2)))
+}
+
+fn ovmf_v(v: &str) -> Firmware {
+    Firmware::Ovmf(OvmfRules::of(
+        crate::parse::release::edk2_build(v).expect("a release"),
+    ))
+}
+
+fn vm(fw: Firmware, pb: u32, vendor: CpuVendor, ram: u64) -> Setup {
+    Setup {
+        ram_end: ram_end(Machine::Q35, ram),
+        ..Setup::q35(fw, pb, vendor)
+    }
+}
+
+fn each(n: usize, bars: &[u64]) -> Vec<GpuBars> {
+    (0..n).map(|_| GpuBars::port(bars.to_vec())).collect()
+}
+
+fn usable(b: &Boot) -> Vec<bool> {
+    b.gpus.iter().map(|g| g.usable).collect()
+}
+
+#[test]
+fn v1_seabios_1_16_3_shifts_below_the_ht_entry_and_wraps() {
+    // E8, E6a: 7 x 128 GiB at 40 bits on AMD: top - size = 128 GiB, which
+    // overlaps [0xFD_0000_0000, 1 TiB), so the base goes 896 GiB lower and
+    // wraps past zero: nothing usable (lab L15).
+    let s = vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(7, &[128 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.placed, b.crs),
+        (OriginKind::SeabiosTop, 0, None)
+    );
+    assert!(b.gpus.iter().all(|g| g.programmed));
+    // 4 of them: base 512 GiB - 512 GiB = 0, a window over RAM.
+    assert_eq!(s.boot(&each(4, &[128 * GIB])).unwrap().placed, 0);
+    // 5 with 64 GiB of RAM (pad mode): 640 GiB wraps.
+    let big = vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, 64 * GIB);
+    assert_eq!(big.boot(&each(5, &[128 * GIB])).unwrap().placed, 0);
+    // 8 (lab L16: wrapped).
+    assert_eq!(s.boot(&each(8, &[128 * GIB])).unwrap().placed, 0);
+    // The fixes: phys-bits 41, or SeaBIOS 1.16.2, or an Intel vCPU at 40
+    // bits (untrusted: above RAM).
+    let at41 = Setup {
+        phys_bits: 41,
+        ..s.clone()
+    };
+    assert_eq!(at41.boot(&each(7, &[128 * GIB])).unwrap().placed, 7);
+    let old = Setup {
+        firmware: Firmware::SEABIOS_1_16_2,
+        ..s.clone()
+    };
+    assert_eq!(old.boot(&each(7, &[128 * GIB])).unwrap().placed, 7);
+}
+
+#[test]
+fn v2_seabios_1_16_3_pad_mode_misaligns_multi_bar_ports() {
+    let g = [128 * GIB, 32 * MIB, 16 * MIB];
+    // E9a: ports of ALIGN(128G+48M, 2^46>>11 = 32 GiB) = 160 GiB in an
+    // 8 TiB window at 0x3800_0000_0000: only ports 0 and 4 keep the
+    // 128 GiB BAR aligned (inference from pciinit.c; not run).
+    let s = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 64 * GIB);
+    let b = s.boot(&each(8, &g)).unwrap();
+    // (The 8 TiB is the size SeaBIOS places by; what it programs, the
+    // aperture here, spans the 8 ports: 1280 GiB.)
+    assert_eq!(b.aperture.start, 0x3800_0000_0000);
+    assert_eq!(b.aperture.size(), 1280 * GIB);
+    assert_eq!(
+        usable(&b),
+        [true, false, false, false, true, false, false, false]
+    );
+    // 1.17.0: E9b keeps the 128 GiB alignment, E6b puts the top at 2^44:
+    // 256 GiB ports in 2 TiB at 0xE00_0000_0000, all placed.
+    let s = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, 64 * GIB);
+    let b = s.boot(&each(8, &g)).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0xE00_0000_0000, 8));
+    // V2b: 1 GiB of RAM, no pad mode: 256 GiB ports (E3), 2 TiB at
+    // 0x3E00_0000_0000, all placed.
+    let s = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(8, &g)).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0x3E00_0000_0000, 8));
+}
+
+#[test]
+fn v3_debian_13_ovmf_honours_a_small_x_pcimmio64mb() {
+    // F2: 2025.02-8+deb13u1 carries 9ac1704af6 (lab L9).
+    let s = Setup {
+        pdpe1gb: true,
+        mmio64: Some(64 * GIB),
+        ..vm(ovmf_v("2025.02-8+deb13u1"), 46, CpuVendor::Amd, 16 * GIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.aperture.start, b.placed),
+        (OriginKind::OvmfMmio64, 0x10_0000_0000, 1)
+    );
+    // Upstream 2025.02 treats it as a minimum: the 8 TiB dynamic window.
+    let up = Setup {
+        firmware: ovmf_v("2025.02"),
+        ..s
+    };
+    assert_eq!(up.boot(&each(8, &[32 * GIB])).unwrap().placed, 8);
+}
+
+#[test]
+fn v4_guest_phys_bits_makes_a_40_bit_intel_vcpu_trusted() {
+    // A6 + C5 (inference: needs KVM on Linux 6.10+).
+    let new = Setup {
+        qemu: QemuRules::of(QemuVersion(10, 0), None),
+        guest_phys_bits: Some(40),
+        ..vm(ovmf_v("2025.02"), 40, CpuVendor::Intel, 16 * GIB)
+    };
+    let b = new.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.aperture.start, b.placed),
+        (OriginKind::OvmfDynamic, 0xE0_0000_0000, 3)
+    );
+    // Older stacks: the classic 32 GiB window, 1 placed.
+    let old = Setup {
+        guest_phys_bits: None,
+        ..new.clone()
+    };
+    assert_eq!(old.boot(&each(8, &[32 * GIB])).unwrap().placed, 1);
+    let q72 = Setup {
+        qemu: QemuRules::V7_2,
+        ..new.clone()
+    };
+    assert_eq!(q72.boot(&each(8, &[32 * GIB])).unwrap().placed, 1);
+    // Sharper: one 64 GiB BAR with 2025.05 fits the 128 GiB window.
+    let one = Setup {
+        firmware: ovmf_v("2025.05"),
+        ..new
+    };
+    assert_eq!(one.boot(&each(1, &[64 * GIB])).unwrap().placed, 1);
+}
+
+#[test]
+fn v5_named_models_have_1g_pages() {
+    // A5 (boot B1): EPYC at 46 bits: 8 TiB at 0x3800_0000_0000.
+    let s = Setup {
+        pdpe1gb: cpu_models::pdpe1gb("EPYC").unwrap(),
+        ..vm(ovmf_v("2022.11"), 46, CpuVendor::Amd, 512 * MIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0x3800_0000_0000, 8));
+    assert_eq!(cpu_models::pdpe1gb("Icelake-Server"), Some(true));
+}
+
+#[test]
+fn v6_empty_hot_plug_ports_take_padding() {
+    // D2 (boots B2 and the control B5).
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB);
+    assert_eq!(s.boot(&each(1, &[128 * GIB])).unwrap().placed, 1);
+    let three = Setup {
+        empty_ports: 3,
+        ..s
+    };
+    let b = three.boot(&each(1, &[128 * GIB])).unwrap();
+    assert_eq!(b.placed, 0);
+    assert!(!b.gpus[0].programmed);
+}
+
+#[test]
+fn v7_ovmf_rejects_the_largest_device_first() {
+    // D3 (boot B3): the 128 GiB device is rejected, the 32 GiB one kept.
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 16 * GIB);
+    let g = vec![
+        GpuBars::port(vec![128 * GIB, 32 * MIB]),
+        GpuBars::port(vec![32 * GIB, 32 * MIB]),
+    ];
+    let b = s.boot(&g).unwrap();
+    assert_eq!(usable(&b), [false, true]);
+}
+
+#[test]
+fn v8_ovmf_on_i440fx_abandons_the_root_bus() {
+    // D4 (boot B6): nothing programmed; the kernel gets QEMU's 2 GiB hole.
+    let s = Setup {
+        machine: Machine::I440fx,
+        ..vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let g: Vec<GpuBars> = (0..3)
+        .map(|_| GpuBars {
+            bars: vec![64 * GIB],
+            attach: Attach::Bus0,
+        })
+        .collect();
+    let b = s.boot(&g).unwrap();
+    assert!(b.bus_abandoned);
+    assert!(b.gpus.iter().all(|g| !g.programmed));
+    assert_eq!(b.crs, Some(Range::new(0x1_0000_0000, 0x1_7FFF_FFFF)));
+    // Two of them fit the 128 GiB window: nothing to reject, all placed.
+    assert_eq!(s.boot(&g[..2]).unwrap().placed, 2);
+}
+
+#[test]
+fn v9_seabios_on_i440fx_packs_bars_across_devices() {
+    // E4 (boot B7).
+    let s = Setup {
+        machine: Machine::I440fx,
+        ..vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let g: Vec<GpuBars> = (0..4)
+        .map(|_| GpuBars {
+            bars: vec![128 * GIB, 32 * MIB],
+            attach: Attach::Bus0,
+        })
+        .collect();
+    let b = s.boot(&g).unwrap();
+    assert_eq!(b.placed, 4);
+    assert_eq!(b.crs, Some(Range::new(0x20_0000_0000, 0xA0_07FF_FFFF)));
+}
+
+#[test]
+fn v10_gpus_behind_one_bridge_take_no_padding() {
+    // D5, G6 (boot B9): 4 of 8 placed.
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, GIB);
+    let g: Vec<GpuBars> = (0..8)
+        .map(|_| GpuBars {
+            bars: vec![32 * GIB],
+            attach: Attach::Bridge(0),
+        })
+        .collect();
+    let b = s.boot(&g).unwrap();
+    assert_eq!(b.placed, 4);
+    // The earlier devices behind the bridge are the ones rejected (B9).
+    assert_eq!(
+        usable(&b),
+        [false, false, false, false, true, true, true, true]
+    );
+    assert_eq!(s.boot(&each(8, &[32 * GIB])).unwrap().placed, 3);
+}
+
+#[test]
+fn v11_the_memory_hot_plug_area_moves_the_window() {
+    // B3, B9 (boot B8): -m 1G,slots=255,maxmem=512G: reserved-memory-end
+    // 770 GiB, the window from 800 GiB, the 8th GPU beyond 1 TiB.
+    let s = Setup {
+        device_memory: 511 * GIB + 255 * GIB,
+        ..vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB)
+    };
+    assert_eq!(s.memory_map().reserved_end, Some(770 * GIB));
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(b.placed, 7);
+    assert_eq!(b.crs, Some(Range::new(0xC8_0000_0000, 0xFF_FFFF_FFFF)));
+}
+
+#[test]
+fn v12_x_pcimmio64mb_above_16_tib_is_ignored() {
+    // C2 (boot B4): the dynamic window, 3 placed.
+    let s = Setup {
+        mmio64: Some(32 * TIB),
+        ..vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::OvmfDynamic, 3));
+    assert_eq!(b.crs.unwrap().start, 0xE0_0000_0000);
+}
+
+#[test]
+fn v13_qemu_7_0_and_older_has_no_phys_bits_check() {
+    // B4, B6, F8: QEMU 6.2 starts with a 1 TiB hole at 40 bits.
+    let s = Setup {
+        qemu: QemuRules::of(QemuVersion(6, 2), None),
+        hole64: Some(TIB),
+        ..vm(ovmf_v("2022.02"), 40, CpuVendor::Amd, 8 * GIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.aperture.start, b.placed),
+        (OriginKind::OvmfClassic, 0x8_0000_0000, 1)
+    );
+    assert_eq!(b.crs, Some(Range::new(0x8_0000_0000, 0xFF_FFFF_FFFF)));
+    // 7.1 and later refuse it.
+    let new = Setup {
+        qemu: QemuRules::V7_2,
+        ..s
+    };
+    assert!(matches!(
+        new.boot(&each(8, &[32 * GIB])),
+        Err(NoBoot::QemuRefuses { .. })
+    ));
+}
+
+#[test]
+fn v14_a_host_phys_bits_limit_caps_the_width() {
+    // A3/H3: host-passthrough with limit 40 on an Intel host is a 40-bit
+    // Intel vCPU: the classic window, 1 placed (the reader applies the
+    // limit: commands/plan).
+    let s = vm(ovmf_v("2023.08"), 40, CpuVendor::Intel, GIB);
+    let s = Setup { pdpe1gb: true, ..s };
+    assert_eq!(s.boot(&each(8, &[32 * GIB])).unwrap().placed, 1);
+}
+
+#[test]
+fn v15_seabios_1_17_0_puts_the_top_at_2_44() {
+    // E6b: placed by a 2 TiB size (pad mode) below 2^44; the BARs span
+    // 1 TiB of it.
+    let s = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, 64 * GIB);
+    let b = s.boot(&each(8, &[128 * GIB])).unwrap();
+    assert_eq!(
+        (b.aperture.start, b.aperture.size(), b.placed),
+        (0xE00_0000_0000, TIB, 8)
+    );
+    // 1.16.3 at 2^46: 8 TiB at 0x3800_0000_0000 (lab L14's layout).
+    let s = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 64 * GIB);
+    assert_eq!(
+        s.boot(&each(8, &[128 * GIB])).unwrap().aperture.start,
+        0x3800_0000_0000
+    );
+}
+
+#[test]
+fn v16_proxmox_3_20230228_4_caps_at_46() {
+    // F4.
+    let s = Setup {
+        pdpe1gb: true,
+        ..vm(ovmf_v("3.20230228-4"), 48, CpuVendor::Amd, 64 * GIB)
+    };
+    let b = s.boot(&each(8, &[128 * GIB])).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0x3800_0000_0000, 8));
+}
+
+#[test]
+fn v17_no_ht_move_on_machine_types_7_0_and_older() {
+    // C10 with B5: no e820 entry, the window stays at 0xE0_0000_0000.
+    let s = Setup {
+        qemu: QemuRules::of(QemuVersion(7, 2), Some(QemuVersion(7, 0))),
+        ..vm(ovmf_v("2023.08"), 40, CpuVendor::Amd, 8 * GIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0xE0_0000_0000, 3));
+    // Machine types 7.1+: below the HT entry, at 0xC0_0000_0000.
+    let new = Setup {
+        qemu: QemuRules::V7_2,
+        ..s
+    };
+    assert_eq!(
+        new.boot(&each(8, &[32 * GIB])).unwrap().aperture.start,
+        0xC0_0000_0000
+    );
+}
+
+#[test]
+fn v18_rhel_host_phys_bits_given_as_input() {
+    // A1: RHEL's qemu-kvm default (host-phys-bits on) is not read from the
+    // host (out of scope, docs/firmware-window.md); given as phys-bits 46
+    // with EPYC-Milan's own 1 GiB pages, all 8 fit.
+    let s = Setup {
+        pdpe1gb: cpu_models::pdpe1gb("EPYC-Milan").unwrap(),
+        ..vm(ovmf_v("2024.02"), 46, CpuVendor::Amd, 64 * GIB)
+    };
+    assert_eq!(s.boot(&each(8, &[32 * GIB])).unwrap().placed, 8);
+}
