@@ -189,7 +189,14 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
                 .as_ref()
                 .map(|b| m.placement(b, o.realloc))
                 .unwrap_or_default();
-            let why = if boot.as_ref().is_some_and(|b| b.bus_abandoned) {
+            let wrapped = boot.as_ref().is_some_and(|b| {
+                b.origin == crate::decide::window::OriginKind::SeabiosTop
+                    && (b.aperture.start >= 1u64.checked_shl(phys_bits).unwrap_or(u64::MAX)
+                        || b.aperture.start < crate::model::range::FOUR_GIB)
+            });
+            let why = if wrapped {
+                format!("SeaBIOS moves its window below an e820 reservation it overlaps (QEMU's AMD HyperTransport range) by its own size, which takes it below zero or onto RAM: no GPU is usable ({why})")
+            } else if boot.as_ref().is_some_and(|b| b.bus_abandoned) {
                 format!("OVMF cannot reject a device on the root bus and abandons its whole allocation: no GPU, and not the disk controller, is programmed ({why})")
             } else {
                 why

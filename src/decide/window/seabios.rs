@@ -8,6 +8,7 @@ use super::qemu::{MemoryMap, GIB};
 use super::rules::PadMode;
 use super::topology::{bridges, Attach, GpuBars};
 use super::{width_trusted, Fate, FwBoot, NoBoot, OriginKind, SeabiosRules, Setup};
+use crate::decide::sizing::align_up;
 use crate::model::range::{Range, FOUR_GIB};
 
 /// `PCI_BRIDGE_MEM_MIN` (pciinit.c L29, 1.16.2 to 1.17.0).
@@ -179,7 +180,12 @@ pub(super) fn boot(
             usable: *u && !wrapped,
         })
         .collect();
-    let shown_end = walign(end, GIB).wrapping_sub(1);
+    // Its own window, `pcimem64_start` to `pcimem64_end` (1 GiB aligned);
+    // one that wraps is shown up to the end of the address space.
+    let shown_end = start
+        .checked_add(sum)
+        .and_then(|e| align_up(e, GIB))
+        .map_or(u64::MAX, |e| e - 1);
     Ok(FwBoot {
         origin,
         width: s.phys_bits,
