@@ -572,7 +572,11 @@ fn the_new_flags_and_predicted_fields() {
         "16M",
     ]);
     assert_eq!(b["predicted"]["unassigned_gpus"], 4, "{b}");
-    for bad in [["--topology", "ring"], ["--qemu", "latest"], ["--phys-bits", "60"]] {
+    for bad in [
+        ["--topology", "ring"],
+        ["--qemu", "latest"],
+        ["--phys-bits", "60"],
+    ] {
         let o = plan(&[&["--gpus", "1", "--bar", "1G"][..], &bad[..]].concat());
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }

@@ -342,6 +342,15 @@ cpu: host
         assert_eq!(c.hostpci[1].hosts, ["42:00", "43:00.0"]);
         assert_eq!(c.hostpci[2].mapping.as_deref(), Some("gpu3"));
         assert_eq!(c.hostpci[2].line, 10);
+        let idx: Vec<u32> = c.hostpci.iter().map(|h| h.index).collect();
+        assert_eq!(idx, [0, 1, 2]);
+        assert_eq!(
+            parse_cpu("kvm64,guest-phys-bits=40")
+                .unwrap()
+                .guest_phys_bits,
+            Some(40)
+        );
+        assert!(parse_cpu("kvm64,guest-phys-bits=x").is_err());
         assert_eq!(
             c.args.as_deref(),
             Some("-global q35-pcihost.pci-hole64-size=2048G")
