@@ -149,6 +149,7 @@ fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
         K::OvmfMmio64 => "OVMF's window of the size X-PciMmio64Mb gives",
         K::SeabiosAboveRam => "SeaBIOS placed the BARs right above RAM",
         K::SeabiosTop => "SeaBIOS placed the BARs at the top of the address space",
+        K::SeabiosBelow4g => "SeaBIOS placed the 64-bit BARs below 4 GiB (they fit there)",
         K::BareMetal | K::Hypervisor | K::Unknown => return None,
     };
     let mut s = what.to_string();

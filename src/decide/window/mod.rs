@@ -112,6 +112,8 @@ pub(crate) enum OriginKind {
     SeabiosAboveRam,
     /// SeaBIOS placed them at the top of the address space.
     SeabiosTop,
+    /// SeaBIOS kept them in the 32-bit window, where they fit (E1).
+    SeabiosBelow4g,
     /// Bare-metal firmware: its own settings decide.
     BareMetal,
     /// A hypervisor other than QEMU (VMware, Hyper-V, ...) sets the window.
@@ -127,6 +129,7 @@ impl OriginKind {
             OriginKind::OvmfMmio64 => "ovmf_mmio64",
             OriginKind::SeabiosAboveRam => "seabios_above_ram",
             OriginKind::SeabiosTop => "seabios_top",
+            OriginKind::SeabiosBelow4g => "seabios_below_4g",
             OriginKind::BareMetal => "bare_metal",
             OriginKind::Hypervisor => "hypervisor",
             OriginKind::Unknown => "unknown",

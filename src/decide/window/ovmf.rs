@@ -77,11 +77,15 @@ fn aperture(
         && classic_base.saturating_add(m) < space;
     if dynamic {
         let mut base = space - m;
-        // C10: below an e820 reservation it overlaps (202302+), which QEMU
-        // adds only for AMD at machine types 7.1+ (B5).
+        // C10: PlatformReservationConflictCB, called for every e820 entry
+        // in turn (202302+): an entry the window overlaps moves it below
+        // that entry, aligned to its size, in UINT64 arithmetic. QEMU adds
+        // the HT reservation only for AMD at machine types 7.1+ (B5).
         if rules.avoids_ht {
-            if let Some((start, _)) = map.e820_used(base, m).filter(|(s, _)| *s >= FOUR_GIB) {
-                base = start.saturating_sub(m) & !(m - 1);
+            for (start, end) in &map.e820 {
+                if base.max(*start) < base.wrapping_add(m).min(*end) {
+                    base = start.wrapping_sub(m) & !(m - 1);
+                }
             }
         }
         return Ok((OriginKind::OvmfDynamic, w, base, m));

@@ -127,6 +127,38 @@ pub(super) fn boot(
     entries.sort_by_key(|e| std::cmp::Reverse(e.align));
     let sum: u64 = entries.iter().map(|e| e.size).sum();
     let align = entries.first().map_or(1, |e| e.align);
+    // E1: without pad mode the 64-bit BARs stay in the 32-bit window when
+    // they fit there, below BUILD_PCIMEM_END (pci_bios_init_root_regions_mem:
+    // the prefetchable region ends the window, aligned down; q35's window
+    // starts above MMCONFIG at 0xC000_0000, i440fx's at 2 or 3 GiB). The
+    // 32-bit BARs that share it are not counted.
+    if !pad && sum > 0 {
+        const PCIMEM_END: u64 = 0xFEC0_0000;
+        let below = map.ram_end.min(FOUR_GIB);
+        let low = match s.machine {
+            super::Machine::Q35 => below.max(0xC000_0000),
+            super::Machine::I440fx if below <= 0x8000_0000 => 0x8000_0000,
+            super::Machine::I440fx if below <= 0xC000_0000 => 0xC000_0000,
+            super::Machine::I440fx => below,
+        };
+        let base = PCIMEM_END.checked_sub(sum).map(|b| b & !(align - 1));
+        if let Some(base) = base.filter(|b| *b >= low) {
+            return Ok(FwBoot {
+                origin: OriginKind::SeabiosBelow4g,
+                width: s.phys_bits,
+                aperture: Range::new(base, base + sum - 1),
+                used: None,
+                gpus: vec![
+                    Fate {
+                        programmed: true,
+                        usable: true,
+                    };
+                    gpus.len()
+                ],
+                abandoned: false,
+            });
+        }
+    }
     // E2/B9: above RAM and reserved-memory-end.
     let mut base = map
         .reserved_end

@@ -595,3 +595,20 @@ fn v18_rhel_host_phys_bits_given_as_input() {
     };
     assert_eq!(s.boot(&each(8, &[32 * GIB])).unwrap().placed, 8);
 }
+
+#[test]
+fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
+    // E1: two 256 MiB BARs fit q35's 32-bit window: no 64-bit window.
+    let s = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(2, &[256 * MIB])).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::SeabiosBelow4g, 2));
+    assert!(b.aperture.end < 0xFEC0_0000);
+    // The kernel's 64-bit window is QEMU's hole from 4 GiB.
+    assert_eq!(b.crs.unwrap().start, 0x1_0000_0000);
+    // 1.16.3 with RAM above 4 GiB (pad mode) always goes high.
+    let p = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 8 * GIB);
+    assert_eq!(
+        p.boot(&each(2, &[256 * MIB])).unwrap().origin,
+        OriginKind::SeabiosTop
+    );
+}
