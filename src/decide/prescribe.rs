@@ -212,15 +212,15 @@ impl Model {
 
     /// Every change predicted to end with all GPUs placed, best first.
     pub(crate) fn prescribe(&self) -> Vec<Prescription> {
-        let mut out: Vec<(usize, Prescription)> = Vec::new();
+        let out: std::cell::RefCell<Vec<(usize, Prescription)>> = Default::default();
         let s = &self.setup;
         let ovmf = matches!(s.firmware, Firmware::Ovmf(_));
-        let mut consider = |rank: usize,
-                            id: &'static str,
-                            change: Change,
-                            next: Setup,
-                            realloc: bool,
-                            effect: String| {
+        let consider = |rank: usize,
+                        id: &'static str,
+                        change: Change,
+                        next: Setup,
+                        realloc: bool,
+                        effect: String| {
             let Ok(p) = self.predict(&next, realloc) else {
                 return;
             };
@@ -243,7 +243,7 @@ impl Model {
             } else {
                 (Side::Guest, Restart::Reboot)
             };
-            out.push((
+            out.borrow_mut().push((
                 rank,
                 Prescription {
                     id,
@@ -353,50 +353,67 @@ impl Model {
         let window_short = !self
             .predict(s, true)
             .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
-        for shift in 36..=46 {
-            let size = 1u64 << shift;
-            if !window_short
-                || s.hole64.is_some_and(|h| h >= size)
-                || size <= s.machine.default_hole64()
-            {
-                continue;
-            }
-            let half = Setup {
-                hole64: Some(size / 2),
-                ..s.clone()
-            };
-            let next = Setup {
-                hole64: Some(size),
-                ..s.clone()
-            };
-            let works = self
-                .predict(&half, true)
-                .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
-                && self
-                    .predict(&next, true)
-                    .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
-            if works {
-                let effect = match next.boot(&self.firmware_gpus) {
-                    Ok(Boot { crs: Some(c), .. }) => format!(
-                        "the guest kernel is offered {:#x}-{:#x} ({})",
-                        c.start,
-                        c.end,
-                        crate::model::size::human(c.size())
-                    ),
-                    _ => String::new(),
-                };
-                consider(
-                    3,
-                    QEMU_PCI_HOLE64_SIZE,
-                    Change {
-                        qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
-                        ..Change::default()
-                    },
-                    next,
-                    self.realloc,
-                    effect,
-                );
+        // Where the firmware's window cannot be made right by one change
+        // (SeaBIOS 1.16.3's misaligned or wrapped window), the hole together
+        // with the least address width that lets it work: the guest kernel
+        // then lays the BARs out again with pci=realloc.
+        let mut found_hole = false;
+        let widths = std::iter::once(s.phys_bits).chain((s.phys_bits + 1)..=46);
+        for bits in widths {
+            if found_hole || (bits != s.phys_bits && !out.borrow().is_empty()) {
                 break;
+            }
+            let base = Setup {
+                phys_bits: bits,
+                ..s.clone()
+            };
+            for shift in 36..=46 {
+                let size = 1u64 << shift;
+                if !window_short
+                    || s.hole64.is_some_and(|h| h >= size)
+                    || size <= s.machine.default_hole64()
+                {
+                    continue;
+                }
+                let half = Setup {
+                    hole64: Some(size / 2),
+                    ..base.clone()
+                };
+                let next = Setup {
+                    hole64: Some(size),
+                    ..base.clone()
+                };
+                let works = self
+                    .predict(&half, true)
+                    .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
+                    && self
+                        .predict(&next, true)
+                        .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
+                if works {
+                    let effect = match next.boot(&self.firmware_gpus) {
+                        Ok(Boot { crs: Some(c), .. }) => format!(
+                            "the guest kernel is offered {:#x}-{:#x} ({})",
+                            c.start,
+                            c.end,
+                            crate::model::size::human(c.size())
+                        ),
+                        _ => String::new(),
+                    };
+                    consider(
+                        3,
+                        QEMU_PCI_HOLE64_SIZE,
+                        Change {
+                            qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
+                            phys_bits_min: (bits != s.phys_bits).then_some(bits),
+                            ..Change::default()
+                        },
+                        next,
+                        self.realloc,
+                        effect,
+                    );
+                    found_hole = true;
+                    break;
+                }
             }
         }
         // The guest's own kernel.
@@ -413,6 +430,7 @@ impl Model {
                 "the guest kernel places the BARs the firmware left".into(),
             );
         }
+        let mut out = out.into_inner();
         out.sort_by_key(|(rank, p)| (p.boots_to_ok, p.change.count(), *rank));
         out.into_iter().map(|(_, p)| p).collect()
     }
@@ -552,5 +570,38 @@ mod tests {
         // one ends beyond what the vCPU addresses.
         let ps = model(OVMF, 40, CpuVendor::Amd, 8, 32 * GIB).prescribe();
         assert!(!ids(&ps).contains(&QEMU_PCI_HOLE64_SIZE), "{ps:?}");
+    }
+
+    #[test]
+    fn seabios_1_16_3s_wrapped_window_takes_the_width_and_the_hole_together() {
+        // The seed case: Proxmox's SeaBIOS 1.16.3, kvm64 on AMD, 8 GPUs of
+        // 128 GiB + 32 MiB, RAM above 4 GiB. The window wraps (E8); more
+        // bits alone leave pad-mode ports misaligned (E9a); so the width and
+        // the hole together, then pci=realloc in the guest: two boots.
+        let fw = Firmware::SeaBios(crate::decide::window::SeabiosRules::of(
+            crate::decide::window::SeabiosVersion(1, 16, 3),
+        ));
+        let setup = Setup {
+            ram_end: crate::decide::window::ram_end(Machine::Q35, 64 * GIB),
+            ..Setup::q35(fw, 40, CpuVendor::Amd)
+        };
+        let g = vec![GpuBars::port(vec![128 * GIB, 32 << 20]); 8];
+        let m = Model::new(setup, g, false).unwrap();
+        assert_eq!(m.predict(&m.setup, false).unwrap().unassigned, 8);
+        let ps = m.prescribe();
+        let p = &ps[0];
+        assert_eq!(p.id, QEMU_PCI_HOLE64_SIZE);
+        assert_eq!(p.change.phys_bits_min, Some(43));
+        assert_eq!(
+            (p.expect, p.boots_to_ok),
+            (DiagnosisKind::FirmwareLeftUnassigned, 2)
+        );
+        // The prescribed setup, with pci=realloc, is predicted healthy.
+        let next = Setup {
+            phys_bits: 43,
+            hole64: Some(4 << 40),
+            ..m.setup.clone()
+        };
+        assert_eq!(m.predict(&next, true).unwrap().kind, DiagnosisKind::Ok);
     }
 }
