@@ -6,8 +6,8 @@
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::align_up;
 use crate::decide::window::{
-    Firmware, GpuBars, Machine, OriginKind, OvmfRules, QemuRules, SeabiosRules, SeabiosVersion,
-    Setup, QEMU_DEFAULT_PHYS_BITS,
+    Attach, Firmware, GpuBars, Machine, OriginKind, OvmfRules, QemuRules, SeabiosRules,
+    SeabiosVersion, Setup, QEMU_DEFAULT_PHYS_BITS,
 };
 use crate::evidence::Evidence;
 use crate::model::platform::{CpuVendor, FirmwareKind, Platform, QemuMachine};
@@ -136,7 +136,15 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
             .map(|b| b.size)
             .collect::<Option<_>>()?;
         if !bars.is_empty() {
-            firmware_gpus.push(GpuBars::port(bars));
+            // i440fx has no root ports: the GPUs sit on bus 0 (E4, D4).
+            firmware_gpus.push(GpuBars {
+                bars,
+                attach: if machine == Machine::I440fx {
+                    Attach::Bus0
+                } else {
+                    Attach::RootPort
+                },
+            });
         }
     }
     let seen = observed_window(ev);
