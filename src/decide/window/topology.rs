@@ -36,6 +36,7 @@ pub(crate) struct GpuBars {
 
 impl GpuBars {
     /// A GPU on its own root port.
+    #[cfg(test)]
     pub(crate) fn port(bars: Vec<u64>) -> GpuBars {
         GpuBars {
             bars,
