@@ -43,6 +43,8 @@ pub(crate) struct VmReport {
     pub hole64_bytes: Option<u64>,
     pub mmio64_bytes: Option<u64>,
     pub realloc: bool,
+    /// The QEMU release whose rules were taken (`7.2`).
+    pub qemu_version: String,
     /// What was not in the configuration and was taken at a default.
     pub assumed: Vec<String>,
 }

@@ -170,6 +170,16 @@ pub(super) fn resolve(
     if (is_host || c.phys_bits_host) && host_cpu.and_then(|h| h.phys_bits).is_none() {
         assumed.push("46 host address bits (no /proc/cpuinfo under the root)".into());
     }
+    // A1 downstream: RHEL's qemu-kvm turns host-phys-bits on for named
+    // models (secondary sources only: tp-qemu's host_phys_bits test, a
+    // qemu-devel thread); not modelled, said.
+    if !is_host
+        && o.phys_bits.is_none()
+        && c.phys_bits.is_none()
+        && root.join("etc/redhat-release").exists()
+    {
+        assumed.push("QEMU's 40 address bits for a named model, as upstream; RHEL-family qemu-kvm is said to give the host's (host-phys-bits, limit 48): give --phys-bits N".into());
+    }
     let mut phys_bits = if is_host || c.phys_bits_host {
         // A3/H3: host-phys-bits-limit caps the host's width.
         host_bits().min(c.phys_bits_limit.unwrap_or(u32::MAX))
@@ -295,6 +305,7 @@ pub(super) fn resolve(
         hole64_bytes: hole64,
         mmio64_bytes: mmio64,
         realloc: o.realloc,
+        qemu_version: qemu_v.to_string(),
         assumed,
     };
     Ok((setup, vm))
