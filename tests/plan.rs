@@ -581,3 +581,39 @@ fn the_new_flags_and_predicted_fields() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
 }
+
+#[test]
+fn proxmox_seabios_is_the_build_pve_qemu_kvm_bundles() {
+    // F7: pve-qemu-kvm ships QEMU's own bios-256k.bin: 1.16.3 from 8.2,
+    // 1.17.0 from 10.1; and its version is the QEMU release taken.
+    for (pve, seabios, qemu) in [("8.2.2-1", "1.16.3", "8.2"), ("10.1.2-1", "1.17.0", "10.1")] {
+        let root =
+            std::env::temp_dir().join(format!("gpu-preflight-f7-{}-{pve}", std::process::id()));
+        std::fs::create_dir_all(root.join("var/lib/dpkg")).unwrap();
+        std::fs::write(
+            root.join("var/lib/dpkg/status"),
+            format!("Package: pve-qemu-kvm\nStatus: install ok installed\nVersion: {pve}\n\n"),
+        )
+        .unwrap();
+        let o = Command::new(bin())
+            .args(["plan", "--root"])
+            .arg(&root)
+            .args([
+                "--gpus",
+                "1",
+                "--bar",
+                "32G",
+                "--firmware",
+                "seabios",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        std::fs::remove_dir_all(&root).ok();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let shown = v["vm"]["firmware_version"].as_str().unwrap();
+        assert!(shown.starts_with(seabios), "{shown}");
+        assert_eq!(v["vm"]["qemu_version"], qemu);
+    }
+}
