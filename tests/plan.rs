@@ -94,7 +94,14 @@ fn the_libvirt_xml_of_the_same_vm_agrees() {
     for k in ["ok", "diagnosis", "unassigned_gpus"] {
         assert_eq!(v["predicted"][k], p["predicted"][k], "{k}");
     }
-    assert_eq!(first_change(&v), first_change(&p));
+    // The same width; SapphireRapids has 1 GiB pages of its own (QEMU's
+    // cpu.c model definition, rule A5), so no flag to add.
+    assert_eq!(
+        first_change(&v)["phys_bits_min"],
+        first_change(&p)["phys_bits_min"]
+    );
+    assert_eq!(v["vm"]["pdpe1gb"], true);
+    assert!(first_change(&v)["cpu_flags_add"].is_null());
     let text = v["hints"][0]["text"].as_str().unwrap();
     assert!(text.contains("virsh edit inference"), "{text}");
     assert!(
@@ -415,5 +422,198 @@ fn bad_input_is_one_line_naming_the_file_and_line() {
             1,
             "{err}"
         );
+    }
+}
+
+/// A Proxmox config written beside the fixture's host, planned with it.
+fn proxmox_conf(name: &str, text: &str) -> (i32, Value) {
+    let dir =
+        std::env::temp_dir().join(format!("gpu-preflight-plan-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(format!("{name}.conf"));
+    std::fs::write(&f, text).unwrap();
+    let r = json(&[
+        "--proxmox",
+        f.to_str().unwrap(),
+        "--qemu",
+        "7.2",
+        "--cpu-vendor",
+        "amd",
+    ]);
+    std::fs::remove_dir_all(&dir).ok();
+    r
+}
+
+#[test]
+fn proxmox_q35_has_four_ports_and_the_empty_ones_take_padding() {
+    // pve-q35-4.0.cfg's ich9-pcie-port-1..4: one GPU leaves three empty,
+    // which OVMF pads (rule D2, boot B2): the 128 GiB GPU is rejected.
+    let (_, v) = proxmox_conf(
+        "ports",
+        "bios: ovmf\nmachine: q35\nmemory: 512\nhostpci0: 0000:61:00,pcie=1\n",
+    );
+    assert_eq!(v["predicted"]["firmware_unprogrammed_gpus"], 1, "{v}");
+    assert_eq!(v["predicted"]["placement"][0]["firmware_programmed"], false);
+    // --empty-ports 0 says the ports are not there.
+    let o = plan(&[
+        "--proxmox",
+        "100",
+        "--gpus",
+        "1",
+        "--bar",
+        "128G",
+        "--ram",
+        "512M",
+        "--cpu-vendor",
+        "amd",
+        "--empty-ports",
+        "0",
+        "--firmware",
+        "ovmf:2022.11",
+        "--format",
+        "json",
+    ]);
+    let w: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["predicted"]["firmware_unprogrammed_gpus"], 0, "{w}");
+}
+
+#[test]
+fn proxmox_pc_machine_with_ovmf_abandons_the_root_bus() {
+    // Rule D4 (boot B6): machine pc puts hostpci0-3 on bus 0.
+    let (_, v) = proxmox_conf(
+        "pc",
+        "bios: ovmf\nmemory: 512\nhostpci0: 0000:41:00\nhostpci1: 0000:42:00\n",
+    );
+    assert_eq!(v["vm"]["machine"], "pc");
+    assert_eq!(v["predicted"]["bus_abandoned"], true, "{v}");
+    assert_eq!(v["predicted"]["no_boot"], Value::Null);
+    assert_eq!(v["predicted"]["firmware_unprogrammed_gpus"], 2);
+}
+
+#[test]
+fn proxmox_memory_hotplug_boots_with_the_hot_plug_area() {
+    // G10/B9: hotplug: memory boots -m size=1024,slots=255,maxmem=512G
+    // (40 bits), and the window starts above reserved-memory-end.
+    let conf = "bios: seabios\nmachine: q35\nmemory: 65536\nnuma: 1\nhotplug: disk,network,usb,memory\nhostpci0: 0000:41:00,pcie=1\n";
+    let (_, v) = proxmox_conf("hotplug", conf);
+    let start = v["capacity"]["window"]["start"].as_u64().unwrap();
+    assert!(start >= 770 << 30, "{v}");
+}
+
+#[test]
+fn the_new_flags_and_predicted_fields() {
+    // V1: SeaBIOS 1.16.3 wraps; the placement lists every GPU.
+    let (_, v) = json(&[
+        "--gpus",
+        "7",
+        "--bar",
+        "128G",
+        "--firmware",
+        "seabios:1.16.3",
+        "--cpu-vendor",
+        "amd",
+        "--phys-bits",
+        "40",
+        "--ram",
+        "1G",
+        "--machine",
+        "q35",
+        "--qemu",
+        "10.0.2",
+    ]);
+    let p = &v["predicted"];
+    assert_eq!(p["unassigned_gpus"], 7, "{v}");
+    assert_eq!(p["placement"].as_array().unwrap().len(), 7);
+    assert_eq!(p["placement"][6]["gpu"], 6);
+    assert_eq!(p["placement"][0]["firmware_programmed"], true);
+    assert_eq!(p["placement"][0]["kernel_assigned"], false);
+    // QEMU 7.2 refuses what 6.2 starts (V13).
+    let args = [
+        "--gpus",
+        "8",
+        "--bar",
+        "32G",
+        "--firmware",
+        "ovmf:2022.02",
+        "--cpu-vendor",
+        "amd",
+        "--phys-bits",
+        "40",
+        "--hole64",
+        "1T",
+        "--ram",
+        "8G",
+        "--qemu",
+    ];
+    let (_, new) = json(&[&args[..], &["7.2"]].concat());
+    assert_eq!(new["predicted"]["no_boot"], "qemu_refuses");
+    let (_, old) = json(&[&args[..], &["6.2"]].concat());
+    assert_eq!(old["predicted"]["no_boot"], Value::Null);
+    assert_eq!(old["predicted"]["boots"], true);
+    // --topology bridge (V10), versioned machine types, Debian versions.
+    let (_, b) = json(&[
+        "--gpus",
+        "8",
+        "--bar",
+        "32G",
+        "--topology",
+        "bridge",
+        "--firmware",
+        "ovmf:2022.11-6+deb12u2",
+        "--cpu-vendor",
+        "amd",
+        "--phys-bits",
+        "40",
+        "--machine",
+        "pc-q35-7.0",
+        "--qemu",
+        "7.2",
+        "--bar32",
+        "16M",
+    ]);
+    assert_eq!(b["predicted"]["unassigned_gpus"], 4, "{b}");
+    for bad in [
+        ["--topology", "ring"],
+        ["--qemu", "latest"],
+        ["--phys-bits", "60"],
+    ] {
+        let o = plan(&[&["--gpus", "1", "--bar", "1G"][..], &bad[..]].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+#[test]
+fn proxmox_seabios_is_the_build_pve_qemu_kvm_bundles() {
+    // F7: pve-qemu-kvm ships QEMU's own bios-256k.bin: 1.16.3 from 8.2,
+    // 1.17.0 from 10.1; and its version is the QEMU release taken.
+    for (pve, seabios, qemu) in [("8.2.2-1", "1.16.3", "8.2"), ("10.1.2-1", "1.17.0", "10.1")] {
+        let root =
+            std::env::temp_dir().join(format!("gpu-preflight-f7-{}-{pve}", std::process::id()));
+        std::fs::create_dir_all(root.join("var/lib/dpkg")).unwrap();
+        std::fs::write(
+            root.join("var/lib/dpkg/status"),
+            format!("Package: pve-qemu-kvm\nStatus: install ok installed\nVersion: {pve}\n\n"),
+        )
+        .unwrap();
+        let o = Command::new(bin())
+            .args(["plan", "--root"])
+            .arg(&root)
+            .args([
+                "--gpus",
+                "1",
+                "--bar",
+                "32G",
+                "--firmware",
+                "seabios",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        std::fs::remove_dir_all(&root).ok();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let shown = v["vm"]["firmware_version"].as_str().unwrap();
+        assert!(shown.starts_with(seabios), "{shown}");
+        assert_eq!(v["vm"]["qemu_version"], qemu);
     }
 }

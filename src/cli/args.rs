@@ -124,6 +124,30 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_name = "N")]
     pub empty_ports: Option<usize>,
 
+    /// The QEMU release (7.2, 10.0.2) [default: the host's pve-qemu-kvm or qemu-system-x86].
+    #[arg(long, value_name = "VERSION")]
+    pub qemu: Option<String>,
+
+    /// Where the GPUs sit: root-ports, bridge, bus0 [default: q35 root-ports, pc bus0].
+    #[arg(long, value_name = "TOPOLOGY")]
+    pub topology: Option<String>,
+
+    /// Memory hot-plug: QEMU's maxmem.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub maxmem: Option<u64>,
+
+    /// Memory hot-plug: QEMU's slots.
+    #[arg(long, value_name = "N")]
+    pub mem_slots: Option<u32>,
+
+    /// A 32-bit BAR of each GPU (16M), which goes in the 32-bit window. Repeatable.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub bar32: Vec<u64>,
+
+    /// The GuestPhysBits KVM reports to the vCPU (QEMU 9.1+, Linux 6.10+).
+    #[arg(long, value_name = "N")]
+    pub guest_phys_bits: Option<u32>,
+
     #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
     pub format: PlanFormat,
 
@@ -153,6 +177,12 @@ impl PlanArgs {
             realloc: self.realloc,
             empty_ports: self.empty_ports,
             p2p: self.p2p,
+            qemu: self.qemu.clone(),
+            topology: self.topology.clone(),
+            maxmem: self.maxmem,
+            mem_slots: self.mem_slots,
+            bar32: self.bar32.clone(),
+            guest_phys_bits: self.guest_phys_bits,
         }
     }
 }

@@ -11,12 +11,12 @@
 //! windows trades this failure for address conflicts.
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
-use crate::decide::firmware::{Boot, Firmware, OriginKind};
 use crate::decide::prescribe::{
     Change, Model, Prescription, Restart, Side, CPU_PDPE1GB, CPU_PHYS_BITS, GUEST_PCI_REALLOC,
     OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE,
 };
 use crate::decide::summary::describe;
+use crate::decide::window::{Boot, Firmware, OriginKind};
 use crate::evidence::Evidence;
 use crate::model::platform::{Platform, QemuMachine};
 use crate::model::size::human;
@@ -216,7 +216,7 @@ fn cause(m: &Model) -> String {
             human(aperture.size()),
             aperture.start
         ),
-        (Some(b), Firmware::SeaBios { .. }) if b.placed < m.firmware_gpus.len() => format!(
+        (Some(b), Firmware::SeaBios(_)) if b.placed < m.firmware_gpus.len() => format!(
             " SeaBIOS placed the BARs from {:#x} up, past the {} the vCPU's {} bits address; the kernel cannot use what lies beyond.",
             b.aperture.start,
             human(1u64 << s.phys_bits.min(63)),

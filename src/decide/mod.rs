@@ -5,10 +5,10 @@
 //! changes make every GPU fit (`prescribe`); and what to change (`hints`).
 
 pub(crate) mod diagnosis;
-pub(crate) mod firmware;
 pub(crate) mod hints;
 pub(crate) mod origin;
 pub(crate) mod p2p;
 pub(crate) mod prescribe;
 pub(crate) mod sizing;
 pub(crate) mod summary;
+pub(crate) mod window;

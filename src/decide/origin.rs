@@ -3,11 +3,12 @@
 //! its firmware made the 64-bit window it offers (`origin`, the report's
 //! `capacity.window_origin`), checked against the window the guest saw.
 
-use crate::decide::firmware::{
-    Firmware, GpuBars, Machine, OriginKind, OvmfRules, Setup, QEMU_DEFAULT_PHYS_BITS,
-};
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::align_up;
+use crate::decide::window::{
+    Attach, Firmware, GpuBars, Machine, OriginKind, OvmfRules, QemuRules, SeabiosRules,
+    SeabiosVersion, Setup, QEMU_DEFAULT_PHYS_BITS,
+};
 use crate::evidence::Evidence;
 use crate::model::platform::{CpuVendor, FirmwareKind, Platform, QemuMachine};
 use crate::model::range::Range;
@@ -83,10 +84,14 @@ fn rules_name(r: OvmfRules) -> &'static str {
         "edk2-stable202211 rules, as Debian 12 ships"
     } else if r.cap == 47 {
         "edk2-stable202302 to 202305"
+    } else if !r.guest_phys_bits {
+        "edk2-stable202308 to 202405"
     } else if !r.mmio64_exact {
-        "edk2-stable202308 to 202502"
-    } else {
+        "edk2-stable202408 to 202502"
+    } else if r == OvmfRules::STABLE_202505 {
         "edk2-stable202505 and later"
+    } else {
+        "edk2 before 202505 with X-PciMmio64Mb as given (Debian 13's 2025.02-8+deb13u1)"
     }
 }
 
@@ -131,26 +136,37 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
             .map(|b| b.size)
             .collect::<Option<_>>()?;
         if !bars.is_empty() {
-            firmware_gpus.push(GpuBars { bars });
+            // i440fx has no root ports: the GPUs sit on bus 0 (E4, D4).
+            firmware_gpus.push(GpuBars {
+                bars,
+                attach: if machine == Machine::I440fx {
+                    Attach::Bus0
+                } else {
+                    Attach::RootPort
+                },
+            });
         }
     }
     let seen = observed_window(ev);
     let base = Setup {
         firmware: match kind {
             FirmwareKind::Ovmf => Firmware::Ovmf(OvmfRules::STABLE_202211),
-            FirmwareKind::SeaBios => Firmware::SeaBios { top: false },
+            FirmwareKind::SeaBios => Firmware::SEABIOS_1_16_2,
             _ => return None,
         },
         machine,
+        // A guest cannot see its QEMU's or machine type's version: the
+        // QEMU suite's (7.2), whose rules any 7.1 or later shares.
+        qemu: QemuRules::V7_2,
         phys_bits,
         vendor: ev.cpu.vendor,
         pdpe1gb,
+        guest_phys_bits: None,
         ram_end,
+        device_memory: 0,
         hole64: None,
         mmio64: None,
         empty_ports: ev.empty_root_ports,
-        // A guest cannot see its machine type's version: today's.
-        amd_1tb_hole: true,
     };
     // The variants the window's place can tell apart; the first whose
     // firmware window starts where the guest's does is taken.
@@ -170,10 +186,14 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
                 });
             }
         }
-        _ => variants.push(Setup {
-            firmware: Firmware::SeaBios { top: true },
-            ..base.clone()
-        }),
+        _ => {
+            for v in [SeabiosVersion(1, 16, 3), SeabiosVersion(1, 17, 0)] {
+                variants.push(Setup {
+                    firmware: Firmware::SeaBios(SeabiosRules::of(v)),
+                    ..base.clone()
+                });
+            }
+        }
     }
     let start_of = |s: &Setup| {
         s.boot(&firmware_gpus)
@@ -225,8 +245,11 @@ pub(crate) fn model_origin(m: &Model) -> WindowOrigin {
 fn rules_of(f: Firmware) -> &'static str {
     match f {
         Firmware::Ovmf(r) => rules_name(r),
-        Firmware::SeaBios { top: false } => "SeaBIOS 1.16.2 and older (above RAM)",
-        Firmware::SeaBios { top: true } => "SeaBIOS 1.16.3 and newer (top of the address space)",
+        Firmware::SeaBios(r) if !r.top => "SeaBIOS 1.16.2 and older (above RAM)",
+        Firmware::SeaBios(r) if !r.top44 => {
+            "SeaBIOS 1.16.3 (top of the address space, pad mode, e820 shift)"
+        }
+        Firmware::SeaBios(_) => "SeaBIOS 1.17.0 and newer (top at 2^44 above 44 bits)",
     }
 }
 

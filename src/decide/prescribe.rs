@@ -11,8 +11,8 @@
 //! window size before a change in the guest.
 
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::firmware::{Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
 use crate::decide::sizing::{align_up, bridge_window, fits, max_align, packed_size, Block};
+use crate::decide::window::{Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
 use serde::{Serialize, Serializer};
 
 const GIB: u64 = 1 << 30;
@@ -184,17 +184,43 @@ impl Model {
         Ok(Predicted { kind, unassigned })
     }
 
+    /// Each GPU after `boot`: (firmware programmed it, the kernel has it
+    /// assigned), the same count as `predict`'s.
+    pub(crate) fn placement(&self, boot: &Boot, realloc: bool) -> Vec<(bool, bool)> {
+        let n = self.kernel_gpus.len();
+        let mut out: Vec<(bool, bool)> =
+            boot.gpus.iter().map(|g| (g.programmed, g.usable)).collect();
+        out.resize(n, (false, false));
+        if realloc {
+            if let Some(crs) = boot.crs {
+                let k = (0..=n)
+                    .rev()
+                    .find(|k| fits(&self.kernel_gpus[..*k], &[crs]))
+                    .unwrap_or(0);
+                let mut extra = k.saturating_sub(boot.placed);
+                for g in out.iter_mut().filter(|g| !g.1) {
+                    if extra == 0 {
+                        break;
+                    }
+                    g.1 = true;
+                    extra -= 1;
+                }
+            }
+        }
+        out
+    }
+
     /// Every change predicted to end with all GPUs placed, best first.
     pub(crate) fn prescribe(&self) -> Vec<Prescription> {
-        let mut out: Vec<(usize, Prescription)> = Vec::new();
+        let out: std::cell::RefCell<Vec<(usize, Prescription)>> = Default::default();
         let s = &self.setup;
         let ovmf = matches!(s.firmware, Firmware::Ovmf(_));
-        let mut consider = |rank: usize,
-                            id: &'static str,
-                            change: Change,
-                            next: Setup,
-                            realloc: bool,
-                            effect: String| {
+        let consider = |rank: usize,
+                        id: &'static str,
+                        change: Change,
+                        next: Setup,
+                        realloc: bool,
+                        effect: String| {
             let Ok(p) = self.predict(&next, realloc) else {
                 return;
             };
@@ -217,7 +243,7 @@ impl Model {
             } else {
                 (Side::Guest, Restart::Reboot)
             };
-            out.push((
+            out.borrow_mut().push((
                 rank,
                 Prescription {
                     id,
@@ -327,50 +353,67 @@ impl Model {
         let window_short = !self
             .predict(s, true)
             .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
-        for shift in 36..=46 {
-            let size = 1u64 << shift;
-            if !window_short
-                || s.hole64.is_some_and(|h| h >= size)
-                || size <= s.machine.default_hole64()
-            {
-                continue;
-            }
-            let half = Setup {
-                hole64: Some(size / 2),
-                ..s.clone()
-            };
-            let next = Setup {
-                hole64: Some(size),
-                ..s.clone()
-            };
-            let works = self
-                .predict(&half, true)
-                .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
-                && self
-                    .predict(&next, true)
-                    .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
-            if works {
-                let effect = match next.boot(&self.firmware_gpus) {
-                    Ok(Boot { crs: Some(c), .. }) => format!(
-                        "the guest kernel is offered {:#x}-{:#x} ({})",
-                        c.start,
-                        c.end,
-                        crate::model::size::human(c.size())
-                    ),
-                    _ => String::new(),
-                };
-                consider(
-                    3,
-                    QEMU_PCI_HOLE64_SIZE,
-                    Change {
-                        qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
-                        ..Change::default()
-                    },
-                    next,
-                    self.realloc,
-                    effect,
-                );
+        // Where the firmware's window cannot be made right by one change
+        // (SeaBIOS 1.16.3's misaligned or wrapped window), the hole together
+        // with the least address width that lets it work: the guest kernel
+        // then lays the BARs out again with pci=realloc.
+        let mut found_hole = false;
+        let widths = std::iter::once(s.phys_bits).chain((s.phys_bits + 1)..=46);
+        for bits in widths {
+            if found_hole || (bits != s.phys_bits && !out.borrow().is_empty()) {
                 break;
+            }
+            let base = Setup {
+                phys_bits: bits,
+                ..s.clone()
+            };
+            for shift in 36..=46 {
+                let size = 1u64 << shift;
+                if !window_short
+                    || s.hole64.is_some_and(|h| h >= size)
+                    || size <= s.machine.default_hole64()
+                {
+                    continue;
+                }
+                let half = Setup {
+                    hole64: Some(size / 2),
+                    ..base.clone()
+                };
+                let next = Setup {
+                    hole64: Some(size),
+                    ..base.clone()
+                };
+                let works = self
+                    .predict(&half, true)
+                    .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
+                    && self
+                        .predict(&next, true)
+                        .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
+                if works {
+                    let effect = match next.boot(&self.firmware_gpus) {
+                        Ok(Boot { crs: Some(c), .. }) => format!(
+                            "the guest kernel is offered {:#x}-{:#x} ({})",
+                            c.start,
+                            c.end,
+                            crate::model::size::human(c.size())
+                        ),
+                        _ => String::new(),
+                    };
+                    consider(
+                        3,
+                        QEMU_PCI_HOLE64_SIZE,
+                        Change {
+                            qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
+                            phys_bits_min: (bits != s.phys_bits).then_some(bits),
+                            ..Change::default()
+                        },
+                        next,
+                        self.realloc,
+                        effect,
+                    );
+                    found_hole = true;
+                    break;
+                }
             }
         }
         // The guest's own kernel.
@@ -387,6 +430,7 @@ impl Model {
                 "the guest kernel places the BARs the firmware left".into(),
             );
         }
+        let mut out = out.into_inner();
         out.sort_by_key(|(rank, p)| (p.boots_to_ok, p.change.count(), *rank));
         out.into_iter().map(|(_, p)| p).collect()
     }
@@ -422,7 +466,7 @@ fn window_effect(s: &Setup, gpus: &[GpuBars]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::firmware::OvmfRules;
+    use crate::decide::window::OvmfRules;
     use crate::model::platform::CpuVendor;
 
     fn model(
@@ -432,19 +476,8 @@ mod tests {
         gpus: usize,
         size: u64,
     ) -> Model {
-        let setup = Setup {
-            firmware,
-            machine: Machine::Q35,
-            phys_bits,
-            vendor: Some(vendor),
-            pdpe1gb: false,
-            ram_end: GIB,
-            hole64: None,
-            mmio64: None,
-            empty_ports: 0,
-            amd_1tb_hole: true,
-        };
-        Model::new(setup, vec![GpuBars { bars: vec![size] }; gpus], false).unwrap()
+        let setup = Setup::q35(firmware, phys_bits, vendor);
+        Model::new(setup, vec![GpuBars::port(vec![size]); gpus], false).unwrap()
     }
 
     const OVMF: Firmware = Firmware::Ovmf(OvmfRules::STABLE_202211);
@@ -507,14 +540,7 @@ mod tests {
 
     #[test]
     fn seabios_needs_only_the_bits_that_reach_the_last_bar() {
-        let ps = model(
-            Firmware::SeaBios { top: false },
-            40,
-            CpuVendor::Amd,
-            8,
-            128 * GIB,
-        )
-        .prescribe();
+        let ps = model(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 8, 128 * GIB).prescribe();
         assert_eq!(ids(&ps), [CPU_PHYS_BITS]);
         assert_eq!(ps[0].change.phys_bits_min, Some(41));
     }
@@ -544,5 +570,38 @@ mod tests {
         // one ends beyond what the vCPU addresses.
         let ps = model(OVMF, 40, CpuVendor::Amd, 8, 32 * GIB).prescribe();
         assert!(!ids(&ps).contains(&QEMU_PCI_HOLE64_SIZE), "{ps:?}");
+    }
+
+    #[test]
+    fn seabios_1_16_3s_wrapped_window_takes_the_width_and_the_hole_together() {
+        // The seed case: Proxmox's SeaBIOS 1.16.3, kvm64 on AMD, 8 GPUs of
+        // 128 GiB + 32 MiB, RAM above 4 GiB. The window wraps (E8); more
+        // bits alone leave pad-mode ports misaligned (E9a); so the width and
+        // the hole together, then pci=realloc in the guest: two boots.
+        let fw = Firmware::SeaBios(crate::decide::window::SeabiosRules::of(
+            crate::decide::window::SeabiosVersion(1, 16, 3),
+        ));
+        let setup = Setup {
+            ram_end: crate::decide::window::ram_end(Machine::Q35, 64 * GIB),
+            ..Setup::q35(fw, 40, CpuVendor::Amd)
+        };
+        let g = vec![GpuBars::port(vec![128 * GIB, 32 << 20]); 8];
+        let m = Model::new(setup, g, false).unwrap();
+        assert_eq!(m.predict(&m.setup, false).unwrap().unassigned, 8);
+        let ps = m.prescribe();
+        let p = &ps[0];
+        assert_eq!(p.id, QEMU_PCI_HOLE64_SIZE);
+        assert_eq!(p.change.phys_bits_min, Some(43));
+        assert_eq!(
+            (p.expect, p.boots_to_ok),
+            (DiagnosisKind::FirmwareLeftUnassigned, 2)
+        );
+        // The prescribed setup, with pci=realloc, is predicted healthy.
+        let next = Setup {
+            phys_bits: 43,
+            hole64: Some(4 << 40),
+            ..m.setup.clone()
+        };
+        assert_eq!(m.predict(&next, true).unwrap().kind, DiagnosisKind::Ok);
     }
 }

@@ -9,5 +9,6 @@ pub(crate) mod p2p;
 pub(crate) mod pci;
 pub(crate) mod platform;
 pub(crate) mod range;
+pub(crate) mod release;
 pub(crate) mod select;
 pub(crate) mod size;

@@ -18,6 +18,9 @@ pub(crate) struct LibvirtCpu {
     pub phys_bits: Option<u32>,
     /// `<maxphysaddr mode='passthrough'/>` (the host's width).
     pub phys_bits_host: bool,
+    /// `<maxphysaddr mode='passthrough' limit='N'/>` (libvirt 9.3.0+,
+    /// formatdomain.rst): QEMU's `host-phys-bits-limit=N`.
+    pub phys_bits_limit: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -35,6 +38,13 @@ pub(crate) struct Domain {
     pub window: WindowArgs,
     /// `<hostdev type='pci'>` source addresses, `DDDD:BB:DD.F`.
     pub hostdevs: Vec<String>,
+    /// `<maxMemory slots='N'>`: the memory hot-plug area's maxmem, slots.
+    pub max_memory: Option<(u64, u32)>,
+    /// `<controller type='pci' model='pcie-root-port'>` indexes.
+    pub root_ports: Vec<u32>,
+    /// The guest buses devices sit on (`<address type='pci' bus=...>` of
+    /// every device but the controllers themselves).
+    pub used_buses: Vec<u32>,
 }
 
 fn bytes_of(n: roxmltree::Node<'_, '_>) -> Result<u64, String> {
@@ -106,6 +116,32 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
         match (parent, n.tag_name().name()) {
             ("domain", "name") => d.name = n.text().map(str::to_string),
             ("domain", "memory") => d.memory = Some(bytes_of(n).map_err(at)?),
+            ("domain", "maxMemory") => {
+                let slots = n
+                    .attribute("slots")
+                    .map(|s| {
+                        s.parse()
+                            .map_err(|_| at(format!("<maxMemory slots='{s}'>")))
+                    })
+                    .transpose()?
+                    .unwrap_or(0);
+                d.max_memory = Some((bytes_of(n).map_err(at)?, slots));
+            }
+            ("devices", "controller")
+                if n.attribute("type") == Some("pci")
+                    && n.attribute("model") == Some("pcie-root-port") =>
+            {
+                if let Some(i) = n.attribute("index").and_then(|i| i.parse().ok()) {
+                    d.root_ports.push(i);
+                }
+            }
+            (p, "address")
+                if p != "controller" && p != "source" && n.attribute("type") == Some("pci") =>
+            {
+                if let Ok(b) = hex_attr(n, "bus") {
+                    d.used_buses.push(b);
+                }
+            }
             ("domain", "os") if n.attribute("firmware") == Some("efi") => d.efi = true,
             ("os", "type") => d.machine = n.attribute("machine").map(str::to_string),
             ("os", "loader") => {
@@ -124,7 +160,19 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                 d.cpu.features.push((on, name));
             }
             ("cpu", "maxphysaddr") => match n.attribute("mode") {
-                Some("passthrough") => d.cpu.phys_bits_host = true,
+                Some("passthrough") => {
+                    d.cpu.phys_bits_host = true;
+                    if let Some(l) = n.attribute("limit") {
+                        d.cpu.phys_bits_limit = Some(
+                            l.parse()
+                                .ok()
+                                .filter(|b| (32..=64).contains(b))
+                                .ok_or_else(|| {
+                                    at(format!("<maxphysaddr limit='{l}'>: expected 32 to 64"))
+                                })?,
+                        );
+                    }
+                }
                 Some("emulate") => {
                     let bits = n
                         .attribute("bits")
@@ -253,6 +301,22 @@ mod tests {
         assert_eq!(d.window.mmio64, None);
         let e = parse_domain("<domain><sysinfo type='fwcfg'>\n<entry name='opt/ovmf/X-PciMmio64Mb'>lots</entry></sysinfo></domain>").unwrap_err();
         assert_eq!(e.0, 2, "{e:?}");
+    }
+
+    #[test]
+    fn the_elements_that_move_the_map() {
+        let d = parse_domain(
+            "<domain><maxMemory slots='16' unit='GiB'>512</maxMemory><cpu mode='host-passthrough'><maxphysaddr mode='passthrough' limit='40'/></cpu><devices>\
+             <controller type='pci' index='1' model='pcie-root-port'><address type='pci' bus='0x00' slot='0x02'/></controller>\
+             <controller type='pci' index='2' model='pcie-root-port'/>\
+             <hostdev type='pci'><source><address domain='0' bus='0x41' slot='0' function='0'/></source><address type='pci' bus='0x01' slot='0'/></hostdev>\
+             </devices></domain>",
+        )
+        .unwrap();
+        assert_eq!(d.max_memory, Some((512 << 30, 16)));
+        assert_eq!(d.cpu.phys_bits_limit, Some(40));
+        assert_eq!(d.root_ports, [1, 2]);
+        assert_eq!(d.used_buses, [1]);
     }
 
     #[test]

@@ -26,12 +26,17 @@ pub(crate) struct PveCpu {
     /// `flags=+pdpe1gb;-md-clear`: (added, flag).
     pub flags: Vec<(bool, String)>,
     pub phys_bits: Option<PhysBits>,
+    /// `guest-phys-bits=N` (qemu-server 2f3c741b, CPUConfig.pm L971-992:
+    /// passed to QEMU as the vCPU's `guest-phys-bits`).
+    pub guest_phys_bits: Option<u32>,
 }
 
 /// One `hostpciN:` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HostPci {
     pub line: usize,
+    /// N of `hostpciN`: where qemu-server attaches it (PCI.pm).
+    pub index: u32,
     /// `0000:41:00.0` or `41:00` (all functions), as written.
     pub hosts: Vec<String>,
     /// `mapping=NAME`, resolved through `/etc/pve/mapping/pci.cfg`.
@@ -87,6 +92,10 @@ pub(crate) fn parse_cpu(value: &str) -> Result<PveCpu, String> {
                     cpu.flags.push((on, name.to_string()));
                 }
             }
+            "guest-phys-bits" => match v.parse::<u32>() {
+                Ok(b) if (32..=64).contains(&b) => cpu.guest_phys_bits = Some(b),
+                _ => return Err(format!("guest-phys-bits={v:?}: expected 32 to 64")),
+            },
             "phys-bits" => {
                 cpu.phys_bits = Some(if v == "host" {
                     PhysBits::Host
@@ -103,9 +112,10 @@ pub(crate) fn parse_cpu(value: &str) -> Result<PveCpu, String> {
     Ok(cpu)
 }
 
-fn parse_hostpci(line: usize, value: &str) -> Result<HostPci, String> {
+fn parse_hostpci(line: usize, index: u32, value: &str) -> Result<HostPci, String> {
     let mut h = HostPci {
         line,
+        index,
         hosts: Vec::new(),
         mapping: None,
         pcie: false,
@@ -164,8 +174,10 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
             "args" => c.args = Some(value.to_string()),
             "hotplug" => c.memory_hotplug = value.split(',').any(|v| v.trim() == "memory"),
             k if k.starts_with("hostpci") && k[7..].bytes().all(|b| b.is_ascii_digit()) => {
-                c.hostpci
-                    .push(parse_hostpci(i + 1, value).map_err(|m| err(format!("{k}: {m}")))?);
+                c.hostpci.push(
+                    parse_hostpci(i + 1, k[7..].parse().unwrap_or(0), value)
+                        .map_err(|m| err(format!("{k}: {m}")))?,
+                );
             }
             _ => {}
         }
@@ -330,6 +342,15 @@ cpu: host
         assert_eq!(c.hostpci[1].hosts, ["42:00", "43:00.0"]);
         assert_eq!(c.hostpci[2].mapping.as_deref(), Some("gpu3"));
         assert_eq!(c.hostpci[2].line, 10);
+        let idx: Vec<u32> = c.hostpci.iter().map(|h| h.index).collect();
+        assert_eq!(idx, [0, 1, 2]);
+        assert_eq!(
+            parse_cpu("kvm64,guest-phys-bits=40")
+                .unwrap()
+                .guest_phys_bits,
+            Some(40)
+        );
+        assert!(parse_cpu("kvm64,guest-phys-bits=x").is_err());
         assert_eq!(
             c.args.as_deref(),
             Some("-global q35-pcihost.pci-hole64-size=2048G")

@@ -1,6 +1,8 @@
 //! Firmware release strings: which edk2 and SeaBIOS a version names, in
 //! the forms `--firmware` takes and distributions' packages carry.
 
+use crate::model::release::{Edk2Build, Edk2Release, QemuVersion, SeabiosVersion};
+
 /// `ovmf:2022.11` -> rules; a Proxmox `4.2025.02-4` or Debian `2022.11-6`
 /// package version carries the release too.
 pub(crate) fn edk2_release(v: &str) -> Option<(u32, u32)> {
@@ -27,14 +29,65 @@ pub(crate) fn edk2_release(v: &str) -> Option<(u32, u32)> {
     Some((y.parse().ok()?, m.parse().ok()?))
 }
 
-/// SeaBIOS from 1.16.3 on places the window at the top.
-pub(crate) fn seabios_top(v: &str) -> Option<bool> {
+/// An OVMF build from its version: the edk2 release and the distribution
+/// patches that change the window (F2: Debian 13's `2025.02-8+deb13uN`
+/// carries 9ac1704af6; F4: Proxmox `3.20230228-4` and later caps at 46).
+pub(crate) fn edk2_build(v: &str) -> Option<Edk2Build> {
+    let (year, month) = edk2_release(v)?;
+    let debian_rev = v.split_once("+deb13u").map(|(_, u)| u);
+    let exact_mmio64_patch = (year, month) == (2025, 2)
+        && debian_rev.is_some_and(|u| u.parse::<u32>().is_ok_and(|n| n >= 1));
+    let cap46_patch = v.starts_with("3.20230228-")
+        && v["3.20230228-".len()..]
+            .split(['~', '+', '.'])
+            .next()
+            .and_then(|r| r.parse::<u32>().ok())
+            .is_some_and(|r| r >= 4);
+    Some(Edk2Build {
+        release: Edk2Release { year, month },
+        exact_mmio64_patch,
+        cap46_patch,
+    })
+}
+
+/// `1.16.3`, `1.16.3-2`, `rel-1.17.0`, `1.16.3-2ubuntu1`.
+pub(crate) fn seabios_version(v: &str) -> Option<SeabiosVersion> {
     let v = v.trim_start_matches("rel-").split(['-', '+', '~']).next()?;
     let n: Vec<u32> = v
         .split('.')
         .map(|p| p.parse().ok())
         .collect::<Option<_>>()?;
-    Some(n >= vec![1, 16, 3])
+    match n.as_slice() {
+        [a, b, c] => Some(SeabiosVersion(*a, *b, *c)),
+        [a, b] => Some(SeabiosVersion(*a, *b, 0)),
+        _ => None,
+    }
+}
+
+/// A QEMU version from `--qemu` or a package: `7.2`, `10.0.2`,
+/// `1:7.2+dfsg-7+deb12u6` (Debian's qemu-system-x86), `10.0.2-4`
+/// (pve-qemu-kvm), `8.2.2-1ubuntu1`.
+pub(crate) fn qemu_version(v: &str) -> Option<QemuVersion> {
+    let v = v.split_once(':').map_or(v, |(_, r)| r);
+    let v = v.split(['-', '+', '~']).next()?;
+    let mut parts = v.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().map_or(Some(0), |m| m.parse().ok())?;
+    Some(QemuVersion(major, minor))
+}
+
+/// SeaBIOS as pve-qemu-kvm bundles it (F7: its debian/rules installs QEMU's
+/// own `bios-256k.bin`): QEMU 8.2 updated it to 1.16.3 (eb0ce1346e), 10.1
+/// to 1.17.0 (pull of 2025-06-11; the mapping is from the dates). Before
+/// 8.2, 1.16.x, whose rules are 1.16.2's.
+pub(crate) fn bundled_seabios(q: QemuVersion) -> SeabiosVersion {
+    if q >= QemuVersion(10, 1) {
+        SeabiosVersion(1, 17, 0)
+    } else if q >= QemuVersion(8, 2) {
+        SeabiosVersion(1, 16, 3)
+    } else {
+        SeabiosVersion(1, 16, 2)
+    }
 }
 
 #[cfg(test)]
@@ -57,9 +110,44 @@ mod tests {
         );
         assert_eq!(edk2_release("0~20191399.x-1"), None);
         assert_eq!(edk2_release("new"), None);
-        assert_eq!(seabios_top("1.16.2"), Some(false));
-        assert_eq!(seabios_top("1.16.3-2"), Some(true));
-        assert_eq!(seabios_top("rel-1.17.0"), Some(true));
-        assert_eq!(seabios_top("new"), None);
+        assert_eq!(seabios_version("1.16.2"), Some(SeabiosVersion(1, 16, 2)));
+        assert_eq!(seabios_version("1.16.3-2"), Some(SeabiosVersion(1, 16, 3)));
+        assert_eq!(
+            seabios_version("rel-1.17.0"),
+            Some(SeabiosVersion(1, 17, 0))
+        );
+        assert_eq!(seabios_version("new"), None);
+    }
+
+    #[test]
+    fn distribution_builds_and_qemu_versions() {
+        let b = |v| edk2_build(v).unwrap();
+        assert!(b("2025.02-8+deb13u1").exact_mmio64_patch);
+        assert!(!b("2025.02").exact_mmio64_patch);
+        assert!(!b("2022.11-6+deb12u2").exact_mmio64_patch);
+        assert!(b("3.20230228-4").cap46_patch);
+        assert!(!b("3.20230228-3").cap46_patch);
+        assert!(!b("4.2023.08-4").cap46_patch);
+        assert_eq!(
+            b("2026.08+ds-2").release,
+            Edk2Release {
+                year: 2026,
+                month: 8
+            }
+        );
+        assert_eq!(qemu_version("7.2"), Some(QemuVersion(7, 2)));
+        assert_eq!(qemu_version("10.0.2"), Some(QemuVersion(10, 0)));
+        assert_eq!(
+            qemu_version("1:7.2+dfsg-7+deb12u6"),
+            Some(QemuVersion(7, 2))
+        );
+        assert_eq!(qemu_version("10.0.2-4"), Some(QemuVersion(10, 0)));
+        assert_eq!(qemu_version("x"), None);
+        assert_eq!(bundled_seabios(QemuVersion(8, 1)), SeabiosVersion(1, 16, 2));
+        assert_eq!(bundled_seabios(QemuVersion(9, 0)), SeabiosVersion(1, 16, 3));
+        assert_eq!(
+            bundled_seabios(QemuVersion(10, 1)),
+            SeabiosVersion(1, 17, 0)
+        );
     }
 }

@@ -46,6 +46,8 @@ pub(crate) struct VmReport {
     pub hole64_bytes: Option<u64>,
     pub mmio64_bytes: Option<u64>,
     pub realloc: bool,
+    /// The QEMU release whose rules were taken (`7.2`).
+    pub qemu_version: String,
     /// What was not in the configuration and was taken at a default.
     pub assumed: Vec<String>,
 }
@@ -55,6 +57,9 @@ pub(crate) struct PlanGpu {
     /// The host functions passed through as this one device.
     pub host: Vec<String>,
     pub bars: Vec<PlanBar>,
+    /// Where the configuration attaches it (not in the JSON).
+    #[serde(skip)]
+    pub attach: Option<crate::decide::window::Attach>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -100,6 +105,25 @@ pub(crate) struct Predicted {
     /// QEMU will start and the firmware come up.
     pub boots: bool,
     pub why: String,
+    /// GPUs with a BAR the firmware leaves at address 0 (OVMF rejected
+    /// them, or abandoned the root bus).
+    pub firmware_unprogrammed_gpus: usize,
+    /// OVMF abandoned the allocation of the whole root bus: nothing on it
+    /// is programmed, the disk controller neither.
+    pub bus_abandoned: bool,
+    /// `qemu_refuses`, `firmware_hangs`, or null when it boots.
+    pub no_boot: Option<&'static str>,
+    /// Each GPU, in the order given (for --gpus N, in bus order).
+    pub placement: Vec<Placement>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub(crate) struct Placement {
+    pub gpu: usize,
+    /// The firmware gave every 64-bit BAR of it an address.
+    pub firmware_programmed: bool,
+    /// The guest kernel will have every 64-bit BAR of it assigned.
+    pub kernel_assigned: bool,
 }
 
 pub(crate) fn new(

@@ -145,13 +145,14 @@ pub(crate) fn render(r: &Report) -> String {
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
 /// bits (edk2-stable202211 rules)`; `None` when nothing is known.
 fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
-    use crate::decide::firmware::OriginKind as K;
+    use crate::decide::window::OriginKind as K;
     let what = match o.kind {
         K::OvmfDynamic => "OVMF's window, the top eighth of its address width",
         K::OvmfClassic => "OVMF's classic window above RAM (it did not trust the vCPU's width)",
         K::OvmfMmio64 => "OVMF's window of the size X-PciMmio64Mb gives",
         K::SeabiosAboveRam => "SeaBIOS placed the BARs right above RAM",
         K::SeabiosTop => "SeaBIOS placed the BARs at the top of the address space",
+        K::SeabiosBelow4g => "SeaBIOS placed the 64-bit BARs below 4 GiB (they fit there)",
         K::BareMetal | K::Hypervisor | K::Unknown => return None,
     };
     let mut s = what.to_string();

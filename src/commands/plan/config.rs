@@ -3,7 +3,9 @@
 
 use super::{usage, PlanError, PlanOptions};
 use crate::decide::hints::VmTarget;
+use crate::decide::window::Attach;
 use crate::model::pci::PciAddress;
+use crate::model::platform::CpuVendor;
 use crate::parse::{libvirt, proxmox, qemu_args};
 use crate::read::host;
 use crate::read::root::Root;
@@ -31,6 +33,22 @@ pub(super) struct Config {
     pub args: String,
     /// (file and line for messages, host devices).
     pub gpus: Vec<(String, Vec<PciAddress>)>,
+    /// Where each of `gpus` sits, when the configuration says.
+    pub attach: Vec<Attach>,
+    /// Hot-plug root ports the configuration has without a device.
+    pub empty_ports: Option<usize>,
+    /// libvirt `host-model`: a named model with the host's features.
+    pub host_model: bool,
+    /// libvirt `<maxphysaddr mode='passthrough' limit='N'/>`.
+    pub phys_bits_limit: Option<u32>,
+    /// Proxmox `cpu: ...,guest-phys-bits=N`.
+    pub guest_phys_bits: Option<u32>,
+    /// A vendor the configuration sets.
+    pub vendor: Option<CpuVendor>,
+    /// Memory hot-plug: maxmem, slots, and the RAM QEMU boots with.
+    pub maxmem: Option<u64>,
+    pub mem_slots: Option<u32>,
+    pub static_ram: Option<u64>,
     pub target: Option<VmTarget>,
     pub warnings: Vec<String>,
 }
@@ -71,6 +89,15 @@ pub(super) fn gpus(
             return Err(usage(format!("--gpus {n}: at most {MAX_GPUS}")));
         }
         for _ in 0..n {
+            // --bar32: 32-bit BARs, which go in the 32-bit window.
+            let bar32 = o.bar32.iter().map(|s| PlanBar {
+                bdf: None,
+                index: None,
+                size: *s,
+                mem64: false,
+                prefetchable: false,
+                counted: false,
+            });
             gpus.push(PlanGpu {
                 host: Vec::new(),
                 bars: o
@@ -84,12 +111,15 @@ pub(super) fn gpus(
                         prefetchable: true,
                         counted: true,
                     })
+                    .chain(bar32)
                     .collect(),
+                attach: None,
             });
         }
     } else {
         let mut sources = Vec::new();
-        for (at, funcs) in c.gpus.clone() {
+        for (k, (at, funcs)) in c.gpus.clone().into_iter().enumerate() {
+            let attach = c.attach.get(k).copied();
             // A passed-through NIC or disk controller is not a GPU: its
             // (small) BARs are left out, and said so.
             match funcs.first().and_then(|f| host::class_of(root, *f)) {
@@ -97,15 +127,15 @@ pub(super) fn gpus(
                     "{at}: {} has class {class:06x}, not a display controller or accelerator: left out",
                     funcs[0]
                 )),
-                _ => sources.push((at, funcs)),
+                _ => sources.push((at, funcs, attach)),
             }
         }
         for g in &o.gpu {
             let funcs = host_functions(root, g)
                 .map_err(|e| PlanError::Unreadable(format!("--gpu {g}: {e}")))?;
-            sources.push((format!("--gpu {g}"), funcs));
+            sources.push((format!("--gpu {g}"), funcs, None));
         }
-        for (at, funcs) in sources {
+        for (at, funcs, attach) in sources {
             let mut bars = Vec::new();
             for f in &funcs {
                 let host_bars = host::host_bars(root, *f)
@@ -122,6 +152,7 @@ pub(super) fn gpus(
             gpus.push(PlanGpu {
                 host: funcs.iter().map(|f| f.to_string()).collect(),
                 bars,
+                attach,
             });
         }
     }
@@ -211,9 +242,34 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         .map_err(|e| usage(format!("{shown} line {args_line}: args: {e}")))?;
     c.hole64 = w.hole64;
     c.mmio64 = w.mmio64;
+    c.guest_phys_bits = cpu.guest_phys_bits;
     if pve.memory_hotplug {
-        c.warnings.push("memory hotplug is on: QEMU's 64-bit hole then starts above the hot-plug area, which the prediction does not model".into());
+        // G10: Memory.pm boots `-m size=1024,slots=255,maxmem=MAX` and adds
+        // the rest as DIMMs in the hot-plug area; MAX from the vCPU's bits
+        // (phys-bits, else the host's, at most 40 for a named model),
+        // rounded down to even, 2^(bits-21) MiB, at most 4 TiB
+        // (get_max_mem).
+        let host_bits = host::host_cpu(root).and_then(|h| h.phys_bits).unwrap_or(36);
+        let bits = match cpu.phys_bits {
+            Some(proxmox::PhysBits::Bits(b)) => b,
+            Some(proxmox::PhysBits::Host) => host_bits,
+            None if matches!(cpu.model.as_str(), "host" | "max") => host_bits,
+            None => host_bits.min(40),
+        } & !1;
+        let max_mib = (1u64 << bits.saturating_sub(21)).min(4 << 20);
+        c.maxmem = Some(max_mib << 20);
+        c.mem_slots = Some(255);
+        c.static_ram = Some(1 << 30);
     }
+    // G6: where qemu-server attaches each hostpci (PCI.pm): pcie=1 on q35 a
+    // root port of its own (ich9-pcie-port-N+1 for N < 4, made for the
+    // rest); pcie=0 on q35 behind the pci-bridges pci.0 (hostpci0-3) and
+    // pci.2 (4-15) under pcidmi; on i440fx hostpci0-3 on bus 0, 4-15 on
+    // the pci.2 bridge. pve-q35-4.0.cfg always has ich9-pcie-port-1..4 on
+    // q35: the ones no hostpci0-3 with pcie=1 takes are empty hot-plug
+    // ports (D2).
+    let q35 = c.machine.as_deref().is_some_and(|m| m.contains("q35"));
+    let mut taken = 0;
     let mapping_text = pve
         .hostpci
         .iter()
@@ -256,7 +312,19 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
             );
         }
         c.gpus.push((at, funcs));
+        c.attach.push(match (q35, h.pcie, h.index) {
+            (true, true, i) => {
+                if i < 4 {
+                    taken += 1;
+                }
+                Attach::RootPort
+            }
+            (true, false, i) if i < 4 => Attach::Bridge(0),
+            (false, _, i) if i < 4 => Attach::Bus0,
+            _ => Attach::Bridge(2),
+        });
     }
+    c.empty_ports = Some(if q35 { 4 - taken.min(4) } else { 0 });
     c.target = Some(VmTarget::Proxmox {
         vmid,
         cpu: c.cpu_prop.clone(),
@@ -312,6 +380,17 @@ fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
         flags: d.cpu.features.clone(),
         phys_bits: d.cpu.phys_bits,
         phys_bits_host: d.cpu.phys_bits_host,
+        phys_bits_limit: d.cpu.phys_bits_limit,
+        host_model: d.cpu.mode.as_deref() == Some("host-model"),
+        maxmem: d.max_memory.map(|(m, _)| m),
+        mem_slots: d.max_memory.map(|(_, s)| s),
+        // H5: pcie-root-port controllers no device sits on.
+        empty_ports: Some(
+            d.root_ports
+                .iter()
+                .filter(|i| !d.used_buses.contains(i))
+                .count(),
+        ),
         ..Config::default()
     };
     c.cpu_model = Some(match d.cpu.mode.as_deref() {

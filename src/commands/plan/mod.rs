@@ -1,18 +1,19 @@
 //! `gpu-preflight plan`: on the host, before the VM starts, whether its GPUs
 //! will fit, and the smallest configuration change if not. The same model
-//! and prescriptions as `check` (`decide::firmware`, `decide::prescribe`),
+//! and prescriptions as `check` (`decide::window`, `decide::prescribe`),
 //! fed from a Proxmox or libvirt configuration and the host's own sysfs
 //! (`config`), or from flags; flags win over the configuration (`vm`).
 
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::firmware::{GpuBars, NoBoot};
 use crate::decide::hints::{plan_hints, VmTarget};
 use crate::decide::origin::model_origin;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::{align_up, packed_size, Block};
+use crate::decide::window::topology::parse_topology;
+use crate::decide::window::{Attach, GpuBars, Machine, NoBoot};
 use crate::model::size::human;
 use crate::read::root::Root;
-use crate::report::plan::{self, PlanCapacity, PlanReport, Predicted, WindowSpan};
+use crate::report::plan::{self, Placement, PlanCapacity, PlanReport, Predicted, WindowSpan};
 use crate::report::HintReport;
 use std::path::PathBuf;
 
@@ -46,6 +47,15 @@ pub(crate) struct PlanOptions {
     pub empty_ports: Option<usize>,
     /// Also the driver's P2P gate and the clique lines (`--p2p`).
     pub p2p: bool,
+    /// `7.2`, `10.0.2`: the QEMU release.
+    pub qemu: Option<String>,
+    /// `root-ports`, `bridge`, `bus0`.
+    pub topology: Option<String>,
+    pub maxmem: Option<u64>,
+    pub mem_slots: Option<u32>,
+    /// 32-bit BARs of each GPU given by hand (`--bar32`).
+    pub bar32: Vec<u64>,
+    pub guest_phys_bits: Option<u32>,
 }
 
 /// Why there is no plan.
@@ -69,6 +79,23 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
     let (setup, vm) = vm::resolve(&root, o, &c, &mut warnings)?;
     let phys_bits = setup.phys_bits;
 
+    // Where the GPUs sit: --topology, else the configuration's, else the
+    // machine's default (a root port each on q35, bus 0 on i440fx).
+    let flag_attach = o
+        .topology
+        .as_deref()
+        .map(|t| {
+            parse_topology(t).ok_or_else(|| {
+                usage(format!(
+                    "--topology {t:?}: expected root-ports, bridge or bus0"
+                ))
+            })
+        })
+        .transpose()?;
+    let default_attach = match setup.machine {
+        Machine::Q35 => Attach::RootPort,
+        Machine::I440fx => Attach::Bus0,
+    };
     let firmware_gpus: Vec<GpuBars> = gpus
         .iter()
         .map(|g| GpuBars {
@@ -78,6 +105,7 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
                 .filter(|b| b.counted)
                 .map(|b| b.size)
                 .collect(),
+            attach: flag_attach.or(g.attach).unwrap_or(default_attach),
         })
         .filter(|g| !g.bars.is_empty())
         .collect();
@@ -105,24 +133,34 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
             .try_fold(0u64, |cur, b| align_up(cur, b.align)?.checked_add(b.size))
     };
     // A VM that will not get as far as its kernel: every GPU is lost.
-    let no_boot = |why: String| Predicted {
+    let no_boot = |why: String, kind: &'static str| Predicted {
         ok: false,
         diagnosis: None,
         unassigned_gpus: n,
         boots: false,
         why,
+        firmware_unprogrammed_gpus: n,
+        bus_abandoned: false,
+        no_boot: Some(kind),
+        placement: (0..n)
+            .map(|gpu| Placement {
+                gpu,
+                firmware_programmed: false,
+                kernel_assigned: false,
+            })
+            .collect(),
     };
     let (predicted, window) = match m.predict(&setup, o.realloc) {
         Err(NoBoot::QemuRefuses { limit, end }) => (
             no_boot(format!(
                 "QEMU will refuse to start: its 64-bit hole would end at {end:#x}, past {limit:#x}, the last address {phys_bits} bits reach (\"phys-bits too low\")"
-            )),
+            ), "qemu_refuses"),
             None,
         ),
         Err(NoBoot::FirmwareHangs { end, width }) => (
             no_boot(format!(
                 "OVMF will hang before the kernel starts: its aperture would end at {end:#x}, beyond the {width} address bits it uses"
-            )),
+            ), "firmware_hangs"),
             None,
         ),
         Ok(p) => {
@@ -150,6 +188,22 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
                 ),
                 _ => format!("the firmware places {placed} of {n} GPUs in {aperture}: the GPUs need {} and the window is too small", needed.map(human).unwrap_or_default()),
             };
+            let placement = boot
+                .as_ref()
+                .map(|b| m.placement(b, o.realloc))
+                .unwrap_or_default();
+            let wrapped = boot.as_ref().is_some_and(|b| {
+                b.origin == crate::decide::window::OriginKind::SeabiosTop
+                    && (b.aperture.start >= 1u64.checked_shl(phys_bits).unwrap_or(u64::MAX)
+                        || b.aperture.start < crate::model::range::FOUR_GIB)
+            });
+            let why = if wrapped {
+                format!("SeaBIOS moves its window below an e820 reservation it overlaps (QEMU's AMD HyperTransport range) by its own size, which takes it below zero or onto RAM: no GPU is usable ({why})")
+            } else if boot.as_ref().is_some_and(|b| b.bus_abandoned) {
+                format!("OVMF cannot reject a device on the root bus and abandons its whole allocation: no GPU, and not the disk controller, is programmed ({why})")
+            } else {
+                why
+            };
             (
                 Predicted {
                     ok: p.kind == DiagnosisKind::Ok,
@@ -157,6 +211,20 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
                     unassigned_gpus: p.unassigned,
                     boots: true,
                     why,
+                    firmware_unprogrammed_gpus: boot
+                        .as_ref()
+                        .map_or(0, |b| b.gpus.iter().filter(|g| !g.programmed).count()),
+                    bus_abandoned: boot.as_ref().is_some_and(|b| b.bus_abandoned),
+                    no_boot: None,
+                    placement: placement
+                        .iter()
+                        .enumerate()
+                        .map(|(gpu, (f, k))| Placement {
+                            gpu,
+                            firmware_programmed: *f,
+                            kernel_assigned: *k,
+                        })
+                        .collect(),
                 },
                 window,
             )

@@ -1,20 +1,48 @@
-//! The VM the firmware will see: firmware and its release's rules, machine
-//! type, vCPU (model, address bits, 1 GiB pages, vendor), RAM, QEMU's hole
-//! and OVMF's aperture; from flags over the configuration over defaults,
-//! every default said in `assumed`.
+//! The VM the firmware will see: firmware build and its rules, QEMU release,
+//! machine type and version, vCPU (model, address bits, 1 GiB pages,
+//! vendor, GuestPhysBits), RAM and memory hot-plug, QEMU's hole and OVMF's
+//! aperture, empty hot-plug ports; from flags over the configuration over
+//! the host's packages over defaults, every default said once in `assumed`
+//! with the flag that settles it.
 
 use super::config::Config;
 use super::{usage, PlanError, PlanOptions};
-use crate::decide::firmware::{
-    ram_end, Firmware, Machine, OvmfRules, Setup, QEMU_DEFAULT_PHYS_BITS,
+use crate::decide::window::cpu_models;
+use crate::decide::window::{
+    ram_end, Firmware, Machine, OvmfRules, QemuRules, QemuVersion, SeabiosRules, Setup,
+    QEMU_DEFAULT_PHYS_BITS,
 };
 use crate::model::platform::{Cpu, CpuVendor};
-use crate::parse::release::{edk2_release, seabios_top};
+use crate::parse::release::{bundled_seabios, edk2_build, qemu_version, seabios_version};
 use crate::read::host;
 use crate::read::root::Root;
 use crate::report::plan::VmReport;
 
 const GIB: u64 = 1 << 30;
+
+/// The QEMU release: `--qemu`, else the host's package, else 7.2's rules.
+fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuVersion, PlanError> {
+    if let Some(v) = &o.qemu {
+        return qemu_version(v).ok_or_else(|| {
+            usage(format!(
+                "--qemu {v:?}: expected a version such as 7.2 or 10.0.2"
+            ))
+        });
+    }
+    match host::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]) {
+        Some((_, v)) if qemu_version(&v).is_some() => Ok(qemu_version(&v).expect("checked")),
+        found => {
+            let why = match found {
+                Some((pkg, v)) => format!("{pkg} {v} names no QEMU release"),
+                None => "no pve-qemu-kvm or qemu-system-x86 package found".into(),
+            };
+            assumed.push(format!(
+                "QEMU 7.1 or later (the rules of Debian 12's 7.2): {why}; give --qemu VERSION"
+            ));
+            Ok(QemuVersion(7, 2))
+        }
+    }
+}
 
 /// The model's setup and the report's account of the VM.
 pub(super) fn resolve(
@@ -24,13 +52,15 @@ pub(super) fn resolve(
     warnings: &mut Vec<String>,
 ) -> Result<(Setup, VmReport), PlanError> {
     let mut assumed: Vec<String> = Vec::new();
+    let qemu_v = qemu(root, o, &mut assumed)?;
+    let pve_qemu = host::dpkg_version(root, &["pve-qemu-kvm"]);
     // Firmware and its rules.
     let fw_arg = o
         .firmware
         .clone()
         .or(c.firmware.clone())
         .unwrap_or_else(|| {
-            assumed.push("SeaBIOS (QEMU's default firmware)".into());
+            assumed.push("SeaBIOS (QEMU's default firmware; give --firmware)".into());
             "seabios".into()
         });
     let (fw_name, fw_version) = match fw_arg.split_once(':') {
@@ -46,17 +76,13 @@ pub(super) fn resolve(
                 &["pve-edk2-firmware-ovmf", "pve-edk2-firmware", "ovmf"],
             );
             let rules = match (&fw_version, &package) {
-                (Some(v), _) => {
-                    let (y, m) = edk2_release(v).ok_or_else(|| {
-                        usage(format!(
-                            "--firmware ovmf:{v}: expected an edk2 release such as 2022.11"
-                        ))
-                    })?;
-                    OvmfRules::for_release(y, m)
-                }
-                (None, Some((_, v))) if edk2_release(v).is_some() => {
-                    let (y, m) = edk2_release(v).expect("just checked");
-                    OvmfRules::for_release(y, m)
+                (Some(v), _) => OvmfRules::of(edk2_build(v).ok_or_else(|| {
+                    usage(format!(
+                        "--firmware ovmf:{v}: expected an edk2 release such as 2022.11"
+                    ))
+                })?),
+                (None, Some((_, v))) if edk2_build(v).is_some() => {
+                    OvmfRules::of(edk2_build(v).expect("just checked"))
                 }
                 (None, found) => {
                     let why = match found {
@@ -71,31 +97,38 @@ pub(super) fn resolve(
             (Firmware::Ovmf(rules), shown)
         }
         "seabios" | "bios" => {
-            // Debian's and Ubuntu's QEMU boot the `seabios` package's build;
-            // Proxmox bundles its own in pve-qemu-kvm (not looked up).
+            // F7: Proxmox's QEMU boots the SeaBIOS it bundles, by its own
+            // version; Debian's and Ubuntu's boot the `seabios` package's.
             let package = host::dpkg_version(root, &["seabios"]);
-            let top = match (&fw_version, &package) {
-                (Some(v), _) => seabios_top(v).ok_or_else(|| {
-                    usage(format!(
-                        "--firmware seabios:{v}: expected a version such as 1.16.2"
-                    ))
-                })?,
-                (None, Some((_, v))) if seabios_top(v).is_some() => {
-                    seabios_top(v).expect("just checked")
+            let (v, shown) = match (&fw_version, &pve_qemu, &package) {
+                (Some(v), _, _) => (
+                    seabios_version(v).ok_or_else(|| {
+                        usage(format!(
+                            "--firmware seabios:{v}: expected a version such as 1.16.3"
+                        ))
+                    })?,
+                    Some(v.clone()),
+                ),
+                (None, Some((_, pv)), _) => {
+                    let q = qemu_version(pv).unwrap_or(qemu_v);
+                    let s = bundled_seabios(q);
+                    (s, Some(format!("{s} (bundled with pve-qemu-kvm {pv})")))
                 }
-                (None, found) => {
+                (None, None, Some((_, v))) if seabios_version(v).is_some() => {
+                    (seabios_version(v).expect("just checked"), Some(v.clone()))
+                }
+                (None, None, found) => {
                     let why = match found {
                         Some((pkg, v)) => format!("{pkg} {v} is no SeaBIOS version"),
-                        None => "no seabios package found".into(),
+                        None => "no seabios or pve-qemu-kvm package found".into(),
                     };
                     assumed.push(format!(
-                        "SeaBIOS 1.16.2 placement (above RAM): {why}; give --firmware seabios:VERSION"
+                        "SeaBIOS 1.16.2 (above RAM): {why}; give --firmware seabios:VERSION"
                     ));
-                    false
+                    (crate::decide::window::SeabiosVersion(1, 16, 2), None)
                 }
             };
-            let shown = fw_version.clone().or(package.map(|(_, v)| v));
-            (Firmware::SeaBios { top }, shown)
+            (Firmware::SeaBios(SeabiosRules::of(v)), shown)
         }
         other => {
             return Err(usage(format!(
@@ -105,7 +138,7 @@ pub(super) fn resolve(
     };
 
     let machine_arg = o.machine.clone().or(c.machine.clone()).unwrap_or_else(|| {
-        assumed.push("machine type q35".into());
+        assumed.push("machine type q35 (give --machine)".into());
         "q35".into()
     });
     let machine = if machine_arg.contains("q35") {
@@ -117,12 +150,15 @@ pub(super) fn resolve(
         Machine::I440fx
     } else {
         return Err(usage(format!(
-            "--machine {machine_arg:?}: expected q35 or pc"
+            "--machine {machine_arg:?}: expected q35, pc, pc-q35-X.Y or pc-i440fx-X.Y"
         )));
     };
+    let machine_v = machine_version(&machine_arg);
+    let qemu = QemuRules::of(qemu_v, machine_v);
 
-    // The vCPU: a named model has QEMU's 40 bits and no pdpe1gb; `host`
-    // has the host's; the vendor is the host's under KVM.
+    // The vCPU: a named model has QEMU's 40 bits and its own 1 GiB pages
+    // (cpu_models); `host` has the host's; the vendor is the host's under
+    // KVM.
     let host_cpu: Option<Cpu> = host::host_cpu(root);
     let model = o
         .cpu
@@ -130,27 +166,48 @@ pub(super) fn resolve(
         .or(c.cpu_model.clone())
         .unwrap_or_else(|| "qemu64".into());
     let is_host = model == "host" || model == "max" || (o.cpu.is_none() && c.cpu_host);
+    let host_bits = || host_cpu.and_then(|h| h.phys_bits).unwrap_or(46);
+    if (is_host || c.phys_bits_host) && host_cpu.and_then(|h| h.phys_bits).is_none() {
+        assumed.push("46 host address bits (no /proc/cpuinfo under the root)".into());
+    }
+    // A1 downstream: RHEL's qemu-kvm turns host-phys-bits on for named
+    // models (secondary sources only: tp-qemu's host_phys_bits test, a
+    // qemu-devel thread); not modelled, said.
+    if !is_host
+        && o.phys_bits.is_none()
+        && c.phys_bits.is_none()
+        && root.join("etc/redhat-release").exists()
+    {
+        assumed.push("QEMU's 40 address bits for a named model, as upstream; RHEL-family qemu-kvm is said to give the host's (host-phys-bits, limit 48): give --phys-bits N".into());
+    }
     let mut phys_bits = if is_host || c.phys_bits_host {
-        match host_cpu.and_then(|h| h.phys_bits) {
-            Some(b) => b,
-            None => {
-                assumed.push("46 host address bits (no /proc/cpuinfo under the root)".into());
-                46
-            }
-        }
+        // A3/H3: host-phys-bits-limit caps the host's width.
+        host_bits().min(c.phys_bits_limit.unwrap_or(u32::MAX))
     } else {
         c.phys_bits.unwrap_or(QEMU_DEFAULT_PHYS_BITS)
     };
     if let Some(b) = o.phys_bits {
-        if !(8..=64).contains(&b) {
-            return Err(usage(format!("--phys-bits {b}: expected 8 to 64")));
+        // A8: QEMU accepts 32 to 52 bits for a 64-bit vCPU.
+        if !(32..=52).contains(&b) {
+            return Err(usage(format!(
+                "--phys-bits {b}: QEMU refuses a 64-bit vCPU outside 32 to 52 bits"
+            )));
         }
         phys_bits = b;
     }
-    let mut pdpe1gb = if is_host {
+    let mut pdpe1gb = if is_host || c.host_model {
         host_cpu.and_then(|h| h.pdpe1gb).unwrap_or(true)
     } else {
-        false
+        // A5/H4: the named model's own flag.
+        match cpu_models::pdpe1gb(&model) {
+            Some(p) => p,
+            None => {
+                assumed.push(format!(
+                    "CPU model {model} without pdpe1gb (not in the model table; give --cpu-flag pdpe1gb)"
+                ));
+                false
+            }
+        }
     };
     for (on, f) in &c.flags {
         if f == "pdpe1gb" {
@@ -163,26 +220,52 @@ pub(super) fn resolve(
             "-pdpe1gb" => pdpe1gb = false,
             _ => {}
         }
-        if f == "-pdpe1gb" {
-            pdpe1gb = false;
-        }
     }
     let vendor = match o.cpu_vendor.as_deref() {
         Some("amd") | Some("AMD") | Some("AuthenticAMD") => Some(CpuVendor::Amd),
         Some("intel") | Some("Intel") | Some("GenuineIntel") => Some(CpuVendor::Intel),
         Some(v) => return Err(usage(format!("--cpu-vendor {v:?}: expected amd or intel"))),
-        None => match host_cpu.and_then(|h| h.vendor) {
+        None => match c.vendor.or(host_cpu.and_then(|h| h.vendor)) {
             Some(v) => Some(v),
             None => {
-                assumed.push("an Intel vCPU vendor (no /proc/cpuinfo under the root)".into());
+                assumed.push(
+                    "an Intel vCPU vendor (no /proc/cpuinfo under the root; give --cpu-vendor)"
+                        .into(),
+                );
                 None
             }
         },
     };
+    let guest_phys_bits = o.guest_phys_bits.or(c.guest_phys_bits);
+    if guest_phys_bits.is_none()
+        && qemu.guest_phys_bits
+        && matches!(firmware, Firmware::Ovmf(r) if r.guest_phys_bits)
+    {
+        assumed.push("no GuestPhysBits (QEMU 9.1+ under KVM on Linux 6.10+ reports min(KVM's, phys-bits); give --guest-phys-bits N)".into());
+    }
     let ram = o.ram.or(c.ram).unwrap_or_else(|| {
-        assumed.push("1 GiB of guest RAM".into());
+        assumed.push("1 GiB of guest RAM (give --ram)".into());
         GIB
     });
+    // B3/B9/G10: the memory hot-plug area. Proxmox boots `-m
+    // size=1024,slots=255,maxmem=...` with the rest as DIMMs (Memory.pm).
+    let maxmem = o.maxmem.or(c.maxmem);
+    let boot_ram = if o.ram.is_none() {
+        c.static_ram.unwrap_or(ram)
+    } else {
+        ram
+    };
+    let slots = o.mem_slots.or(c.mem_slots);
+    let device_memory = match maxmem {
+        Some(m) if m > boot_ram => {
+            let slots = slots.unwrap_or_else(|| {
+                assumed.push("255 memory slots (give --mem-slots)".into());
+                255
+            });
+            m - boot_ram + u64::from(slots) * GIB
+        }
+        _ => 0,
+    };
     let hole64 = o.hole64.or(c.hole64);
     let mmio64 = o.mmio64.or(c.mmio64);
     if mmio64.is_some() && !matches!(firmware, Firmware::Ovmf(_)) {
@@ -191,14 +274,16 @@ pub(super) fn resolve(
     let setup = Setup {
         firmware,
         machine,
+        qemu,
         phys_bits,
         vendor,
         pdpe1gb,
-        ram_end: ram_end(machine, ram),
+        guest_phys_bits,
+        ram_end: ram_end(machine, boot_ram),
+        device_memory,
         hole64,
         mmio64,
-        empty_ports: o.empty_ports.unwrap_or(0),
-        amd_1tb_hole: machine_version(&machine_arg).is_none_or(|v| v > (7, 0)),
+        empty_ports: o.empty_ports.or(c.empty_ports).unwrap_or(0),
     };
     let vm = VmReport {
         source: c.source.clone(),
@@ -220,6 +305,7 @@ pub(super) fn resolve(
         hole64_bytes: hole64,
         mmio64_bytes: mmio64,
         realloc: o.realloc,
+        qemu_version: qemu_v.to_string(),
         assumed,
     };
     Ok((setup, vm))
@@ -228,26 +314,30 @@ pub(super) fn resolve(
 /// The version a versioned machine type pins (`pc-q35-7.0`,
 /// `pc-i440fx-6.2+pve0`, `pc-1.3`); `None` for an alias (`q35`, `pc`),
 /// which is the newest.
-fn machine_version(machine: &str) -> Option<(u32, u32)> {
+fn machine_version(machine: &str) -> Option<QemuVersion> {
     let name = machine.split([',', '+']).next()?;
     let (_, v) = name.rsplit_once('-')?;
     let (major, minor) = v.split_once('.')?;
-    Some((major.parse().ok()?, minor.split('.').next()?.parse().ok()?))
+    Some(QemuVersion(
+        major.parse().ok()?,
+        minor.split('.').next()?.parse().ok()?,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::machine_version;
+    use crate::decide::window::QemuVersion;
 
     #[test]
     fn machine_type_versions() {
-        assert_eq!(machine_version("pc-q35-7.0"), Some((7, 0)));
-        assert_eq!(machine_version("pc-q35-8.1+pve0"), Some((8, 1)));
+        assert_eq!(machine_version("pc-q35-7.0"), Some(QemuVersion(7, 0)));
+        assert_eq!(machine_version("pc-q35-8.1+pve0"), Some(QemuVersion(8, 1)));
         assert_eq!(
             machine_version("pc-i440fx-10.0,viommu=virtio"),
-            Some((10, 0))
+            Some(QemuVersion(10, 0))
         );
-        assert_eq!(machine_version("pc-1.3"), Some((1, 3)));
+        assert_eq!(machine_version("pc-1.3"), Some(QemuVersion(1, 3)));
         assert_eq!(machine_version("q35"), None);
         assert_eq!(machine_version("pc"), None);
         assert_eq!(machine_version("pc-q35-rhel9.4.0"), None);

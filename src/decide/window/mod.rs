@@ -1,0 +1,234 @@
+//! The firmware-window model: what a QEMU VM with a given configuration
+//! will see at boot. Whether QEMU starts, whether the firmware hangs or
+//! abandons the root bus, which GPU the firmware places where, and which
+//! window the guest kernel is then offered: one prediction (`Setup::boot`)
+//! for `check` (the configuration inferred from the guest), `explain` (from
+//! a log), `plan` (from the host's configuration) and the prescriptions.
+//!
+//! The files follow the stack: `qemu` (QEMU's memory map), `ovmf`,
+//! `seabios`, `topology` (where each GPU sits), `cpu_models` (what named
+//! CPU models carry), `rules` (the releases and the rules each brings, as
+//! data). Each rule cites its upstream source beside its code; the review's
+//! rows and vectors are the tests (`tests`). docs/firmware-window.md says
+//! what is out of scope and why.
+
+pub(crate) mod cpu_models;
+mod ovmf;
+pub(crate) mod qemu;
+pub(crate) mod rules;
+mod seabios;
+#[cfg(test)]
+mod tests;
+pub(crate) mod topology;
+
+pub(crate) use qemu::{ram_end, Machine};
+pub(crate) use rules::{OvmfRules, QemuRules, QemuVersion, SeabiosRules, SeabiosVersion};
+pub(crate) use topology::{Attach, GpuBars};
+
+use crate::decide::sizing::align_up;
+use crate::model::platform::CpuVendor;
+use crate::model::range::{Range, FOUR_GIB};
+use qemu::GIB;
+use serde::Serialize;
+
+/// QEMU's address width for a named CPU model without `phys-bits` (A1:
+/// `TCG_PHYS_ADDR_BITS`, target/i386/cpu.c x86_cpu_realizefn, v7.2.0
+/// L6545, v10.0.0 L8304).
+pub(crate) const QEMU_DEFAULT_PHYS_BITS: u32 = 40;
+
+/// Which firmware, by the rules that decide its window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Firmware {
+    Ovmf(OvmfRules),
+    SeaBios(SeabiosRules),
+}
+
+impl Firmware {
+    /// SeaBIOS 1.16.2, what Debian 12 ships.
+    pub(crate) const SEABIOS_1_16_2: Firmware = Firmware::SeaBios(SeabiosRules::V1_16_2);
+}
+
+/// A QEMU VM's configuration, as far as the window depends on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Setup {
+    pub firmware: Firmware,
+    pub machine: Machine,
+    /// The QEMU release and machine type version's rules.
+    pub qemu: QemuRules,
+    /// vCPU physical address bits.
+    pub phys_bits: u32,
+    /// The vendor the vCPU reports (the host's under KVM). `None`: not
+    /// known, taken as Intel, whose 40 bits OVMF does not trust (the
+    /// smaller window).
+    pub vendor: Option<CpuVendor>,
+    pub pdpe1gb: bool,
+    /// GuestPhysBits as KVM reports it (A6), when known.
+    pub guest_phys_bits: Option<u32>,
+    /// Where RAM ends (exclusive), below or above 4 GiB, before any move.
+    pub ram_end: u64,
+    /// The memory hot-plug area: maxmem - RAM + 1 GiB per slot (0: none).
+    pub device_memory: u64,
+    /// `pci-hole64-size`, when set.
+    pub hole64: Option<u64>,
+    /// OVMF's `X-PciMmio64Mb`, in bytes, when set.
+    pub mmio64: Option<u64>,
+    /// Hot-plug root ports without a device (each takes padding).
+    pub empty_ports: usize,
+}
+
+impl Setup {
+    /// Debian 12's QEMU on q35 with nothing set: the base of tests.
+    #[cfg(test)]
+    pub(crate) fn q35(firmware: Firmware, phys_bits: u32, vendor: CpuVendor) -> Setup {
+        Setup {
+            firmware,
+            machine: Machine::Q35,
+            qemu: QemuRules::V7_2,
+            phys_bits,
+            vendor: Some(vendor),
+            pdpe1gb: false,
+            guest_phys_bits: None,
+            ram_end: GIB,
+            device_memory: 0,
+            hole64: None,
+            mmio64: None,
+            empty_ports: 0,
+        }
+    }
+}
+
+/// How the window came to be: the report's `capacity.window_origin.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum OriginKind {
+    /// OVMF's window at the top eighth of its address width.
+    OvmfDynamic,
+    /// OVMF's classic 32 GiB window above RAM (it did not trust the
+    /// vCPU's width).
+    OvmfClassic,
+    /// OVMF's window of the size `X-PciMmio64Mb` asked for.
+    OvmfMmio64,
+    /// SeaBIOS placed the BARs right above RAM.
+    SeabiosAboveRam,
+    /// SeaBIOS placed them at the top of the address space.
+    SeabiosTop,
+    /// SeaBIOS kept them in the 32-bit window, where they fit (E1).
+    SeabiosBelow4g,
+    /// Bare-metal firmware: its own settings decide.
+    BareMetal,
+    /// A hypervisor other than QEMU (VMware, Hyper-V, ...) sets the window.
+    Hypervisor,
+    Unknown,
+}
+
+impl OriginKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            OriginKind::OvmfDynamic => "ovmf_dynamic",
+            OriginKind::OvmfClassic => "ovmf_classic",
+            OriginKind::OvmfMmio64 => "ovmf_mmio64",
+            OriginKind::SeabiosAboveRam => "seabios_above_ram",
+            OriginKind::SeabiosTop => "seabios_top",
+            OriginKind::SeabiosBelow4g => "seabios_below_4g",
+            OriginKind::BareMetal => "bare_metal",
+            OriginKind::Hypervisor => "hypervisor",
+            OriginKind::Unknown => "unknown",
+        }
+    }
+}
+
+/// What became of one GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fate {
+    /// The firmware gave every BAR of it an address (OVMF leaves a
+    /// rejected device's BARs at 0).
+    pub programmed: bool,
+    /// ... where the guest kernel can keep them: aligned, reachable, in
+    /// the window it is offered.
+    pub usable: bool,
+}
+
+/// What a firmware did, before the kernel's window is worked out.
+pub(crate) struct FwBoot {
+    origin: OriginKind,
+    width: u32,
+    aperture: Range,
+    /// The span of what it programmed.
+    used: Option<(u64, u64)>,
+    gpus: Vec<Fate>,
+    abandoned: bool,
+}
+
+/// What a boot with a setup would look like.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Boot {
+    pub origin: OriginKind,
+    /// The width the firmware works with (OVMF caps it).
+    pub width: u32,
+    /// The firmware's own window (SeaBIOS: what it used).
+    pub aperture: Range,
+    /// How many of the GPUs the firmware placed where the guest can reach
+    /// them.
+    pub placed: usize,
+    /// The window the guest kernel is offered (`root bus resource`), cut
+    /// at what the vCPU addresses.
+    pub crs: Option<Range>,
+    /// Each GPU, in the order given.
+    pub gpus: Vec<Fate>,
+    /// OVMF abandoned the allocation of the whole root bus (D4): nothing
+    /// on it was programmed, not even the disk controller.
+    pub bus_abandoned: bool,
+}
+
+/// Why a setup does not boot at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NoBoot {
+    /// QEMU refuses to start: the 64-bit hole would end beyond the vCPU's
+    /// address width.
+    QemuRefuses { limit: u64, end: u64 },
+    /// The firmware hangs before the kernel: its window ends beyond the
+    /// width it uses.
+    FirmwareHangs { end: u64, width: u32 },
+}
+
+/// C4/E5: whether OVMF and SeaBIOS take the vCPU's width at its word: from
+/// 41 bits on, and below that only the values real CPUs of the vendor
+/// have (MemDetect.c 202211 L561-575; SeaBIOS paravirt.c 1.16.3 L137-186).
+pub(crate) fn width_trusted(phys_bits: u32, vendor: Option<CpuVendor>) -> bool {
+    phys_bits >= 41
+        || (vendor == Some(CpuVendor::Amd) && phys_bits == 40)
+        || (vendor == Some(CpuVendor::Intel) && matches!(phys_bits, 36 | 39))
+}
+
+impl Setup {
+    /// The boot: QEMU's check, the firmware's window and placement, and
+    /// the kernel's window.
+    pub(crate) fn boot(&self, gpus: &[GpuBars]) -> Result<Boot, NoBoot> {
+        self.qemu_starts()?;
+        let map = self.memory_map();
+        let fw = match self.firmware {
+            Firmware::Ovmf(rules) => ovmf::boot(self, rules, &map, gpus)?,
+            Firmware::SeaBios(rules) => seabios::boot(self, rules, &map, gpus)?,
+        };
+        // B7: the kernel's window (`_CRS`), from the lowest 64-bit address
+        // the firmware used on bus 0 to the furthest of that use and the
+        // hole's size from there (hw/pci-host/q35.c
+        // q35_host_get_pci_hole64_start/end, x-pci-hole64-fix); without any
+        // use, from QEMU's hole start.
+        let (start, used_end) = fw.used.unwrap_or((map.hole64_start, map.hole64_start));
+        let end = used_end
+            .max(align_up(start.saturating_add(self.hole64_size()), GIB).unwrap_or(u64::MAX));
+        // B8: the kernel drops what the vCPU cannot address.
+        let crs = (start < self.addressable() && start >= FOUR_GIB)
+            .then(|| Range::new(start, end.min(self.addressable()).saturating_sub(1)));
+        Ok(Boot {
+            origin: fw.origin,
+            width: fw.width,
+            aperture: fw.aperture,
+            placed: fw.gpus.iter().filter(|g| g.usable).count(),
+            crs,
+            gpus: fw.gpus,
+            bus_abandoned: fw.abandoned,
+        })
+    }
+}

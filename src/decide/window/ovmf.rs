@@ -1,0 +1,207 @@
+//! OVMF (edk2 OvmfPkg): the width it trusts, its 64-bit aperture, and
+//! which devices its PCI bus driver places there or rejects.
+//! Rows C1-C14 and D1-D7 of docs/firmware-window.md, each beside its code.
+
+use super::qemu::{MemoryMap, GIB};
+use super::topology::{bridge_window, bridges, Attach, GpuBars};
+use super::{width_trusted, Fate, FwBoot, NoBoot, OriginKind, OvmfRules, Setup};
+use crate::decide::sizing::{align_up, Block};
+use crate::model::range::{Range, FOUR_GIB};
+
+/// C1: `PcdPciMmio64Size` in OvmfPkgX64.dsc at every tag 202011-202605.
+const CLASSIC_SIZE: u64 = 32 * GIB;
+/// C2: the largest X-PciMmio64Mb OVMF takes (0x1000000 MiB); above it
+/// "ignoring malformed" (MemDetect.c 202211 L426, 202605 L575).
+const MMIO64_MAX: u64 = 0x100_0000 << 20;
+
+fn pow2_floor(v: u64) -> u64 {
+    if v == 0 {
+        0
+    } else {
+        1 << (63 - v.leading_zeros())
+    }
+}
+
+fn bits_for(end_exclusive: u64) -> u32 {
+    64 - end_exclusive.saturating_sub(1).leading_zeros()
+}
+
+/// The aperture: origin, width, base, size.
+fn aperture(
+    s: &Setup,
+    rules: OvmfRules,
+    map: &MemoryMap,
+) -> Result<(OriginKind, u32, u64, u64), NoBoot> {
+    let mmio64 = s.mmio64.filter(|m| *m <= MMIO64_MAX);
+    let classic_size = align_up(mmio64.unwrap_or(CLASSIC_SIZE), GIB).unwrap_or(u64::MAX);
+    // C1/B9: above RAM and above reserved-memory-end, aligned to the size.
+    let low = map.ram_end.max(FOUR_GIB).max(map.reserved_end.unwrap_or(0));
+    let classic_base = align_up(
+        align_up(low, GIB).unwrap_or(u64::MAX),
+        pow2_floor(classic_size),
+    )
+    .unwrap_or(u64::MAX);
+    let classic_kind = if mmio64.is_some() {
+        OriginKind::OvmfMmio64
+    } else {
+        OriginKind::OvmfClassic
+    };
+    // C5: a non-zero GuestPhysBits is trusted whatever the vendor (OVMF
+    // 202408+, QEMU 9.1+ under KVM) and limits the width.
+    let gpb = s
+        .guest_phys_bits
+        .filter(|b| *b > 0 && rules.guest_phys_bits && s.qemu.guest_phys_bits);
+    // C4/C14: before 202211 OVMF does not read the width at all.
+    let trusted = rules.dynamic && (gpb.is_some() || width_trusted(s.phys_bits, s.vendor));
+    if !trusted {
+        // C12: guess mode, the classic window only.
+        let end = classic_base.saturating_add(classic_size);
+        return Ok((
+            classic_kind,
+            bits_for(end).max(36),
+            classic_base,
+            classic_size,
+        ));
+    }
+    let mut w = s.phys_bits.min(gpb.unwrap_or(u32::MAX)).min(rules.cap);
+    // C7: without 1 GiB pages OVMF maps only 40 bits.
+    if !s.pdpe1gb {
+        w = w.min(40);
+    }
+    let space = 1u64 << w;
+    let m = 1u64 << (w - 3);
+    // C9/C11: the dynamic window, unless X-PciMmio64Mb is larger (or, from
+    // 202505, given at all).
+    let dynamic = !(mmio64.is_some() && rules.mmio64_exact)
+        && classic_size < m
+        && classic_base.saturating_add(m) < space;
+    if dynamic {
+        let mut base = space - m;
+        // C10: PlatformReservationConflictCB, called for every e820 entry
+        // in turn (202302+): an entry the window overlaps moves it below
+        // that entry, aligned to its size, in UINT64 arithmetic. QEMU adds
+        // the HT reservation only for AMD at machine types 7.1+ (B5).
+        if rules.avoids_ht {
+            for (start, end) in &map.e820 {
+                if base.max(*start) < base.wrapping_add(m).min(*end) {
+                    base = start.wrapping_sub(m) & !(m - 1);
+                }
+            }
+        }
+        return Ok((OriginKind::OvmfDynamic, w, base, m));
+    }
+    let end = classic_base.saturating_add(classic_size);
+    // C13: a trusted width the window does not fit in: OVMF hangs (lab).
+    if end > space {
+        return Err(NoBoot::FirmwareHangs { end, width: w });
+    }
+    Ok((classic_kind, w, classic_base, classic_size))
+}
+
+/// The aperture and what OVMF places in it.
+pub(super) fn boot(
+    s: &Setup,
+    rules: OvmfRules,
+    map: &MemoryMap,
+    gpus: &[GpuBars],
+) -> Result<FwBoot, NoBoot> {
+    let (origin, width, base, size) = aperture(s, rules, map)?;
+    // D1: hot-plug padding, 1/256 of the window from 32 GiB windows up,
+    // for each root port without a device (202211+). Bridges and the root
+    // bus take none (boot B9).
+    let pad = if rules.pads && size > CLASSIC_SIZE {
+        (size / 256).next_power_of_two()
+    } else {
+        0
+    };
+    let n = gpus.len();
+    let groups = bridges(gpus);
+    let mut rejected = vec![false; n];
+    let pack = |rejected: &[bool]| -> Option<u64> {
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut pads = s.empty_ports;
+        for (i, g) in gpus.iter().enumerate() {
+            match g.attach {
+                Attach::RootPort if rejected[i] => pads += 1,
+                Attach::RootPort => blocks.push(g.port_window()?),
+                Attach::Bus0 if !rejected[i] => blocks.extend(g.blocks()?),
+                _ => {}
+            }
+        }
+        // D5: one window per bridge over its remaining devices' BARs.
+        for (_, members) in &groups {
+            let mut children = Vec::new();
+            for i in members.iter().filter(|i| !rejected[**i]) {
+                children.extend(gpus[*i].blocks()?);
+            }
+            blocks.extend(bridge_window(&children));
+        }
+        if pad > 0 {
+            blocks.extend(std::iter::repeat_n(
+                Block {
+                    size: pad,
+                    align: pad,
+                },
+                pads,
+            ));
+        }
+        blocks.sort_by(|a, b| b.align.cmp(&a.align).then(b.size.cmp(&a.size)));
+        let mut cur = base;
+        for b in &blocks {
+            cur = align_up(cur, b.align)?.checked_add(b.size)?;
+        }
+        (cur <= base.saturating_add(size)).then_some(cur)
+    };
+    // D3: until the rest fits, reject the device with the largest resource
+    // (PciEnumerator.c 202211 GetMaxResourceConsumerDevice L838-890):
+    // among equals the later root port (lab L1), the earlier device behind
+    // a bridge (boot B9). D4: a device on bus 0 is never rejective
+    // (IsRejectiveDevice L799-803); when only such devices remain, the
+    // allocation of the whole root bus is aborted and nothing on it is
+    // programmed (L1033-1037, PciLib.c L824-826; boot B6).
+    let mut abandoned = false;
+    let used_end = loop {
+        if let Some(end) = pack(&rejected) {
+            break end;
+        }
+        let largest = |i: usize| gpus[i].bars.iter().copied().max().unwrap_or(0);
+        let pick = (0..n)
+            .filter(|i| !rejected[*i] && gpus[*i].attach != Attach::Bus0)
+            .max_by(|a, b| {
+                largest(*a).cmp(&largest(*b)).then_with(|| {
+                    if gpus[*a].attach == Attach::RootPort {
+                        a.cmp(b)
+                    } else {
+                        b.cmp(a)
+                    }
+                })
+            });
+        match pick {
+            Some(i) => rejected[i] = true,
+            None => {
+                abandoned = true;
+                break base;
+            }
+        }
+    };
+    // A window beyond the vCPU's width (an untrusted width grown to hold a
+    // large X-PciMmio64Mb) is used, but the guest cannot reach it.
+    let reachable = base.saturating_add(size) <= s.addressable();
+    let fates = (0..n)
+        .map(|i| {
+            let programmed = !abandoned && !rejected[i];
+            Fate {
+                programmed,
+                usable: programmed && reachable,
+            }
+        })
+        .collect();
+    Ok(FwBoot {
+        origin,
+        width,
+        aperture: Range::new(base, base.saturating_add(size) - 1),
+        used: (!abandoned && used_end > base).then_some((base, used_end)),
+        gpus: fates,
+        abandoned,
+    })
+}

@@ -1,0 +1,149 @@
+//! QEMU's memory map (x86 `pc` machines, hw/i386/pc.c at v7.2.0 and
+//! v10.0.0): where RAM is split at 4 GiB, where RAM above 4 GiB goes on an
+//! AMD vCPU, where the 64-bit PCI hole starts (above RAM, or above the
+//! memory hot-plug area), which e820 entries the firmware sees, and
+//! whether QEMU starts at all.
+
+use super::Setup;
+use crate::decide::sizing::align_up;
+use crate::model::platform::CpuVendor;
+use crate::model::range::FOUR_GIB;
+
+pub(crate) const GIB: u64 = 1 << 30;
+pub(crate) const TIB: u64 = 1 << 40;
+/// QEMU reserves [0xFD_0000_0000, 1 TiB) on AMD vCPUs (HyperTransport).
+pub(crate) const AMD_HT_START: u64 = 0xFD_0000_0000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Machine {
+    Q35,
+    I440fx,
+}
+
+impl Machine {
+    /// QEMU's default `pci-hole64-size` (B2: hw/pci-host/q35.c `1ULL << 35`,
+    /// i440fx.c `1ULL << 31`).
+    pub(crate) fn default_hole64(self) -> u64 {
+        match self {
+            Machine::Q35 => 32 * GIB,
+            Machine::I440fx => 2 * GIB,
+        }
+    }
+}
+
+/// Where guest RAM ends once QEMU has split it at 4 GiB (B1: pc_q35.c
+/// keeps 2 GiB below from 2.75 GiB on, pc_piix.c 3 GiB from 3.5 GiB on).
+pub(crate) fn ram_end(machine: Machine, ram: u64) -> u64 {
+    let (threshold, below) = match machine {
+        Machine::Q35 => (0xb000_0000, 2 << 30),
+        Machine::I440fx => (0xe000_0000, 3 << 30),
+    };
+    if ram >= threshold {
+        FOUR_GIB + (ram - below)
+    } else {
+        ram
+    }
+}
+
+/// The memory map the firmware sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MemoryMap {
+    /// Where RAM ends, after any move to 1 TiB.
+    pub ram_end: u64,
+    /// `pc_pci_hole64_start`.
+    pub hole64_start: u64,
+    /// `etc/reserved-memory-end`, published when there is a hot-plug area.
+    pub reserved_end: Option<u64>,
+    /// e820 entries, [start, end).
+    pub e820: Vec<(u64, u64)>,
+    /// The RAM among them.
+    pub ram: Vec<(u64, u64)>,
+}
+
+impl MemoryMap {
+    /// Any e820 entry overlapping [start, start + size) (SeaBIOS
+    /// `e820_is_used`).
+    pub(crate) fn e820_used(&self, start: u64, size: u64) -> Option<(u64, u64)> {
+        self.e820
+            .iter()
+            .copied()
+            .find(|(s, e)| start.wrapping_add(size) > *s && start < *e)
+    }
+}
+
+impl Setup {
+    pub(crate) fn hole64_size(&self) -> u64 {
+        self.hole64.unwrap_or(self.machine.default_hole64())
+    }
+
+    pub(crate) fn addressable(&self) -> u64 {
+        1u64.checked_shl(self.phys_bits).unwrap_or(u64::MAX)
+    }
+
+    /// B3/B9: the end of RAM above 4 GiB, or of the hot-plug area above it
+    /// (`pc_pci_hole64_start`, with `pc_get_device_memory_range`: the area
+    /// is maxmem - ram plus 1 GiB per slot, from the next GiB).
+    fn hole_start_from(&self, above_start: u64) -> (u64, Option<u64>) {
+        let above = self.ram_end.saturating_sub(FOUR_GIB);
+        let ram_top = above_start.saturating_add(above);
+        if self.device_memory > 0 {
+            let end = align_up(
+                align_up(ram_top, GIB)
+                    .unwrap_or(u64::MAX)
+                    .saturating_add(self.device_memory),
+                GIB,
+            )
+            .unwrap_or(u64::MAX);
+            (end, Some(end))
+        } else {
+            (align_up(ram_top, GIB).unwrap_or(u64::MAX), None)
+        }
+    }
+
+    /// The memory map: B4 (AMD relocation to 1 TiB when the hole would
+    /// reach the HT range, QEMU 7.1+ with machine types 7.1+), B5 (the HT
+    /// e820 entry), B9 (reserved-memory-end).
+    pub(crate) fn memory_map(&self) -> MemoryMap {
+        let amd = self.vendor == Some(CpuVendor::Amd);
+        let (start4g, _) = self.hole_start_from(FOUR_GIB);
+        let relocates = amd
+            && self.qemu.amd_relocation
+            && start4g.saturating_add(self.hole64_size()).saturating_sub(1) >= AMD_HT_START;
+        let above_start = if relocates { TIB } else { FOUR_GIB };
+        let (hole64_start, reserved_end) = self.hole_start_from(above_start);
+        let above = self.ram_end.saturating_sub(FOUR_GIB);
+        let mut e820 = vec![(0, self.ram_end.min(0x8000_0000))];
+        let ram_end = if above > 0 {
+            e820.push((above_start, above_start + above));
+            above_start + above
+        } else {
+            self.ram_end
+        };
+        let ram = e820.clone();
+        if amd && self.qemu.ht_e820 && self.phys_bits >= 40 {
+            e820.push((AMD_HT_START, TIB));
+        }
+        MemoryMap {
+            ram_end,
+            hole64_start,
+            reserved_end,
+            e820,
+            ram,
+        }
+    }
+
+    /// B6: QEMU's check before it starts the VM (`Address space limit ...
+    /// phys-bits too low`), from 7.1 on; older QEMU starts anyway.
+    pub(crate) fn qemu_starts(&self) -> Result<(), super::NoBoot> {
+        if !self.qemu.phys_bits_check {
+            return Ok(());
+        }
+        let start = self.memory_map().hole64_start;
+        let end = start.saturating_add(self.hole64_size()).saturating_sub(1);
+        let limit = self.addressable().wrapping_sub(1);
+        if end > limit {
+            return Err(super::NoBoot::QemuRefuses { limit, end });
+        }
+        Ok(())
+    }
+}

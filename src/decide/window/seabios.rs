@@ -1,0 +1,230 @@
+//! SeaBIOS (src/fw/pciinit.c, paravirt.c): where it puts the 64-bit
+//! window and every BAR in it. It rejects nothing (E10): every BAR gets an
+//! address, and the guest kernel keeps the ones it can use. Rows E1-E10
+//! of docs/firmware-window.md, each beside its code; all arithmetic wraps
+//! as SeaBIOS's u64 does (E8 can take the window below zero).
+
+use super::qemu::{MemoryMap, GIB};
+use super::rules::PadMode;
+use super::topology::{bridges, Attach, GpuBars};
+use super::{width_trusted, Fate, FwBoot, NoBoot, OriginKind, SeabiosRules, Setup};
+use crate::decide::sizing::align_up;
+use crate::model::range::{Range, FOUR_GIB};
+
+/// `PCI_BRIDGE_MEM_MIN` (pciinit.c L29, 1.16.2 to 1.17.0).
+const BRIDGE_MEM_MIN: u64 = 2 << 20;
+
+/// `ALIGN()` as SeaBIOS computes it, wrapping.
+fn walign(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        return v;
+    }
+    v.wrapping_add(a - 1) & !(a - 1)
+}
+
+/// One entry of the root bus's 64-bit prefetchable region: a bridge window
+/// or a BAR, with the GPU BARs inside it (GPU, BAR size) in the order
+/// SeaBIOS maps them.
+struct Entry {
+    size: u64,
+    align: u64,
+    bars: Vec<(usize, u64)>,
+}
+
+/// A hot-plug bridge's window over these BARs (E3, E9): the BARs summed,
+/// most aligned first; aligned to the largest child (at least 2 MiB), or
+/// in pad mode to top>>11 (1.16.3), or the larger of the two (1.17.0);
+/// the size rounded up to that alignment; an empty one reserves it.
+fn bridge_entry(bars: Vec<(usize, u64)>, rules: SeabiosRules, pad: bool, top: u64) -> Entry {
+    let mut bars = bars;
+    bars.sort_by_key(|b| std::cmp::Reverse(b.1.next_power_of_two()));
+    let mut align = bars
+        .iter()
+        .map(|(_, s)| s.next_power_of_two())
+        .max()
+        .unwrap_or(0)
+        .max(BRIDGE_MEM_MIN);
+    if pad {
+        let top_align = top >> 11;
+        align = if rules.bridge_align_max {
+            align.max(top_align)
+        } else if top_align > 0 {
+            top_align
+        } else {
+            align
+        };
+    }
+    let mut sum: u64 = bars.iter().map(|(_, s)| *s).sum();
+    if align > sum {
+        sum = align;
+    }
+    Entry {
+        size: walign(sum, align),
+        align,
+        bars,
+    }
+}
+
+pub(super) fn boot(
+    s: &Setup,
+    rules: SeabiosRules,
+    map: &MemoryMap,
+    gpus: &[GpuBars],
+) -> Result<FwBoot, NoBoot> {
+    // E5: the width, trusted as OVMF does (paravirt.c physbits, 1.16.3+).
+    let trusted = width_trusted(s.phys_bits, s.vendor);
+    let over4g = map.ram_end.saturating_sub(FOUR_GIB);
+    // E6a/E6b: the top of the window.
+    let top = if rules.top && trusted {
+        if rules.top44 {
+            if s.phys_bits > 44 && over4g < (1 << 40) {
+                1u64 << 44
+            } else {
+                1u64.checked_shl(s.phys_bits).unwrap_or(0)
+            }
+        } else {
+            1u64 << s.phys_bits.min(46)
+        }
+    } else {
+        0
+    };
+    // E7a/E7b: pad mode.
+    let pad = match rules.pad {
+        PadMode::Never => false,
+        PadMode::RamAndWidth => top > 0 && s.phys_bits >= 36 && over4g > 0,
+        PadMode::RamOrFwCfg => over4g > 0,
+    };
+    let mut entries: Vec<Entry> = Vec::new();
+    for (i, g) in gpus.iter().enumerate() {
+        match g.attach {
+            Attach::RootPort => entries.push(bridge_entry(
+                g.bars.iter().map(|b| (i, *b)).collect(),
+                rules,
+                pad,
+                top,
+            )),
+            // E4: bus-0 BARs are entries of the root bus themselves.
+            Attach::Bus0 => entries.extend(g.bars.iter().map(|b| Entry {
+                size: *b,
+                align: b.next_power_of_two(),
+                bars: vec![(i, *b)],
+            })),
+            Attach::Bridge(_) => {}
+        }
+    }
+    for (_, members) in bridges(gpus) {
+        let bars = members
+            .iter()
+            .flat_map(|i| gpus[*i].bars.iter().map(move |b| (*i, *b)))
+            .collect();
+        entries.push(bridge_entry(bars, rules, pad, top));
+    }
+    // D2 for SeaBIOS: each empty hot-plug port reserves its alignment.
+    for _ in 0..s.empty_ports {
+        entries.push(bridge_entry(Vec::new(), rules, pad, top));
+    }
+    // The region's list is kept sorted by alignment, equals in order.
+    entries.sort_by_key(|e| std::cmp::Reverse(e.align));
+    let sum: u64 = entries.iter().map(|e| e.size).sum();
+    let align = entries.first().map_or(1, |e| e.align);
+    // E1: without pad mode the 64-bit BARs stay in the 32-bit window when
+    // they fit there, below BUILD_PCIMEM_END (pci_bios_init_root_regions_mem:
+    // the prefetchable region ends the window, aligned down; q35's window
+    // starts above MMCONFIG at 0xC000_0000, i440fx's at 2 or 3 GiB). The
+    // 32-bit BARs that share it are not counted.
+    if !pad && sum > 0 {
+        const PCIMEM_END: u64 = 0xFEC0_0000;
+        let below = map.ram_end.min(FOUR_GIB);
+        let low = match s.machine {
+            super::Machine::Q35 => below.max(0xC000_0000),
+            super::Machine::I440fx if below <= 0x8000_0000 => 0x8000_0000,
+            super::Machine::I440fx if below <= 0xC000_0000 => 0xC000_0000,
+            super::Machine::I440fx => below,
+        };
+        let base = PCIMEM_END.checked_sub(sum).map(|b| b & !(align - 1));
+        if let Some(base) = base.filter(|b| *b >= low) {
+            return Ok(FwBoot {
+                origin: OriginKind::SeabiosBelow4g,
+                width: s.phys_bits,
+                aperture: Range::new(base, base + sum - 1),
+                used: None,
+                gpus: vec![
+                    Fate {
+                        programmed: true,
+                        usable: true,
+                    };
+                    gpus.len()
+                ],
+                abandoned: false,
+            });
+        }
+    }
+    // E2/B9: above RAM and reserved-memory-end.
+    let mut base = map
+        .reserved_end
+        .unwrap_or(0)
+        .max(FOUR_GIB.wrapping_add(over4g));
+    let mut origin = OriginKind::SeabiosAboveRam;
+    if top > 0 {
+        let mut size = walign(sum, GIB);
+        if pad {
+            size = walign(size, top >> 3);
+        }
+        if base < top.wrapping_sub(size) {
+            base = top.wrapping_sub(size);
+            origin = OriginKind::SeabiosTop;
+        }
+        // E8: below an e820 entry it overlaps, by its own size.
+        if rules.e820_shift && map.e820_used(base, size).is_some() {
+            base = base.wrapping_sub(size);
+            origin = OriginKind::SeabiosTop;
+        }
+    }
+    let start = walign(walign(base, align), GIB);
+    // Every entry, and every BAR in it, mapped one after the other without
+    // further alignment (pci_region_map_entries).
+    let limit = s.addressable();
+    let mut usable = vec![true; gpus.len()];
+    let mut cur = start;
+    for e in &entries {
+        let mut at = cur;
+        for (i, size) in &e.bars {
+            // The kernel keeps a BAR that is aligned (a misaligned one reads
+            // back below its bridge's window), reachable, and not on RAM.
+            let ok = at % size.next_power_of_two() == 0
+                && at >= FOUR_GIB
+                && at.checked_add(*size).is_some_and(|end| end <= limit)
+                && !map
+                    .ram
+                    .iter()
+                    .any(|(s, e)| at.wrapping_add(*size) > *s && at < *e);
+            usable[*i] &= ok;
+            at = at.wrapping_add(*size);
+        }
+        cur = cur.wrapping_add(e.size);
+    }
+    let end = cur;
+    let wrapped = end < start || start < FOUR_GIB;
+    let fates = usable
+        .iter()
+        .map(|u| Fate {
+            programmed: true,
+            usable: *u && !wrapped,
+        })
+        .collect();
+    // Its own window, `pcimem64_start` to `pcimem64_end` (1 GiB aligned);
+    // one that wraps is shown up to the end of the address space.
+    let shown_end = start
+        .checked_add(sum)
+        .and_then(|e| align_up(e, GIB))
+        .map_or(u64::MAX, |e| e - 1);
+    Ok(FwBoot {
+        origin,
+        width: s.phys_bits,
+        aperture: Range::new(start, shown_end.max(start)),
+        // QEMU's `_CRS` spans what was programmed, wrapped or not.
+        used: (!entries.is_empty()).then_some((start, if end < start { u64::MAX } else { end })),
+        gpus: fates,
+        abandoned: false,
+    })
+}

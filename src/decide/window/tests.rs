@@ -1,0 +1,614 @@
+//! The model against the lab's measurements (docs/lab.md) and the review's
+//! rows and vectors (docs/firmware-window.md, "Rules and their sources").
+
+use super::*;
+use crate::decide::window::qemu::TIB;
+
+fn gpus(n: usize, size: u64) -> Vec<GpuBars> {
+    (0..n).map(|_| GpuBars::port(vec![size])).collect()
+}
+
+fn ovmf(phys_bits: u32, pdpe1gb: bool) -> Setup {
+    Setup {
+        pdpe1gb,
+        ..Setup::q35(
+            Firmware::Ovmf(OvmfRules::STABLE_202211),
+            phys_bits,
+            CpuVendor::Amd,
+        )
+    }
+}
+
+fn seabios(phys_bits: u32) -> Setup {
+    Setup {
+        firmware: Firmware::SEABIOS_1_16_2,
+        ..ovmf(phys_bits, false)
+    }
+}
+
+#[test]
+fn ovmf_without_1g_pages_works_in_40_bits_whatever_phys_bits_says() {
+    for pb in [40, 41, 42, 44, 46, 48] {
+        let b = ovmf(pb, false).boot(&gpus(8, 32 * GIB)).unwrap();
+        assert_eq!(b.origin, OriginKind::OvmfDynamic);
+        assert_eq!(b.width, 40);
+        assert_eq!(b.aperture, Range::new(0xe0_0000_0000, 0xff_ffff_ffff));
+        // 3 x 32 GiB + 5 x 512 MiB of hot-plug padding: 98.5 GiB.
+        assert_eq!(b.placed, 3, "{pb}");
+        assert_eq!(b.crs, Some(Range::new(0xe0_0000_0000, 0xf8_9fff_ffff)));
+    }
+}
+
+#[test]
+fn ovmf_with_1g_pages_takes_the_top_eighth_of_phys_bits() {
+    for (pb, base) in [
+        (41, 0x1c0_0000_0000u64),
+        (42, 0x380_0000_0000),
+        (44, 0xe00_0000_0000),
+        (46, 0x3800_0000_0000),
+        // 2022.11 caps 48 at 47.
+        (48, 0x7000_0000_0000),
+    ] {
+        let b = ovmf(pb, true).boot(&gpus(8, 32 * GIB)).unwrap();
+        assert_eq!((b.aperture.start, b.placed), (base, 8), "{pb}");
+    }
+    // 1 GiB pages change nothing at 40 bits.
+    assert_eq!(ovmf(40, true).boot(&gpus(8, 32 * GIB)).unwrap().placed, 3);
+    // Eight 128 GiB BARs: none fit 128 GiB; the kernel sees 32 GiB.
+    let b = ovmf(46, false).boot(&gpus(8, 128 * GIB)).unwrap();
+    assert_eq!(b.placed, 0);
+    assert_eq!(b.crs, Some(Range::new(0xe0_0000_0000, 0xe7_ffff_ffff)));
+    assert_eq!(ovmf(46, true).boot(&gpus(8, 128 * GIB)).unwrap().placed, 8);
+}
+
+#[test]
+fn rules_by_release() {
+    assert_eq!(OvmfRules::for_release(2022, 11), OvmfRules::STABLE_202211);
+    assert_eq!(OvmfRules::for_release(2023, 8), OvmfRules::STABLE_202308);
+    // 2025.02 trusts GuestPhysBits (C5, 202408) and is otherwise 202308's.
+    assert_eq!(
+        OvmfRules::for_release(2025, 2),
+        OvmfRules {
+            guest_phys_bits: true,
+            ..OvmfRules::STABLE_202308
+        }
+    );
+    assert_eq!(OvmfRules::for_release(2025, 5), OvmfRules::STABLE_202505);
+    // Before the dynamic window: the classic 32 GiB one, whatever the CPU.
+    let old = Setup {
+        firmware: Firmware::Ovmf(OvmfRules::for_release(2022, 2)),
+        pdpe1gb: true,
+        ..ovmf(46, true)
+    };
+    let b = old.boot(&gpus(8, 32 * GIB)).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::OvmfClassic, 1));
+}
+
+#[test]
+fn an_intel_vcpu_with_40_bits_gets_the_classic_window() {
+    let s = Setup {
+        vendor: Some(CpuVendor::Intel),
+        ..ovmf(40, false)
+    };
+    let b = s.boot(&gpus(8, 32 * GIB)).unwrap();
+    assert_eq!(b.origin, OriginKind::OvmfClassic);
+    assert_eq!(b.aperture, Range::new(0x8_0000_0000, 0xf_ffff_ffff));
+    assert_eq!(b.placed, 1);
+}
+
+#[test]
+fn x_pcimmio64mb_is_a_minimum_placed_above_ram_or_a_hang() {
+    let with = |m: u64, ram_end: u64| Setup {
+        mmio64: Some(m),
+        ram_end,
+        ..ovmf(46, false)
+    };
+    // Smaller than the 128 GiB dynamic window: ignored.
+    let b = with(64 * GIB, GIB).boot(&gpus(8, 32 * GIB)).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::OvmfDynamic, 3));
+    for (m, base) in [(256 * GIB, 0x40_0000_0000u64), (512 * GIB, 0x80_0000_0000)] {
+        let b = with(m, GIB).boot(&gpus(8, 32 * GIB)).unwrap();
+        assert_eq!(
+            (b.origin, b.aperture.start, b.placed),
+            (OriginKind::OvmfMmio64, base, 8)
+        );
+    }
+    // [1T, 2T) is beyond 40 bits; with 512 GiB of RAM a 512 GiB window
+    // starts at 1 TiB: both hang.
+    assert!(matches!(
+        with(TIB, GIB).boot(&gpus(8, 32 * GIB)),
+        Err(NoBoot::FirmwareHangs { width: 40, .. })
+    ));
+    assert!(matches!(
+        with(512 * GIB, 0x80_8000_0000).boot(&gpus(8, 32 * GIB)),
+        Err(NoBoot::FirmwareHangs { .. })
+    ));
+    // With 1 GiB pages at 46 bits the 8 TiB window wins over 1 TiB.
+    let s = Setup {
+        pdpe1gb: true,
+        ..with(TIB, GIB)
+    };
+    assert_eq!(
+        s.boot(&gpus(8, 32 * GIB)).unwrap().origin,
+        OriginKind::OvmfDynamic
+    );
+}
+
+#[test]
+fn the_hole_only_widens_the_kernels_window_and_qemu_checks_it() {
+    let with = |s: u64, pb: u32| Setup {
+        hole64: Some(s),
+        ..ovmf(pb, false)
+    };
+    for (s, end) in [
+        (512 * GIB, 0x15f_ffff_ffffu64),
+        (TIB, 0x1df_ffff_ffff),
+        (2 * TIB, 0x2df_ffff_ffff),
+    ] {
+        let b = with(s, 46).boot(&gpus(8, 32 * GIB)).unwrap();
+        assert_eq!(b.placed, 3);
+        assert_eq!(b.crs, Some(Range::new(0xe0_0000_0000, end)));
+    }
+    // 40 bits: QEMU refuses 1T and 2T (the AMD hole moves the 64-bit
+    // hole to 1 TiB) and starts with 512G, whose part above 1 TiB the
+    // kernel drops.
+    assert_eq!(
+        with(TIB, 40).qemu_starts(),
+        Err(NoBoot::QemuRefuses {
+            limit: 0xff_ffff_ffff,
+            end: 0x1ff_ffff_ffff
+        })
+    );
+    assert!(with(2 * TIB, 40).qemu_starts().is_err());
+    let b = with(512 * GIB, 40).boot(&gpus(8, 32 * GIB)).unwrap();
+    assert_eq!(b.crs, Some(Range::new(0xe0_0000_0000, 0xff_ffff_ffff)));
+}
+
+#[test]
+fn amd_ram_moves_to_1tib_however_much_there_is() {
+    // SeaBIOS places above RAM, so the window follows where RAM ends.
+    let at = |ram: u64, hole: bool| {
+        Setup {
+            ram_end: ram_end(Machine::Q35, ram),
+            qemu: QemuRules::of(
+                QemuVersion(7, 2),
+                Some(QemuVersion(7, if hole { 2 } else { 0 })),
+            ),
+            ..seabios(46)
+        }
+        .boot(&gpus(2, 32 * GIB))
+        .unwrap()
+        .aperture
+        .start
+    };
+    // 998 GiB above 4 GiB end at 2022 GiB once moved to 1 TiB, and
+    // 1098 GiB at 2122 GiB: more RAM, a higher window.
+    assert_eq!(at(1000 * GIB, true), 0x200_0000_0000);
+    assert_eq!(at(1100 * GIB, true), 0x218_0000_0000);
+    // Machine types 7.0 and older leave RAM where it is.
+    assert_eq!(at(1100 * GIB, false), 0x118_0000_0000);
+    // Too little RAM for the hole to reach the HT range: no move.
+    assert_eq!(at(8 * GIB, true), at(8 * GIB, false));
+}
+
+#[test]
+fn seabios_places_above_ram_and_ignores_phys_bits() {
+    let b = seabios(40).boot(&gpus(8, 128 * GIB)).unwrap();
+    assert_eq!(b.origin, OriginKind::SeabiosAboveRam);
+    assert_eq!(b.aperture.start, 0x20_0000_0000);
+    assert_eq!(b.placed, 7);
+    assert_eq!(seabios(40).boot(&gpus(7, 128 * GIB)).unwrap().placed, 7);
+    assert_eq!(seabios(41).boot(&gpus(8, 128 * GIB)).unwrap().placed, 8);
+    assert_eq!(seabios(40).boot(&gpus(8, 32 * GIB)).unwrap().placed, 8);
+    let big_ram = Setup {
+        ram_end: 0x80_8000_0000,
+        ..seabios(46)
+    };
+    assert_eq!(
+        big_ram.boot(&gpus(8, 128 * GIB)).unwrap().aperture.start,
+        0xa0_0000_0000
+    );
+}
+
+#[test]
+fn a_second_64bit_bar_doubles_the_stride() {
+    let g = GpuBars::port(vec![128 * GIB, 32 << 20, 16 << 20]);
+    let w = g.port_window().unwrap();
+    assert_eq!(w.align, 128 * GIB);
+    assert_eq!(w.size, 128 * GIB + (48 << 20));
+    // Eight of them in SeaBIOS's window: 8 strides of 256 GiB, the last
+    // port's window too rounded up to its largest child (E3: pciinit.c
+    // 1.16.2 L976 `size = ALIGN(sum, align)`; lab L20).
+    let b = seabios(46).boot(&vec![g; 8]).unwrap();
+    assert_eq!(b.aperture.start, 0x20_0000_0000);
+    assert_eq!(b.crs.unwrap().end, 0x20_0000_0000 + 8 * 256 * GIB - 1);
+}
+
+#[test]
+fn ram_splits_at_4g_as_qemu_does() {
+    const GIB: u64 = 1 << 30;
+    assert_eq!(ram_end(Machine::Q35, GIB), GIB);
+    assert_eq!(ram_end(Machine::Q35, 512 * GIB), FOUR_GIB + 510 * GIB);
+    assert_eq!(ram_end(Machine::I440fx, 4 * GIB), FOUR_GIB + GIB);
+}
+
+// The review's test vectors V1-V18 (docs/firmware-window.md, "Test
+// vectors"): each gives upstream's answer, from the source at the tag
+// named, or from the boot (B1-B9) or lab row (L-rows) that measured it.
+
+const MIB: u64 = 1 << 20;
+
+fn seabios_v(v: (u32, u32, u32)) -> Firmware {
+    Firmware::SeaBios(SeabiosRules::of(SeabiosVersion(v.0, v.1, v.2)))
+}
+
+fn ovmf_v(v: &str) -> Firmware {
+    Firmware::Ovmf(OvmfRules::of(
+        crate::parse::release::edk2_build(v).expect("a release"),
+    ))
+}
+
+fn vm(fw: Firmware, pb: u32, vendor: CpuVendor, ram: u64) -> Setup {
+    Setup {
+        ram_end: ram_end(Machine::Q35, ram),
+        ..Setup::q35(fw, pb, vendor)
+    }
+}
+
+fn each(n: usize, bars: &[u64]) -> Vec<GpuBars> {
+    (0..n).map(|_| GpuBars::port(bars.to_vec())).collect()
+}
+
+fn usable(b: &Boot) -> Vec<bool> {
+    b.gpus.iter().map(|g| g.usable).collect()
+}
+
+#[test]
+fn v1_seabios_1_16_3_shifts_below_the_ht_entry_and_wraps() {
+    // E8, E6a: 7 x 128 GiB at 40 bits on AMD: top - size = 128 GiB, which
+    // overlaps [0xFD_0000_0000, 1 TiB), so the base goes 896 GiB lower and
+    // wraps past zero: nothing usable (lab L15).
+    let s = vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(7, &[128 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.placed, b.crs),
+        (OriginKind::SeabiosTop, 0, None)
+    );
+    assert!(b.gpus.iter().all(|g| g.programmed));
+    // 4 of them: base 512 GiB - 512 GiB = 0, a window over RAM.
+    assert_eq!(s.boot(&each(4, &[128 * GIB])).unwrap().placed, 0);
+    // 5 with 64 GiB of RAM (pad mode): 640 GiB wraps.
+    let big = vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, 64 * GIB);
+    assert_eq!(big.boot(&each(5, &[128 * GIB])).unwrap().placed, 0);
+    // 8 (lab L16: wrapped).
+    assert_eq!(s.boot(&each(8, &[128 * GIB])).unwrap().placed, 0);
+    // The fixes: phys-bits 41, or SeaBIOS 1.16.2, or an Intel vCPU at 40
+    // bits (untrusted: above RAM).
+    let at41 = Setup {
+        phys_bits: 41,
+        ..s.clone()
+    };
+    assert_eq!(at41.boot(&each(7, &[128 * GIB])).unwrap().placed, 7);
+    let old = Setup {
+        firmware: Firmware::SEABIOS_1_16_2,
+        ..s.clone()
+    };
+    assert_eq!(old.boot(&each(7, &[128 * GIB])).unwrap().placed, 7);
+}
+
+#[test]
+fn v2_seabios_1_16_3_pad_mode_misaligns_multi_bar_ports() {
+    let g = [128 * GIB, 32 * MIB, 16 * MIB];
+    // E9a: ports of ALIGN(128G+48M, 2^46>>11 = 32 GiB) = 160 GiB in an
+    // 8 TiB window at 0x3800_0000_0000: only ports 0 and 4 keep the
+    // 128 GiB BAR aligned (inference from pciinit.c; not run).
+    let s = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 64 * GIB);
+    let b = s.boot(&each(8, &g)).unwrap();
+    // (The 8 TiB is the size SeaBIOS places by; what it programs, the
+    // aperture here, spans the 8 ports: 1280 GiB.)
+    assert_eq!(b.aperture.start, 0x3800_0000_0000);
+    assert_eq!(b.aperture.size(), 1280 * GIB);
+    assert_eq!(
+        usable(&b),
+        [true, false, false, false, true, false, false, false]
+    );
+    // 1.17.0: E9b keeps the 128 GiB alignment, E6b puts the top at 2^44:
+    // 256 GiB ports in 2 TiB at 0xE00_0000_0000, all placed.
+    let s = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, 64 * GIB);
+    let b = s.boot(&each(8, &g)).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0xE00_0000_0000, 8));
+    // V2b: 1 GiB of RAM, no pad mode: 256 GiB ports (E3), 2 TiB at
+    // 0x3E00_0000_0000, all placed.
+    let s = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(8, &g)).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0x3E00_0000_0000, 8));
+}
+
+#[test]
+fn v3_debian_13_ovmf_honours_a_small_x_pcimmio64mb() {
+    // F2: 2025.02-8+deb13u1 carries 9ac1704af6 (lab L9).
+    let s = Setup {
+        pdpe1gb: true,
+        mmio64: Some(64 * GIB),
+        ..vm(ovmf_v("2025.02-8+deb13u1"), 46, CpuVendor::Amd, 16 * GIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.aperture.start, b.placed),
+        (OriginKind::OvmfMmio64, 0x10_0000_0000, 1)
+    );
+    // Upstream 2025.02 treats it as a minimum: the 8 TiB dynamic window.
+    let up = Setup {
+        firmware: ovmf_v("2025.02"),
+        ..s
+    };
+    assert_eq!(up.boot(&each(8, &[32 * GIB])).unwrap().placed, 8);
+}
+
+#[test]
+fn v4_guest_phys_bits_makes_a_40_bit_intel_vcpu_trusted() {
+    // A6 + C5 (inference: needs KVM on Linux 6.10+).
+    let new = Setup {
+        qemu: QemuRules::of(QemuVersion(10, 0), None),
+        guest_phys_bits: Some(40),
+        ..vm(ovmf_v("2025.02"), 40, CpuVendor::Intel, 16 * GIB)
+    };
+    let b = new.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.aperture.start, b.placed),
+        (OriginKind::OvmfDynamic, 0xE0_0000_0000, 3)
+    );
+    // Older stacks: the classic 32 GiB window, 1 placed.
+    let old = Setup {
+        guest_phys_bits: None,
+        ..new.clone()
+    };
+    assert_eq!(old.boot(&each(8, &[32 * GIB])).unwrap().placed, 1);
+    let q72 = Setup {
+        qemu: QemuRules::V7_2,
+        ..new.clone()
+    };
+    assert_eq!(q72.boot(&each(8, &[32 * GIB])).unwrap().placed, 1);
+    // Sharper: one 64 GiB BAR with 2025.05 fits the 128 GiB window.
+    let one = Setup {
+        firmware: ovmf_v("2025.05"),
+        ..new
+    };
+    assert_eq!(one.boot(&each(1, &[64 * GIB])).unwrap().placed, 1);
+}
+
+#[test]
+fn v5_named_models_have_1g_pages() {
+    // A5 (boot B1): EPYC at 46 bits: 8 TiB at 0x3800_0000_0000.
+    let s = Setup {
+        pdpe1gb: cpu_models::pdpe1gb("EPYC").unwrap(),
+        ..vm(ovmf_v("2022.11"), 46, CpuVendor::Amd, 512 * MIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0x3800_0000_0000, 8));
+    assert_eq!(cpu_models::pdpe1gb("Icelake-Server"), Some(true));
+}
+
+#[test]
+fn v6_empty_hot_plug_ports_take_padding() {
+    // D2 (boots B2 and the control B5).
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB);
+    assert_eq!(s.boot(&each(1, &[128 * GIB])).unwrap().placed, 1);
+    let three = Setup {
+        empty_ports: 3,
+        ..s
+    };
+    let b = three.boot(&each(1, &[128 * GIB])).unwrap();
+    assert_eq!(b.placed, 0);
+    assert!(!b.gpus[0].programmed);
+}
+
+#[test]
+fn v7_ovmf_rejects_the_largest_device_first() {
+    // D3 (boot B3): the 128 GiB device is rejected, the 32 GiB one kept.
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 16 * GIB);
+    let g = vec![
+        GpuBars::port(vec![128 * GIB, 32 * MIB]),
+        GpuBars::port(vec![32 * GIB, 32 * MIB]),
+    ];
+    let b = s.boot(&g).unwrap();
+    assert_eq!(usable(&b), [false, true]);
+}
+
+#[test]
+fn v8_ovmf_on_i440fx_abandons_the_root_bus() {
+    // D4 (boot B6): nothing programmed; the kernel gets QEMU's 2 GiB hole.
+    let s = Setup {
+        machine: Machine::I440fx,
+        ..vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let g: Vec<GpuBars> = (0..3)
+        .map(|_| GpuBars {
+            bars: vec![64 * GIB],
+            attach: Attach::Bus0,
+        })
+        .collect();
+    let b = s.boot(&g).unwrap();
+    assert!(b.bus_abandoned);
+    assert!(b.gpus.iter().all(|g| !g.programmed));
+    assert_eq!(b.crs, Some(Range::new(0x1_0000_0000, 0x1_7FFF_FFFF)));
+    // Two of them fit the 128 GiB window: nothing to reject, all placed.
+    assert_eq!(s.boot(&g[..2]).unwrap().placed, 2);
+}
+
+#[test]
+fn v9_seabios_on_i440fx_packs_bars_across_devices() {
+    // E4 (boot B7).
+    let s = Setup {
+        machine: Machine::I440fx,
+        ..vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let g: Vec<GpuBars> = (0..4)
+        .map(|_| GpuBars {
+            bars: vec![128 * GIB, 32 * MIB],
+            attach: Attach::Bus0,
+        })
+        .collect();
+    let b = s.boot(&g).unwrap();
+    assert_eq!(b.placed, 4);
+    assert_eq!(b.crs, Some(Range::new(0x20_0000_0000, 0xA0_07FF_FFFF)));
+}
+
+#[test]
+fn v10_gpus_behind_one_bridge_take_no_padding() {
+    // D5, G6 (boot B9): 4 of 8 placed.
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, GIB);
+    let g: Vec<GpuBars> = (0..8)
+        .map(|_| GpuBars {
+            bars: vec![32 * GIB],
+            attach: Attach::Bridge(0),
+        })
+        .collect();
+    let b = s.boot(&g).unwrap();
+    assert_eq!(b.placed, 4);
+    // The earlier devices behind the bridge are the ones rejected (B9).
+    assert_eq!(
+        usable(&b),
+        [false, false, false, false, true, true, true, true]
+    );
+    assert_eq!(s.boot(&each(8, &[32 * GIB])).unwrap().placed, 3);
+}
+
+#[test]
+fn v11_the_memory_hot_plug_area_moves_the_window() {
+    // B3, B9 (boot B8): -m 1G,slots=255,maxmem=512G: reserved-memory-end
+    // 770 GiB, the window from 800 GiB, the 8th GPU beyond 1 TiB.
+    let s = Setup {
+        device_memory: 511 * GIB + 255 * GIB,
+        ..vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB)
+    };
+    assert_eq!(s.memory_map().reserved_end, Some(770 * GIB));
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(b.placed, 7);
+    assert_eq!(b.crs, Some(Range::new(0xC8_0000_0000, 0xFF_FFFF_FFFF)));
+}
+
+#[test]
+fn v12_x_pcimmio64mb_above_16_tib_is_ignored() {
+    // C2 (boot B4): the dynamic window, 3 placed.
+    let s = Setup {
+        mmio64: Some(32 * TIB),
+        ..vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::OvmfDynamic, 3));
+    assert_eq!(b.crs.unwrap().start, 0xE0_0000_0000);
+}
+
+#[test]
+fn v13_qemu_7_0_and_older_has_no_phys_bits_check() {
+    // B4, B6, F8: QEMU 6.2 starts with a 1 TiB hole at 40 bits.
+    let s = Setup {
+        qemu: QemuRules::of(QemuVersion(6, 2), None),
+        hole64: Some(TIB),
+        ..vm(ovmf_v("2022.02"), 40, CpuVendor::Amd, 8 * GIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.aperture.start, b.placed),
+        (OriginKind::OvmfClassic, 0x8_0000_0000, 1)
+    );
+    assert_eq!(b.crs, Some(Range::new(0x8_0000_0000, 0xFF_FFFF_FFFF)));
+    // 7.1 and later refuse it.
+    let new = Setup {
+        qemu: QemuRules::V7_2,
+        ..s
+    };
+    assert!(matches!(
+        new.boot(&each(8, &[32 * GIB])),
+        Err(NoBoot::QemuRefuses { .. })
+    ));
+}
+
+#[test]
+fn v14_a_host_phys_bits_limit_caps_the_width() {
+    // A3/H3: host-passthrough with limit 40 on an Intel host is a 40-bit
+    // Intel vCPU: the classic window, 1 placed (the reader applies the
+    // limit: commands/plan).
+    let s = vm(ovmf_v("2023.08"), 40, CpuVendor::Intel, GIB);
+    let s = Setup { pdpe1gb: true, ..s };
+    assert_eq!(s.boot(&each(8, &[32 * GIB])).unwrap().placed, 1);
+}
+
+#[test]
+fn v15_seabios_1_17_0_puts_the_top_at_2_44() {
+    // E6b: placed by a 2 TiB size (pad mode) below 2^44; the BARs span
+    // 1 TiB of it.
+    let s = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, 64 * GIB);
+    let b = s.boot(&each(8, &[128 * GIB])).unwrap();
+    assert_eq!(
+        (b.aperture.start, b.aperture.size(), b.placed),
+        (0xE00_0000_0000, TIB, 8)
+    );
+    // 1.16.3 at 2^46: 8 TiB at 0x3800_0000_0000 (lab L14's layout).
+    let s = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 64 * GIB);
+    assert_eq!(
+        s.boot(&each(8, &[128 * GIB])).unwrap().aperture.start,
+        0x3800_0000_0000
+    );
+}
+
+#[test]
+fn v16_proxmox_3_20230228_4_caps_at_46() {
+    // F4.
+    let s = Setup {
+        pdpe1gb: true,
+        ..vm(ovmf_v("3.20230228-4"), 48, CpuVendor::Amd, 64 * GIB)
+    };
+    let b = s.boot(&each(8, &[128 * GIB])).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0x3800_0000_0000, 8));
+}
+
+#[test]
+fn v17_no_ht_move_on_machine_types_7_0_and_older() {
+    // C10 with B5: no e820 entry, the window stays at 0xE0_0000_0000.
+    let s = Setup {
+        qemu: QemuRules::of(QemuVersion(7, 2), Some(QemuVersion(7, 0))),
+        ..vm(ovmf_v("2023.08"), 40, CpuVendor::Amd, 8 * GIB)
+    };
+    let b = s.boot(&each(8, &[32 * GIB])).unwrap();
+    assert_eq!((b.aperture.start, b.placed), (0xE0_0000_0000, 3));
+    // Machine types 7.1+: below the HT entry, at 0xC0_0000_0000.
+    let new = Setup {
+        qemu: QemuRules::V7_2,
+        ..s
+    };
+    assert_eq!(
+        new.boot(&each(8, &[32 * GIB])).unwrap().aperture.start,
+        0xC0_0000_0000
+    );
+}
+
+#[test]
+fn v18_rhel_host_phys_bits_given_as_input() {
+    // A1: RHEL's qemu-kvm default (host-phys-bits on) is not read from the
+    // host (out of scope, docs/firmware-window.md); given as phys-bits 46
+    // with EPYC-Milan's own 1 GiB pages, all 8 fit.
+    let s = Setup {
+        pdpe1gb: cpu_models::pdpe1gb("EPYC-Milan").unwrap(),
+        ..vm(ovmf_v("2024.02"), 46, CpuVendor::Amd, 64 * GIB)
+    };
+    assert_eq!(s.boot(&each(8, &[32 * GIB])).unwrap().placed, 8);
+}
+
+#[test]
+fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
+    // E1: two 256 MiB BARs fit q35's 32-bit window: no 64-bit window.
+    let s = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(2, &[256 * MIB])).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::SeabiosBelow4g, 2));
+    assert!(b.aperture.end < 0xFEC0_0000);
+    // The kernel's 64-bit window is QEMU's hole from 4 GiB.
+    assert_eq!(b.crs.unwrap().start, 0x1_0000_0000);
+    // 1.16.3 with RAM above 4 GiB (pad mode) always goes high.
+    let p = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 8 * GIB);
+    assert_eq!(
+        p.boot(&each(2, &[256 * MIB])).unwrap().origin,
+        OriginKind::SeabiosTop
+    );
+}
