@@ -47,6 +47,8 @@ F_CONF      := $(DESTDIR)$(SYSCONFDIR)/gpu-preflight.conf
 # enabled; README "Before you boot: plan" says where to put it.
 SHAREDIR    ?= $(PREFIX)/share/gpu-preflight
 F_VMHOOK    := $(DESTDIR)$(SHAREDIR)/gpu-preflight-vm-hook
+# Prometheus alerting rules: shipped for the monitoring server to load.
+F_RULES     := $(DESTDIR)$(SHAREDIR)/prometheus/gpu-preflight.rules.yml
 
 # The manual pages and completions, generated from the clap definitions by
 # examples/gen_docs.rs (a dev-dependency: the boot binary does not grow).
@@ -98,12 +100,14 @@ install: build docs
 	install -D -m 0644 $(DOCDIR_OUT)/completions/gpu-preflight.bash $(DESTDIR)$(BASHCOMPDIR)/gpu-preflight
 	install -D -m 0644 $(DOCDIR_OUT)/completions/_gpu-preflight $(DESTDIR)$(ZSHCOMPDIR)/_gpu-preflight
 	install -D -m 0644 $(DOCDIR_OUT)/completions/gpu-preflight.fish $(DESTDIR)$(FISHCOMPDIR)/gpu-preflight.fish
+	install -D -m 0644 contrib/prometheus/gpu-preflight.rules.yml $(F_RULES)
 	@# An edited configuration is kept.
 	if [ ! -e $(F_CONF) ]; then install -D -m 0644 etc/gpu-preflight.conf $(F_CONF); fi
 
 uninstall:
 	rm -f $(F_BIN) $(F_LIB) $(F_DRACUT) $(F_HOOK) $(F_SCRIPT) $(F_UNIT) $(F_CONF) $(F_VMHOOK) \
-	    $(F_MAN) $(F_COMP)
+	    $(F_MAN) $(F_COMP) $(F_RULES)
+	-rmdir $(DESTDIR)$(SHAREDIR)/prometheus 2>/dev/null
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DRACUTDIR) $(DESTDIR)$(SHAREDIR) 2>/dev/null
 
 deb: build
