@@ -49,6 +49,10 @@ SHAREDIR    ?= $(PREFIX)/share/gpu-preflight
 F_VMHOOK    := $(DESTDIR)$(SHAREDIR)/gpu-preflight-vm-hook
 # Prometheus alerting rules: shipped for the monitoring server to load.
 F_RULES     := $(DESTDIR)$(SHAREDIR)/prometheus/gpu-preflight.rules.yml
+# node-problem-detector: the plugin, its monitor config, the kustomization.
+NPDDIR      := $(SHAREDIR)/node-problem-detector
+NPD_DATA    := gpu-preflight-monitor.json daemonset.yaml rbac.yaml kustomization.yaml
+F_NPD       := $(DESTDIR)$(NPDDIR)/gpu-preflight-npd.sh $(foreach f,$(NPD_DATA),$(DESTDIR)$(NPDDIR)/$(f))
 
 # The manual pages and completions, generated from the clap definitions by
 # examples/gen_docs.rs (a dev-dependency: the boot binary does not grow).
@@ -101,13 +105,15 @@ install: build docs
 	install -D -m 0644 $(DOCDIR_OUT)/completions/_gpu-preflight $(DESTDIR)$(ZSHCOMPDIR)/_gpu-preflight
 	install -D -m 0644 $(DOCDIR_OUT)/completions/gpu-preflight.fish $(DESTDIR)$(FISHCOMPDIR)/gpu-preflight.fish
 	install -D -m 0644 contrib/prometheus/gpu-preflight.rules.yml $(F_RULES)
+	install -D -m 0755 contrib/node-problem-detector/gpu-preflight-npd.sh $(DESTDIR)$(NPDDIR)/gpu-preflight-npd.sh
+	for f in $(NPD_DATA); do install -m 0644 contrib/node-problem-detector/$$f $(DESTDIR)$(NPDDIR)/$$f; done
 	@# An edited configuration is kept.
 	if [ ! -e $(F_CONF) ]; then install -D -m 0644 etc/gpu-preflight.conf $(F_CONF); fi
 
 uninstall:
 	rm -f $(F_BIN) $(F_LIB) $(F_DRACUT) $(F_HOOK) $(F_SCRIPT) $(F_UNIT) $(F_CONF) $(F_VMHOOK) \
-	    $(F_MAN) $(F_COMP) $(F_RULES)
-	-rmdir $(DESTDIR)$(SHAREDIR)/prometheus 2>/dev/null
+	    $(F_MAN) $(F_COMP) $(F_RULES) $(F_NPD)
+	-rmdir $(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(NPDDIR) 2>/dev/null
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DRACUTDIR) $(DESTDIR)$(SHAREDIR) 2>/dev/null
 
 deb: build
