@@ -4,6 +4,7 @@
 #   make install DESTDIR= PREFIX=/usr
 #   make uninstall DESTDIR= PREFIX=/usr
 #   make deb                   target/deb/gpu-preflight_VERSION_amd64.deb
+#   make rpm                   target/rpm/gpu-preflight-VERSION-1.x86_64.rpm (rpmbuild)
 #   make docs                  target/docs: manual pages and shell completions
 #
 # `make install` does not rebuild initramfs images: run update-initramfs -u
@@ -67,7 +68,9 @@ F_COMP      := $(DESTDIR)$(BASHCOMPDIR)/gpu-preflight $(DESTDIR)$(ZSHCOMPDIR)/_g
 SUBST_DIRS  := sed -e 's|^gpu_preflight_bindir=.*|gpu_preflight_bindir=$(BINDIR)|' \
                    -e 's|^gpu_preflight_libdir=.*|gpu_preflight_libdir=$(LIBDIR)|'
 
-.PHONY: all build docs install uninstall deb clean-deb
+RPMDIR      := target/rpm
+
+.PHONY: all build docs install uninstall deb clean-deb rpm
 
 all: build
 
@@ -141,3 +144,17 @@ deb: build
 
 clean-deb:
 	rm -rf $(DEBDIR)
+
+# The RHEL family: the same staged tree, Fedora's zsh directory, without
+# initramfs-tools (packaging/rpm/gpu-preflight.spec).
+rpm: build
+	rm -rf $(RPMDIR)
+	$(MAKE) install DESTDIR=$(CURDIR)/$(RPMDIR)/stage PREFIX=/usr ZSHCOMPDIR=/usr/share/zsh/site-functions
+	rpmbuild -bb --quiet \
+	    --define "_topdir $(CURDIR)/$(RPMDIR)/build" \
+	    --define "_rpmdir $(CURDIR)/$(RPMDIR)" \
+	    --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" \
+	    --define "stagedir $(CURDIR)/$(RPMDIR)/stage" \
+	    --define "pkgversion $(VERSION)" \
+	    packaging/rpm/gpu-preflight.spec
+	@echo "built $(RPMDIR)/gpu-preflight-$(VERSION)-1.x86_64.rpm"
