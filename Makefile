@@ -4,6 +4,8 @@
 #   make install DESTDIR= PREFIX=/usr
 #   make uninstall DESTDIR= PREFIX=/usr
 #   make deb                   target/deb/gpu-preflight_VERSION_amd64.deb
+#   make rpm                   target/rpm/gpu-preflight-VERSION-1.x86_64.rpm (rpmbuild)
+#   make docs                  target/docs: manual pages and shell completions
 #
 # `make install` does not rebuild initramfs images: run update-initramfs -u
 # (or dracut -f) afterwards. The Debian package does that itself.
@@ -17,6 +19,11 @@ DRACUTDIR   ?= $(PREFIX)/lib/dracut/modules.d/50gpu-preflight
 INITRAMFSDIR ?= /usr/share/initramfs-tools
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR  ?= /etc
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# Debian's zsh reads vendor-completions; Fedora's, site-functions.
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 CARGO       ?= cargo
 TARGET      := x86_64-unknown-linux-gnu
@@ -41,19 +48,43 @@ F_CONF      := $(DESTDIR)$(SYSCONFDIR)/gpu-preflight.conf
 # enabled; README "Before you boot: plan" says where to put it.
 SHAREDIR    ?= $(PREFIX)/share/gpu-preflight
 F_VMHOOK    := $(DESTDIR)$(SHAREDIR)/gpu-preflight-vm-hook
+# Prometheus alerting rules: shipped for the monitoring server to load.
+F_RULES     := $(DESTDIR)$(SHAREDIR)/prometheus/gpu-preflight.rules.yml
+# node-problem-detector: the plugin, its monitor config, the kustomization.
+NPDDIR      := $(SHAREDIR)/node-problem-detector
+NPD_DATA    := gpu-preflight-monitor.json daemonset.yaml rbac.yaml kustomization.yaml
+F_NPD       := $(DESTDIR)$(NPDDIR)/gpu-preflight-npd.sh $(foreach f,$(NPD_DATA),$(DESTDIR)$(NPDDIR)/$(f))
+
+# The manual pages and completions, generated from the clap definitions by
+# examples/gen_docs.rs (a dev-dependency: the boot binary does not grow).
+DOCDIR_OUT  := target/docs
+MAN_PAGES   := gpu-preflight gpu-preflight-check gpu-preflight-explain gpu-preflight-boot \
+               gpu-preflight-remediate gpu-preflight-publish gpu-preflight-plan
+F_MAN       := $(foreach p,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man8/$(p).8.gz)
+F_COMP      := $(DESTDIR)$(BASHCOMPDIR)/gpu-preflight $(DESTDIR)$(ZSHCOMPDIR)/_gpu-preflight \
+               $(DESTDIR)$(FISHCOMPDIR)/gpu-preflight.fish
 
 # Build-time scripts learn where the binary and library were put.
 SUBST_DIRS  := sed -e 's|^gpu_preflight_bindir=.*|gpu_preflight_bindir=$(BINDIR)|' \
                    -e 's|^gpu_preflight_libdir=.*|gpu_preflight_libdir=$(LIBDIR)|'
 
-.PHONY: all build install uninstall deb clean-deb
+RPMDIR      := target/rpm
+
+.PHONY: all build docs install uninstall deb clean-deb rpm
 
 all: build
 
 build:
 	$(CARGO) build --release
 
-install: build
+docs:
+	rm -rf $(DOCDIR_OUT)
+	$(CARGO) run --locked --quiet --example gen_docs -- $(DOCDIR_OUT)
+	@# A subcommand added without its page here would go uninstalled.
+	test "$$(ls $(DOCDIR_OUT)/man | sort)" = "$$(printf '%s.8\n' $(MAN_PAGES) | sort)" || \
+	{ echo "$(DOCDIR_OUT)/man does not hold exactly MAN_PAGES: update the Makefile" >&2; exit 1; }
+
+install: build docs
 	install -D -m 0755 $(BIN) $(F_BIN)
 	install -D -m 0644 shell/gpu-preflight-lib.sh $(F_LIB)
 	install -d $(DESTDIR)$(DRACUTDIR)
@@ -70,16 +101,30 @@ install: build
 	install -d $(dir $(F_VMHOOK))
 	sed -e 's|^binary=.*|binary=$(BINDIR)/gpu-preflight|' contrib/gpu-preflight-vm-hook > $(F_VMHOOK)
 	chmod 0755 $(F_VMHOOK)
+	install -d $(DESTDIR)$(MANDIR)/man8
+	for p in $(MAN_PAGES); do gzip -9n < $(DOCDIR_OUT)/man/$$p.8 > $(DESTDIR)$(MANDIR)/man8/$$p.8.gz; done
+	chmod 0644 $(F_MAN)
+	install -D -m 0644 $(DOCDIR_OUT)/completions/gpu-preflight.bash $(DESTDIR)$(BASHCOMPDIR)/gpu-preflight
+	install -D -m 0644 $(DOCDIR_OUT)/completions/_gpu-preflight $(DESTDIR)$(ZSHCOMPDIR)/_gpu-preflight
+	install -D -m 0644 $(DOCDIR_OUT)/completions/gpu-preflight.fish $(DESTDIR)$(FISHCOMPDIR)/gpu-preflight.fish
+	install -D -m 0644 contrib/prometheus/gpu-preflight.rules.yml $(F_RULES)
+	install -D -m 0755 contrib/node-problem-detector/gpu-preflight-npd.sh $(DESTDIR)$(NPDDIR)/gpu-preflight-npd.sh
+	for f in $(NPD_DATA); do install -m 0644 contrib/node-problem-detector/$$f $(DESTDIR)$(NPDDIR)/$$f; done
 	@# An edited configuration is kept.
 	if [ ! -e $(F_CONF) ]; then install -D -m 0644 etc/gpu-preflight.conf $(F_CONF); fi
 
 uninstall:
-	rm -f $(F_BIN) $(F_LIB) $(F_DRACUT) $(F_HOOK) $(F_SCRIPT) $(F_UNIT) $(F_CONF) $(F_VMHOOK)
+	rm -f $(F_BIN) $(F_LIB) $(F_DRACUT) $(F_HOOK) $(F_SCRIPT) $(F_UNIT) $(F_CONF) $(F_VMHOOK) \
+	    $(F_MAN) $(F_COMP) $(F_RULES) $(F_NPD)
+	-rmdir $(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(NPDDIR) 2>/dev/null
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DRACUTDIR) $(DESTDIR)$(SHAREDIR) 2>/dev/null
 
 deb: build
 	rm -rf $(DEBDIR)
 	$(MAKE) install DESTDIR=$(CURDIR)/$(DEBROOT) PREFIX=/usr
+	install -D -m 0644 packaging/deb/copyright $(DEBROOT)/usr/share/doc/gpu-preflight/copyright
+	gzip -9n < packaging/deb/changelog > $(DEBROOT)/usr/share/doc/gpu-preflight/changelog.gz
+	chmod 0644 $(DEBROOT)/usr/share/doc/gpu-preflight/changelog.gz
 	install -d $(DEBROOT)/DEBIAN
 	sed -e 's|@VERSION@|$(VERSION)|' \
 	    -e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(DEBROOT) | cut -f1)|" \
@@ -99,3 +144,17 @@ deb: build
 
 clean-deb:
 	rm -rf $(DEBDIR)
+
+# The RHEL family: the same staged tree, Fedora's zsh directory, without
+# initramfs-tools (packaging/rpm/gpu-preflight.spec).
+rpm: build
+	rm -rf $(RPMDIR)
+	$(MAKE) install DESTDIR=$(CURDIR)/$(RPMDIR)/stage PREFIX=/usr ZSHCOMPDIR=/usr/share/zsh/site-functions
+	rpmbuild -bb --quiet \
+	    --define "_topdir $(CURDIR)/$(RPMDIR)/build" \
+	    --define "_rpmdir $(CURDIR)/$(RPMDIR)" \
+	    --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" \
+	    --define "stagedir $(CURDIR)/$(RPMDIR)/stage" \
+	    --define "pkgversion $(VERSION)" \
+	    packaging/rpm/gpu-preflight.spec
+	@echo "built $(RPMDIR)/gpu-preflight-$(VERSION)-1.x86_64.rpm"

@@ -28,3 +28,5 @@ mod remediate;
 mod report;
 
 pub use cli::main;
+#[doc(hidden)]
+pub use cli::manual;

@@ -39,8 +39,39 @@ impl Exit {
     }
 }
 
+/// Every status with its meaning, for the manual page (EXIT STATUS).
+pub(crate) const MEANINGS: [(u8, &str); 5] = [
+    (0, "Healthy: every selected GPU present, every memory BAR assigned; or the command did what it was asked."),
+    (1, "A problem was found (the report says which and why), or remediate needs a person (the fix is on the host, or a boot loader it does not edit)."),
+    (2, "Usage or configuration error."),
+    (3, "Nothing could be inspected (no sysfs under the root, an unreadable input file, no PCI evidence in explain's input); for remediate and publish, a file could not be written or the boot loader tool failed."),
+    (4, "boot only: strict mode and the check failed; the hook stops the boot."),
+];
+
 impl From<Exit> for ExitCode {
     fn from(e: Exit) -> ExitCode {
         ExitCode::from(e.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Exit, MEANINGS};
+
+    #[test]
+    fn the_manual_lists_every_status_once() {
+        let all = [
+            Exit::Ok,
+            Exit::Problem,
+            Exit::Usage,
+            Exit::CannotInspect,
+            Exit::CannotApply,
+            Exit::StopBoot,
+        ];
+        let mut codes: Vec<u8> = all.iter().map(|e| e.code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        let listed: Vec<u8> = MEANINGS.iter().map(|(c, _)| *c).collect();
+        assert_eq!(codes, listed);
     }
 }

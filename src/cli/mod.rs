@@ -17,6 +17,22 @@ pub(crate) use exit::Exit;
 use std::io::Write;
 use std::process::ExitCode;
 
+/// The command-line definition and the exit statuses, for the manual pages
+/// and shell completions (`examples/gen_docs.rs`); the boot binary never
+/// calls it.
+#[doc(hidden)]
+pub mod manual {
+    /// The whole command tree, as clap builds it.
+    pub fn command() -> clap::Command {
+        <super::args::Cli as clap::CommandFactory>::command()
+    }
+
+    /// Every exit status with its meaning.
+    pub fn exit_statuses() -> &'static [(u8, &'static str)] {
+        &super::exit::MEANINGS
+    }
+}
+
 pub fn main() -> ExitCode {
     // The hooks' call, `gpu-preflight boot` with no options, skips clap:
     // building and matching the command tree was ~20 ms of the boot step
