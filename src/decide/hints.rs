@@ -379,11 +379,7 @@ fn unmodelled(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
             }
         }
         Platform::Vmware => {
-            let legacy = ev
-                .firmware
-                .bios_vendor
-                .as_deref()
-                .is_some_and(|v| v.contains("Phoenix"));
+            let legacy = ev.firmware.legacy_bios();
             if legacy {
                 out.push(plain(
                     VMWARE_EFI,

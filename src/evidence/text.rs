@@ -320,6 +320,12 @@ pub(crate) fn gather(
         }
     }
     fill_sizes(&mut gpus, &events);
+    let mut firmware = platform::firmware_from_log(text);
+    for d in devs.values() {
+        if let (Some(v), Some(dev)) = (d.vendor, d.device) {
+            firmware.signs.add_device(v, dev);
+        }
+    }
 
     Some(Evidence {
         gpus,
@@ -338,7 +344,7 @@ pub(crate) fn gather(
                 .as_deref()
                 .is_some_and(cmdline::realloc_active),
         realloc_advised: facts.realloc_advised,
-        firmware: platform::firmware_from_log(text),
+        firmware,
         other_failed,
         bridges: Vec::new(),
     })

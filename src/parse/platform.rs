@@ -1,22 +1,19 @@
 //! The machine as a boot log describes it, for `explain`, which has no
 //! `/sys/class/dmi/id` to read: the kernel's `DMI:` line names vendor,
-//! product and BIOS version; OVMF announces itself as `EFI v2.70 by EDK II`,
-//! SeaBIOS leaves its name in the BIOS version.
+//! product and BIOS version, exactly as printed (nothing is made up to
+//! please a classifier); the other signs of the platform (`Hypervisor
+//! detected:`, the EFI banner, a device tree, devices only a hypervisor or
+//! only a real machine has) go to `Signs`, which `model::platform` weighs.
 
-use crate::model::platform::{Cpu, CpuVendor, Firmware};
+use crate::model::platform::{Cpu, CpuVendor, Firmware, Platform, Signs};
 
-/// Firmware and machine from the boot log's `DMI:` line, the EFI banner
-/// (`efi: EFI v2.70 by EDK II`, `... by VMware, Inc.`), and, where there is
-/// no DMI line, `Hypervisor detected:`.
-///
-/// A VMware VM's DMI tells its firmware: legacy BIOS VMs are a `VMware
-/// Virtual Platform` with Phoenix's `BIOS 6.00`, EFI VMs a `VMware7,1` (or
-/// later) with `BIOS VMW...` and an EFI banner. `bios_vendor` is set as
-/// sysfs would give it, which is what the hints read.
+/// Firmware and machine from the boot log's `DMI:` line, with the signs
+/// the rest of the text gives.
 pub(crate) fn firmware_from_log(text: &str) -> Firmware {
-    let mut fw = Firmware::default();
-    let mut efi_by: Option<String> = None;
-    let mut hypervisor: Option<String> = None;
+    let mut fw = Firmware {
+        signs: signs_from_log(text),
+        ..Firmware::default()
+    };
     for line in text.lines() {
         if let Some(i) = line.find("DMI: ") {
             let dmi = &line[i + 5..];
@@ -32,55 +29,85 @@ pub(crate) fn firmware_from_log(text: &str) -> Firmware {
             }
             if !bios.is_empty() {
                 fw.bios_version = Some(bios.trim().to_string());
-                if bios.contains("seabios") || bios.contains("rel-1.") || bios.contains("debian-1.")
-                {
-                    fw.bios_vendor = Some("SeaBIOS".into());
-                }
+            }
+        }
+    }
+    fw
+}
+
+/// Lowercase names of devices, as lspci words them, that only a
+/// hypervisor has, and the platform each points at.
+const VM_NAMES: [(&str, Platform); 8] = [
+    ("qxl paravirtual", Platform::Qemu),
+    ("qemu virtual", Platform::Qemu),
+    ("red hat, inc. virtio", Platform::Qemu),
+    ("vmware svga", Platform::Vmware),
+    ("vmware pci express root port", Platform::Vmware),
+    ("hyper-v virtual vga", Platform::HyperV),
+    ("hv_vmbus:", Platform::HyperV),
+    ("hv_pci ", Platform::HyperV),
+];
+
+/// Every sign of the platform the text holds beside DMI. Device ids are
+/// added by the evidence builders, which have them parsed.
+pub(crate) fn signs_from_log(text: &str) -> Signs {
+    let mut s = Signs::default();
+    for line in text.lines() {
+        if let Some(i) = line.find("Hypervisor detected: ") {
+            let name = line[i + "Hypervisor detected: ".len()..].trim();
+            if !name.is_empty() {
+                s.hypervisor_line = Some(name.to_string());
             }
         }
         if let Some(i) = line.find("efi: EFI v") {
             if let Some((_, by)) = line[i..].split_once(" by ") {
-                efi_by = Some(by.trim().to_string());
+                s.efi_by = Some(by.trim().to_string());
             }
         }
-        if let Some(i) = line.find("Hypervisor detected: ") {
-            hypervisor = Some(line[i + "Hypervisor detected: ".len()..].trim().to_string());
-        }
-    }
-    match efi_by.as_deref() {
-        Some(by) if by.contains("EDK II") => {
-            fw.bios_vendor = Some("EFI Development Kit II / OVMF".into());
-        }
-        Some(by) if fw.bios_vendor.is_none() => fw.bios_vendor = Some(by.to_string()),
-        _ => {}
-    }
-    let vmware = fw
-        .sys_vendor
-        .as_deref()
-        .is_some_and(|v| v.contains("VMware"));
-    if vmware && efi_by.is_none() && fw.bios_vendor.is_none() {
-        let legacy = fw.product_name.as_deref() == Some("VMware Virtual Platform")
-            || fw
-                .bios_version
-                .as_deref()
-                .is_some_and(|v| v.starts_with("6.00"));
-        if legacy {
-            fw.bios_vendor = Some("Phoenix Technologies LTD".into());
-        }
-    }
-    if fw.sys_vendor.is_none() && fw.product_name.is_none() {
-        match hypervisor.as_deref() {
-            Some(h) if h.starts_with("VMware") => fw.sys_vendor = Some("VMware, Inc.".into()),
-            Some(h) if h.contains("Hyper-V") => {
-                fw.sys_vendor = Some("Microsoft Corporation".into());
-                fw.product_name = Some("Virtual Machine".into());
+        for key in ["Machine model: ", "OF: fdt: Machine model: "] {
+            if let Some(i) = line.find(key) {
+                s.device_tree.get_or_insert_with(|| {
+                    format!("device tree: {}", line[i + key.len()..].trim())
+                });
             }
-            Some(h) if h.starts_with("KVM") => fw.product_name = Some("KVM".into()),
-            Some(h) if h.starts_with("Xen") => fw.sys_vendor = Some("Xen".into()),
-            _ => {}
+        }
+        if line.contains("OF: fdt:") || line.contains(" machine description") {
+            s.device_tree
+                .get_or_insert_with(|| "a device tree (OF: lines)".to_string());
+        }
+        let t = line.trim_start();
+        if (t.starts_with("flags") || t.starts_with("Features")) && t.contains(':') {
+            s.cpu_flag = Some(t.split_whitespace().any(|w| w == "hypervisor"));
+        }
+        // QEMU's monitor, `info pci`: `Bus  0, device   1, function 0:`.
+        if t.starts_with("Bus ") && t.contains(", device ") && t.contains(", function ") {
+            let what = "a QEMU monitor `info pci` listing";
+            if !s.vm_devices.iter().any(|(_, w)| w == what) {
+                s.vm_devices.push((Platform::Qemu, what.to_string()));
+            }
+        }
+        let lower = line.to_ascii_lowercase();
+        for (name, p) in VM_NAMES {
+            if lower.contains(name)
+                && !s
+                    .vm_devices
+                    .iter()
+                    .any(|(_, w)| w == name.trim_end_matches([' ', ':']))
+            {
+                s.vm_devices
+                    .push((p, name.trim_end_matches([' ', ':']).to_string()));
+            }
+        }
+        for (name, what) in [
+            ("aspeed graphics", "a BMC's ASPEED VGA"),
+            ("thunderbolt", "a Thunderbolt controller"),
+        ] {
+            if lower.contains(name) && !s.metal_devices.iter().any(|w| w == what) {
+                s.metal_devices.push(what.to_string());
+            }
         }
     }
-    fw
+    s
 }
 
 /// What the log says of the CPU: its vendor (`smpboot: CPU0: Intel(R)
@@ -148,12 +175,15 @@ mod tests {
             legacy.product_name.as_deref(),
             Some("VMware Virtual Platform")
         );
-        assert!(legacy.bios_vendor.as_deref().unwrap().contains("Phoenix"));
+        assert!(legacy.legacy_bios());
+        assert_eq!(legacy.bios_vendor, None, "made up");
         let efi = firmware_from_log(
             "[    0.000000] efi: EFI v2.70 by VMware, Inc.\n[    0.000000] DMI: VMware, Inc. VMware7,1/440BX Desktop Reference Platform, BIOS VMW71.00V.21805430.B64.2305221830 05/22/2023\n",
         );
         assert_eq!(efi.platform(), Platform::Vmware);
-        assert_eq!(efi.bios_vendor.as_deref(), Some("VMware, Inc."));
+        assert!(!efi.legacy_bios());
+        assert_eq!(efi.kind(), FirmwareKind::Other);
+        assert_eq!(efi.signs.efi_by.as_deref(), Some("VMware, Inc."));
     }
 
     #[test]

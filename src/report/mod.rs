@@ -19,7 +19,7 @@ use crate::decide::summary::describe;
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
 use crate::model::pci::{PciAddress, RootBus};
-use crate::model::platform::{FirmwareKind, Platform};
+use crate::model::platform::{Confidence, FirmwareKind, Platform};
 use serde::Serialize;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -73,6 +73,10 @@ pub(crate) struct FirmwareReport {
     pub sys_vendor: Option<String>,
     pub product_name: Option<String>,
     pub platform: Platform,
+    /// How sure `platform` is: `high`, `medium`, `low`; null when unknown.
+    pub platform_confidence: Option<Confidence>,
+    /// The signs the judgement used, in words.
+    pub platform_signs: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -256,6 +260,7 @@ fn build(
     }));
     unassigned.sort_by_key(|u| (u.bdf, u.bar));
     unassigned.dedup_by_key(|u| (u.bdf, u.bar));
+    let judged = ev.firmware.judge();
     let verdict = if d.kind == DiagnosisKind::Ok {
         Verdict::Ok
     } else {
@@ -277,7 +282,9 @@ fn build(
             bios_version: ev.firmware.bios_version.clone(),
             sys_vendor: ev.firmware.sys_vendor.clone(),
             product_name: ev.firmware.product_name.clone(),
-            platform: ev.firmware.platform(),
+            platform: judged.platform,
+            platform_confidence: judged.confidence,
+            platform_signs: judged.signs,
         },
         gpus,
         unassigned,

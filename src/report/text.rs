@@ -125,15 +125,21 @@ pub(crate) fn render(r: &Report) -> String {
             "not active"
         }
     );
+    let f = &r.firmware;
     let _ = writeln!(
         s,
-        "  firmware: {} ({}), platform {}",
-        r.firmware.kind.as_str(),
-        r.firmware
-            .bios_vendor
-            .as_deref()
-            .unwrap_or("unknown vendor"),
-        r.firmware.platform.as_str()
+        "  firmware: {} ({}), platform {}{}",
+        f.kind.as_str(),
+        f.bios_vendor.as_deref().unwrap_or("unknown vendor"),
+        f.platform.as_str(),
+        match f.platform_confidence {
+            Some(c) => format!(
+                " ({} confidence: {})",
+                c.as_str(),
+                f.platform_signs.join("; ")
+            ),
+            None => " (no DMI, hypervisor or device sign in the input)".to_string(),
+        }
     );
     hints_and_warnings(&mut s, &r.hints, &r.warnings);
     s
