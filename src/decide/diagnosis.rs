@@ -80,6 +80,12 @@ pub(crate) enum Case {
     },
     Fits,
     FitsReallocActive,
+    /// Hyper-V said its VM's high (or low) MMIO gap cannot hold the
+    /// assigned devices (`hv_pci ...: Need 0x... of high MMIO space`): the
+    /// device never reaches a PCI bus, so no BAR is named.
+    HypervMmio {
+        need: u64,
+    },
     /// A number is missing.
     MissingFacts {
         size: bool,
@@ -250,6 +256,9 @@ fn classify(
     window_bytes: Option<u64>,
     past_limit: bool,
 ) -> (DiagnosisKind, Case) {
+    if let (Some(need), 0) = (ev.hyperv_mmio_short, n.failed) {
+        return (DiagnosisKind::WindowTooSmall, Case::HypervMmio { need });
+    }
     if n.failed == 0 && ev.other_failed.is_empty() {
         return if n.missing > 0 {
             (DiagnosisKind::GpusMissing, Case::Missing)

@@ -5,6 +5,7 @@
 //! changes make every GPU fit (`prescribe`); and what to change (`hints`).
 
 pub(crate) mod diagnosis;
+pub(crate) mod fallback;
 pub(crate) mod firmware;
 pub(crate) mod hints;
 pub(crate) mod origin;

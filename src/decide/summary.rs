@@ -66,6 +66,10 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::FitsReallocActive => format!(
             "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
         ),
+        Case::HypervMmio { need } => format!(
+            "Hyper-V could not fit the VM's assigned devices in its MMIO gap: they need {} ({need:#x}, hv_pci's \"Need ... of MMIO space\"), so the GPU never appears on a PCI bus in the guest",
+            human(need)
+        ),
         Case::MissingFacts { size, window } => {
             let mut missing_facts = Vec::new();
             if size {

@@ -98,4 +98,10 @@ pub(crate) struct Evidence {
     pub other_failed: Vec<OtherFailure>,
     /// The bridges above the GPUs, with the windows the kernel gave them.
     pub bridges: Vec<(PciAddress, Vec<BridgeWindow>)>,
+    /// Hyper-V's `hv_pci ...: Need 0x... of high MMIO space`: the VM's
+    /// high MMIO gap is smaller than its assigned devices need (bytes).
+    pub hyperv_mmio_short: Option<u64>,
+    /// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged:
+    /// `true` for a VM's hot-plug (QMP, Kata), with the words for the hint.
+    pub hotplug: Vec<(bool, String)>,
 }

@@ -133,6 +133,8 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         firmware,
         other_failed: Vec::new(),
         bridges,
+        hyperv_mmio_short: platform::hyperv_mmio_need(&log_text),
+        hotplug: platform::hotplug_signs(&log_text),
     };
     Ok((ev, warnings))
 }

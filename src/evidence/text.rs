@@ -264,7 +264,8 @@ pub(crate) fn gather(
         evidence = true;
         merge_lspci(devs.entry(l.bdf).or_default(), &l);
     }
-    if !evidence {
+    let hyperv_mmio_short = platform::hyperv_mmio_need(text);
+    if !evidence && hyperv_mmio_short.is_none() {
         return None;
     }
     for d in devs.values_mut() {
@@ -347,6 +348,8 @@ pub(crate) fn gather(
         firmware,
         other_failed,
         bridges: Vec::new(),
+        hyperv_mmio_short,
+        hotplug: platform::hotplug_signs(text),
     })
 }
 

@@ -110,6 +110,51 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
     s
 }
 
+/// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged,
+/// `true` where that is a VM's hot-plug: a Thunderbolt controller on a real
+/// machine; QEMU's monitor `device_add` or QMP, Kata Containers (which
+/// hot-plug devices into their VM unless told to cold-plug them), an SHPC
+/// bridge's driver. `pciehp` alone is no sign: every Q35 guest's root ports
+/// load it.
+pub(crate) fn hotplug_signs(text: &str) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    for (word, vm, what) in [
+        ("thunderbolt", false, "a Thunderbolt controller"),
+        ("egpu", false, "an external GPU enclosure"),
+        ("device_add", true, "QEMU's device_add"),
+        ("qmp", true, "QMP hot-plug"),
+        (
+            "kata",
+            true,
+            "a Kata Containers VM, which hot-plugs its devices",
+        ),
+        ("shpchp", true, "an SHPC hot-plug bridge"),
+    ] {
+        if lower.contains(word) {
+            out.push((vm, what.to_string()));
+        }
+    }
+    out
+}
+
+/// Hyper-V's `hv_pci <instance>: Need 0x802000000 of high MMIO space.
+/// Consider reconfiguring the VM.`: the bytes its devices need.
+pub(crate) fn hyperv_mmio_need(text: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let at = line.find("hv_pci ")?;
+        let rest = &line[at..];
+        let need = rest.find(": Need ")?;
+        let r = &rest[need + ": Need ".len()..];
+        let (num, tail) = r.split_once(' ')?;
+        if !tail.starts_with("of high MMIO space") && !tail.starts_with("of low MMIO space") {
+            return None;
+        }
+        let hex = num.strip_prefix("0x")?;
+        u64::from_str_radix(hex, 16).ok().filter(|n| *n > 0)
+    })
+}
+
 /// What the log says of the CPU: its vendor (`smpboot: CPU0: Intel(R)
 /// Xeon(R) ...`, `... AMD EPYC ...`), and whether it runs under a
 /// hypervisor (`Hypervisor detected:`). Address bits are not logged.
@@ -200,6 +245,61 @@ mod tests {
         // DMI wins.
         let fw = firmware_from_log("DMI: QEMU Standard PC (Q35 + ICH9, 2009), BIOS 0.0.0 02/06/2015\nHypervisor detected: KVM\n");
         assert_eq!(fw.platform(), Platform::Qemu);
+    }
+
+    #[test]
+    fn hyper_v_says_how_much_high_mmio_it_needs() {
+        for (line, want) in [
+            (
+                "hv_pci ...: Need 0x802000000 of high MMIO space. Consider reconfiguring the VM.",
+                Some(0x8_0200_0000),
+            ),
+            (
+                "[    2.1] hv_pci 1f4a32fe-c8c1-4d2a-9a0f-2d6c3d5c6f1a: Need 0x1000000 of low MMIO space. Consider reconfiguring the VM.",
+                Some(0x100_0000),
+            ),
+            ("hv_pci ...: Need 0x0 of high MMIO space.", None),
+            ("hv_pci ...: Need lots of high MMIO space.", None),
+            ("hv_pci ...: PCI VMBus probing: Using version 0x10004", None),
+        ] {
+            assert_eq!(hyperv_mmio_need(line), want, "{line}");
+        }
+        assert!(signs_from_log("hv_pci 1f4a: PCI VMBus probing")
+            .vm_devices
+            .iter()
+            .any(|(p, _)| *p == Platform::HyperV));
+    }
+
+    #[test]
+    fn hot_plug_signs_and_what_they_say() {
+        assert_eq!(
+            hotplug_signs("[root@kata3-86686964f-d2qtx /]# dmesg | grep BAR"),
+            [(
+                true,
+                "a Kata Containers VM, which hot-plugs its devices".to_string()
+            )]
+        );
+        assert!(!hotplug_signs("thunderbolt 0000:06:00.0: ...")[0].0);
+        assert!(hotplug_signs("pcieport 0000:00:1c.0: pciehp: Slot #0").is_empty());
+    }
+
+    #[test]
+    fn device_trees_and_cpu_flags_are_signs() {
+        let s = signs_from_log(
+            "[    0.000000] Machine model: Radxa ROCK 5 Model B
+flags		: fpu vme hypervisor
+",
+        );
+        assert_eq!(
+            s.device_tree.as_deref(),
+            Some("device tree: Radxa ROCK 5 Model B")
+        );
+        assert_eq!(s.cpu_flag, Some(true));
+        let s = signs_from_log(
+            "Bus  0, device   1, function 0:\n    VGA controller: PCI device 1234:1111
+",
+        );
+        assert_eq!(s.vm_devices[0].0, Platform::Qemu);
     }
 
     #[test]

@@ -25,6 +25,14 @@ pub(crate) fn render(r: &Report) -> String {
         r.found,
         r.diagnosis.as_str()
     );
+    if let Some(h) = r.hints.first() {
+        let _ = writeln!(
+            s,
+            "next step: {} [{}]",
+            crate::decide::fallback::action(h.id),
+            h.id
+        );
+    }
     for g in &r.gpus {
         let line = format!(
             "  {} [{}:{}] {:<4} {}",
