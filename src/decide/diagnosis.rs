@@ -80,6 +80,9 @@ pub(crate) enum Case {
     },
     Fits,
     FitsReallocActive,
+    /// Nothing failed, but the input does not show every GPU's memory BARs
+    /// with addresses (an excerpt of `explain`): not `ok` either.
+    NoAddressEvidence,
     /// Hyper-V said its VM's high (or low) MMIO gap cannot hold the
     /// assigned devices (`hv_pci ...: Need 0x... of high MMIO space`): the
     /// device never reaches a PCI bus, so no BAR is named.
@@ -262,6 +265,8 @@ fn classify(
     if n.failed == 0 && ev.other_failed.is_empty() {
         return if n.missing > 0 {
             (DiagnosisKind::GpusMissing, Case::Missing)
+        } else if !ev.unproven.is_empty() {
+            (DiagnosisKind::Unknown, Case::NoAddressEvidence)
         } else if n.found == 0 {
             (DiagnosisKind::Ok, Case::NoGpu)
         } else {

@@ -85,7 +85,8 @@ struct Ctx<'a> {
 
 /// The hints for a failure no model predicts, best first.
 pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
-    if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() {
+    let complaint = ev.unproven.iter().any(|(_, _, c)| *c);
+    if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() && !complaint {
         return Vec::new();
     }
     let numbers = d.needed_bytes.is_some() && d.window_bytes.is_some();

@@ -104,4 +104,9 @@ pub(crate) struct Evidence {
     /// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged:
     /// `true` for a VM's hot-plug (QMP, Kata), with the words for the hint.
     pub hotplug: Vec<(bool, String)>,
+    /// GPUs with no failure whose memory BARs the input does not show with
+    /// addresses (`explain` of an excerpt), and what is missing: such a
+    /// GPU is not `ok`; it failed where its driver complained (`true`: a
+    /// failed probe, an NVRM region it calls invalid).
+    pub unproven: Vec<(PciAddress, String, bool)>,
 }

@@ -11,6 +11,7 @@ pub(crate) mod hex;
 pub(crate) mod kernel_log;
 pub(crate) mod libvirt;
 pub(crate) mod lspci;
+pub(crate) mod paste;
 pub(crate) mod platform;
 pub(crate) mod procfs;
 pub(crate) mod proxmox;

@@ -29,6 +29,9 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 pub(crate) enum Verdict {
     Ok,
     Fail,
+    /// `explain` only: nothing failed, but the input does not show the
+    /// GPUs' BARs with addresses.
+    Unknown,
 }
 
 /// Which command made the report.
@@ -263,6 +266,10 @@ fn build(
     let judged = ev.firmware.judge();
     let verdict = if d.kind == DiagnosisKind::Ok {
         Verdict::Ok
+    } else if d.case == crate::decide::diagnosis::Case::NoAddressEvidence
+        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint)
+    {
+        Verdict::Unknown
     } else {
         Verdict::Fail
     };

@@ -14,6 +14,7 @@ pub(crate) fn render(r: &Report) -> String {
     let verdict = match r.verdict {
         Verdict::Ok => "OK",
         Verdict::Fail => "FAIL",
+        Verdict::Unknown => "UNKNOWN",
     };
     let expected = r
         .expected

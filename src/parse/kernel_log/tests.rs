@@ -495,9 +495,10 @@ fn realloc_messages_and_drivers() {
             zero: true
         })
     );
+    // The header counts against `ok` where its detail line was not kept.
     assert_eq!(
         parse_line("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:"),
-        None
+        Some(Event::NvrmInvalid)
     );
     assert_eq!(
         parse_line("NVRM: The NVIDIA probe routine failed for 2 device(s)."),
