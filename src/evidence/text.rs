@@ -142,6 +142,8 @@ struct DeviceSeen {
     nvrm_bar: bool,
     /// A GPU driver's probe of it failed (`probe of ... failed with error`).
     probe_failed: bool,
+    /// NVIDIA's driver could not bring it up (`RmInitAdapter failed`).
+    init_failed: bool,
     /// A GPU driver kept its BAR after a resize that fell back: the driver
     /// read the BAR's address.
     resized: bool,
@@ -297,6 +299,13 @@ pub(crate) fn gather(
                 d.probe_failed = true;
                 evidence = true;
             }
+            Event::InitFailed { bdf } => {
+                let d = devs.entry(*bdf).or_default();
+                d.driver_vendor = Some(VENDOR_NVIDIA);
+                d.vendor.get_or_insert(VENDOR_NVIDIA);
+                d.init_failed = true;
+                evidence = true;
+            }
             Event::NvrmInvalid => {
                 nvrm_invalid += 1;
                 evidence = true;
@@ -304,8 +313,18 @@ pub(crate) fn gather(
             _ => {}
         }
     }
+    // `Region` lines without their device's header (`lspci -vvv | grep
+    // Region`): whose they are is not in the text, but a memory BAR among
+    // them without an address stands between every GPU and `ok`.
+    let mut headless_failed = false;
     for l in lspci::parse(text) {
         evidence = true;
+        if l.headless {
+            headless_failed |= l.regions.iter().any(|r| {
+                !r.io && matches!(r.address, RegionAddr::Unassigned | RegionAddr::Ignored)
+            });
+            continue;
+        }
         merge_lspci(devs.entry(l.bdf).or_default(), &l);
     }
     let hyperv_mmio_short = platform::hyperv_mmio_need(text);
@@ -396,11 +415,16 @@ pub(crate) fn gather(
         .filter(|g| g.ok())
         .filter_map(|g| {
             let d = &devs[&g.addr];
-            let complaint = complaints.contains(&g.addr) || d.probe_failed;
-            let why = if complaints.contains(&g.addr) {
+            let complaint =
+                complaints.contains(&g.addr) || d.probe_failed || d.init_failed || headless_failed;
+            let why = if headless_failed {
+                "the text shows memory BARs without addresses in `Region` lines without their device, and does not say whose"
+            } else if complaints.contains(&g.addr) {
                 "its driver says a region is invalid though every BAR the text shows has an address"
             } else if d.probe_failed {
                 "its driver's probe failed, and the text shows no BAR of it without an address"
+            } else if d.init_failed {
+                "NVIDIA's driver could not initialise it (RmInitAdapter failed), and the text shows no BAR of it without an address"
             } else if d.resized {
                 return None;
             } else if !g.bars.iter().any(|b| !b.io) {

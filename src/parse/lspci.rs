@@ -27,7 +27,19 @@ pub(crate) struct LspciDevice {
     pub regions: Vec<LspciRegion>,
     /// A `Bus: primary=..` line: only bridges (header type 1 or 2) print one.
     pub has_bus_line: bool,
+    /// `Region` lines that came before any device header (`lspci -vvv |
+    /// grep Region`): whose they are is not in the text, `bdf` means
+    /// nothing.
+    pub headless: bool,
 }
+
+/// The address a headless group carries: none (`headless` says so).
+const NO_ADDRESS: PciAddress = PciAddress {
+    domain: 0,
+    bus: 0,
+    device: 0,
+    function: 0,
+};
 
 /// What lspci printed after `Memory at` / `I/O ports at`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +186,15 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
             next_index = 0;
             continue;
         }
+        if devices.is_empty() {
+            if let Some(r) = region_line(t, 0) {
+                let mut dev = LspciDevice::bare(NO_ADDRESS);
+                dev.headless = true;
+                dev.regions.push(r);
+                devices.push(dev);
+            }
+            continue;
+        }
         let Some(dev) = devices.last_mut() else {
             continue;
         };
@@ -191,6 +212,20 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
     }
     // A command with nothing after it says nothing about the device.
     devices.retain(|d| !d.class_name.is_empty() || !d.regions.is_empty() || d.vendor.is_some());
+    // Region lines before any header: one headless group at most; a later
+    // header is another device's.
+    let headless: Vec<LspciRegion> = devices
+        .iter()
+        .filter(|d| d.headless)
+        .flat_map(|d| d.regions.iter().copied())
+        .collect();
+    devices.retain(|d| !d.headless);
+    if !headless.is_empty() {
+        let mut dev = LspciDevice::bare(NO_ADDRESS);
+        dev.headless = true;
+        dev.regions = headless;
+        devices.push(dev);
+    }
     devices
 }
 
@@ -206,6 +241,7 @@ impl LspciDevice {
             name: String::new(),
             regions: Vec::new(),
             has_bus_line: false,
+            headless: false,
         }
     }
 }
@@ -408,6 +444,7 @@ fn header(t: &str) -> Option<LspciDevice> {
         name: name.to_string(),
         regions: Vec::new(),
         has_bus_line: false,
+        headless: false,
     })
 }
 
@@ -816,8 +853,12 @@ mod tests {
                 (5, None)
             ]
         );
-        // Field lines before any header belong to nothing.
-        assert!(parse("\tRegion 0: Memory at fa000000 (32-bit, non-prefetchable)\n").is_empty());
+        // Field lines before any header belong to no device they name: one
+        // headless group.
+        let h = parse("\tRegion 0: Memory at fa000000 (32-bit, non-prefetchable)\n\tRegion 1: Memory at <unassigned> (64-bit, prefetchable)\n01:00.0 VGA compatible controller: NVIDIA Corporation GP104\n");
+        assert_eq!(h.len(), 2, "{h:?}");
+        assert!(h[1].headless && !h[0].headless);
+        assert_eq!(h[1].regions.len(), 2);
     }
 
     #[test]

@@ -147,6 +147,10 @@ pub(crate) enum Event {
     /// `nvidia: probe of 0000:01:00.0 failed with error -1`: a GPU driver
     /// gave up on the device.
     ProbeFailed { bdf: PciAddress, vendor: u16 },
+    /// `NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)`:
+    /// the driver bound the GPU and could not bring it up (a BAR it cannot
+    /// use is one cause, not the only one).
+    InitFailed { bdf: PciAddress },
     /// A GPU driver says it runs on its BARs: it tried to grow one and kept
     /// the one it had (`xe ...: Failed to resize BAR2 to 16384M (-ENOSPC)`,
     /// `i915 ...: Small BAR device`), or it reports the VRAM it mapped
@@ -386,6 +390,26 @@ fn classify_anchored(line: &str, anchor: Option<(&str, PciAddress, &str)>) -> Op
     if let Some((word, bdf, msg)) = anchor {
         if word == "amdgpu" && msg.contains("Not enough PCI address space for a large BAR") {
             return Some(Parsed::Event(Event::AmdgpuLargeBar { bdf: Some(bdf) }));
+        }
+        // Newer NVIDIA drivers name the GPU first: `NVRM: GPU
+        // 0000:01:00.0: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)`.
+        if word == "GPU" && line.contains("NVRM: GPU ") {
+            if msg.contains("RmInitAdapter failed") || msg.contains("rm_init_adapter failed") {
+                return Some(Parsed::Event(Event::InitFailed { bdf }));
+            }
+            if let Some(Event::NvrmBar {
+                bdf: named,
+                bar,
+                zero,
+            }) = nvrm(&format!("NVRM: {msg}"))
+            {
+                return Some(Parsed::Event(Event::NvrmBar {
+                    bdf: named.or(Some(bdf)),
+                    bar,
+                    zero,
+                }));
+            }
+            return None;
         }
         if gpu_driver(word).is_some() && driver_mapped(msg) {
             return Some(Parsed::Event(Event::DriverMapped { bdf }));
