@@ -397,11 +397,18 @@ fn vm(c: &Ctx) -> Vec<Hint> {
         out.push(phys_bits(c));
         return out;
     }
+    // In a VM the failed BAR is most often one the firmware could not
+    // place in its window, which pci=realloc cannot grow (FIELD-NOTES.md
+    // §3): the window first, unless the kernel itself asked for realloc.
     let unknown = c.d.kind == DiagnosisKind::Unknown;
-    if unknown && !c.ev.realloc_active {
-        out.push(realloc(c, "", true));
+    let realloc = (unknown && !c.ev.realloc_active).then(|| realloc(c, "", true));
+    if c.ev.realloc_advised {
+        out.extend(realloc.clone());
     }
     out.extend(qemu_window(c, ""));
+    if !c.ev.realloc_advised {
+        out.extend(realloc);
+    }
     out
 }
 
@@ -546,8 +553,17 @@ mod tests {
                 vec![GUEST_PCI_REALLOC, FIRMWARE_ABOVE_4G],
             ),
             (
-                "a KVM guest",
+                "a KVM guest: the window first",
                 nvrm_only(s(|s| s.hypervisor_line = Some("KVM".into())), false),
+                vec![
+                    OVMF_MMIO64_APERTURE,
+                    QEMU_PCI_HOLE64_SIZE,
+                    GUEST_PCI_REALLOC,
+                ],
+            ),
+            (
+                "a KVM guest whose kernel asked for pci=realloc",
+                nvrm_only(s(|s| s.hypervisor_line = Some("KVM".into())), true),
                 vec![
                     GUEST_PCI_REALLOC,
                     OVMF_MMIO64_APERTURE,

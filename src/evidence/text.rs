@@ -13,7 +13,7 @@ use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
 use crate::model::select::{is_selected, is_selected_without_device, Selector};
 use crate::parse::kernel_log::{self, Event, FailReason, LogResource, ResourceRef, Space};
 use crate::parse::lspci::{self, LspciDevice, LspciRegion, RegionAddr};
-use crate::parse::{cmdline, paste, platform};
+use crate::parse::{cmdline, paste, platform, qemu_info_pci};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -327,6 +327,10 @@ pub(crate) fn gather(
         }
         merge_lspci(devs.entry(l.bdf).or_default(), &l);
     }
+    for l in qemu_info_pci::parse(text) {
+        evidence = true;
+        merge_lspci(devs.entry(l.bdf).or_default(), &l);
+    }
     let hyperv_mmio_short = platform::hyperv_mmio_need(text);
     if !evidence && hyperv_mmio_short.is_none() {
         return None;
@@ -365,10 +369,35 @@ pub(crate) fn gather(
         }
     }
 
+    // A VGA function the text names without its vendor: function 0 of a
+    // card whose other function (its audio) has ids is that vendor's.
+    let siblings: Vec<(PciAddress, u16)> = devs
+        .iter()
+        .filter_map(|(a, d)| Some((*a, d.vendor?)))
+        .collect();
+    for (addr, d) in devs.iter_mut() {
+        if d.vga && d.vendor.is_none() {
+            d.vendor = siblings
+                .iter()
+                .find(|(s, _)| {
+                    s.domain == addr.domain && s.bus == addr.bus && s.device == addr.device
+                })
+                .map(|(_, v)| *v);
+        }
+    }
     let mut gpus = Vec::new();
     let mut other_failed = Vec::new();
     for (addr, d) in &devs {
-        if d.is_bridge() {
+        // Device 00.0 of a root bus with no class in the text is the root
+        // complex's own function (the root port of an ARM or MIPS board's
+        // controller, x86's host bridge), whose BARs are the controller's,
+        // not an endpoint's.
+        let root_complex = addr.bus == 0
+            && addr.device == 0
+            && addr.function == 0
+            && d.class.is_none()
+            && d.driver_vendor.is_none();
+        if d.is_bridge() || root_complex {
             continue;
         }
         let is_gpu = match (d.vendor, d.device, d.class) {
@@ -380,9 +409,10 @@ pub(crate) fn gather(
             (Some(v), Some(dev), None) if d.driver_vendor.is_none() => selectors
                 .iter()
                 .any(|s| !matches!(s, Selector::Class { .. }) && s.matches(v, dev, 0)),
-            // Only a GPU driver names it: a GPU, unless the user chose
-            // other devices.
-            _ => d.driver_vendor.is_some() && selectors.is_empty(),
+            // Only a GPU driver, or vgaarb's `VGA device added`, names it:
+            // a GPU, unless the user chose other devices (an emulated or
+            // BMC adapter has its ids in the text, and is not taken).
+            _ => (d.driver_vendor.is_some() || d.vga) && selectors.is_empty(),
         };
         let bars: Vec<Bar> = d
             .bars
@@ -719,6 +749,50 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
             if unproven.is_some() {
                 assert_eq!(d.case, Case::NoAddressEvidence, "{what}");
             }
+        }
+    }
+
+    #[test]
+    fn gpus_named_without_a_class_line() {
+        // (text, the GPUs, the devices with a failed BAR)
+        for (what, text, gpus, failed) in [
+            (
+                "vgaarb's VGA device, its vendor from the audio function (corpus 109)",
+                "pci 0000:01:00.0: vgaarb: VGA device added: decodes=io+mem,owns=none,locks=none\npci 0000:01:00.1: [1002:aac8] type 00 class 0x040300\npci 0000:01:00.0: BAR 0: assigned [mem 0x600000000-0x60fffffff 64bit pref]\n",
+                vec!["0000:01:00.0"],
+                vec![],
+            ),
+            (
+                "QEMU's monitor names the GPU by class and ids (corpus 67)",
+                "  Bus  1, device   0, function 0:\n    3D controller: PCI device 10de:2901\n      BAR2: 64 bit prefetchable memory at 0xffffffffffffffff [0x3ffffffffe].\n",
+                vec!["0000:01:00.0"],
+                vec!["0000:01:00.0"],
+            ),
+            (
+                "QXL is an emulated adapter, not a GPU (corpus 77)",
+                "pci 0000:01:00.0: [1b36:0100] type 00 class 0x038000\npci 0000:01:00.0: BAR 0: no space for [mem size 0x04000000]\npci 0000:01:00.0: BAR 0: failed to assign [mem size 0x04000000]\n",
+                vec![],
+                vec!["0000:01:00.0"],
+            ),
+            (
+                "a board's root port at 00:00.0, no class line (corpus 120)",
+                "pci 0002:00:00.0: BAR 0: failed to assign [mem size 0x40000000]\n",
+                vec![],
+                vec![],
+            ),
+        ] {
+            let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+            let g: Vec<String> = ev.gpus.iter().map(|g| g.addr.to_string()).collect();
+            assert_eq!(g, gpus, "{what}");
+            let mut f: Vec<String> = ev
+                .gpus
+                .iter()
+                .filter(|g| !g.ok())
+                .map(|g| g.addr.to_string())
+                .chain(ev.other_failed.iter().map(|o| o.bdf.to_string()))
+                .collect();
+            f.dedup();
+            assert_eq!(f, failed, "{what}");
         }
     }
 

@@ -109,9 +109,11 @@ fn class_from_name(name: &str) -> Option<u16> {
 /// ... nor vendor ids: the GPU vendors' names will do.
 fn vendor_from_name(name: &str) -> Option<u16> {
     use crate::model::pci::{VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
-    if name.starts_with("NVIDIA") {
+    // Old lspci spelled it `nVidia`; a wrapped header may keep only
+    // `Advanced Micro` of the name.
+    if name.starts_with("NVIDIA") || name.starts_with("nVidia") {
         Some(VENDOR_NVIDIA)
-    } else if name.starts_with("Advanced Micro Devices")
+    } else if name.starts_with("Advanced Micro")
         || name.starts_with("AMD")
         || name.starts_with("ATI")
     {
@@ -230,6 +232,12 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
 }
 
 impl LspciDevice {
+    /// A device known only by its address (for other listings that share
+    /// this record, QEMU's `info pci`).
+    pub(crate) fn named(bdf: PciAddress) -> LspciDevice {
+        LspciDevice::bare(bdf)
+    }
+
     /// A device known only by its address, until its lines arrive.
     fn bare(bdf: PciAddress) -> LspciDevice {
         LspciDevice {

@@ -16,6 +16,7 @@ pub(crate) mod platform;
 pub(crate) mod procfs;
 pub(crate) mod proxmox;
 pub(crate) mod qemu_args;
+pub(crate) mod qemu_info_pci;
 pub(crate) mod release;
 pub(crate) mod resource;
 pub(crate) mod selector;
