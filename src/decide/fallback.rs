@@ -326,7 +326,12 @@ fn hyperv(c: &Ctx) -> Hint {
     )
 }
 
-fn phys_bits(c: &Ctx) -> Hint {
+/// A 64-bit root window the log shows ends at 2^40 - 1.
+fn at_40_bits(c: &Ctx) -> bool {
+    c.ev.windows.iter().any(|w| w.range.end == (1u64 << 40) - 1)
+}
+
+fn phys_bits(c: &Ctx, branch: &str) -> Hint {
     let bits =
         c.d.needed_end
             .map(|e| bits_for(e).max(41))
@@ -335,7 +340,7 @@ fn phys_bits(c: &Ctx) -> Hint {
     plain(
         CPU_PHYS_BITS,
         format!(
-            "{} Give the vCPU at least {bits} physical address bits (the host CPU must have them too; with OVMF also 1 GiB pages, pdpe1gb). \
+            "{} {branch}Give the vCPU at least {bits} physical address bits (the host CPU must have them too; with OVMF also 1 GiB pages, pdpe1gb). \
              Proxmox: `qm set <vmid> --cpu <your CPU type>,phys-bits={bits},flags=+pdpe1gb`, or CPU type `host`; libvirt: `<maxphysaddr mode='emulate' bits='{bits}'/>` inside `<cpu>`; \
              QEMU: `-cpu <model>,phys-bits={bits},+pdpe1gb` or `-cpu host`; other hypervisors: the VM's CPU configuration. {HOST_RESTART}",
             c.why
@@ -393,8 +398,8 @@ fn vm(c: &Ctx) -> Vec<Hint> {
     if let Some(h) = hotplug(c, true) {
         out.push(h);
     }
-    if c.past_limit || c.d.case == Case::Unaddressable {
-        out.push(phys_bits(c));
+    if c.past_limit || c.d.case == Case::Unaddressable || at_40_bits(c) {
+        out.push(phys_bits(c, ""));
         return out;
     }
     // In a VM the failed BAR is most often one the firmware could not
@@ -419,17 +424,25 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
     if let Some(h) = hotplug(c, c.ev.hotplug.iter().all(|(vm, _)| *vm)) {
         out.push(h);
     }
-    if !c.ev.realloc_active {
-        out.push(realloc(
-            c,
-            "Whether this is a VM or a real machine, the ",
-            false,
-        ));
+    // A root window that ends exactly at 1 TiB is what a 40-bit vCPU
+    // (QEMU's default) leaves the guest.
+    if at_40_bits(c) {
+        out.push(phys_bits(c, guest));
+    }
+    let realloc = (!c.ev.realloc_active)
+        .then(|| realloc(c, "Whether this is a VM or a real machine, the ", false));
+    // The kernel's own advice first; else the firmware setup, which on a
+    // real machine is the usual fix (and its update), before realloc.
+    if c.ev.realloc_advised {
+        out.extend(realloc.clone());
     }
     if c.past_limit {
         out.push(smaller_bars(c));
     }
     out.push(above_4g(c, &metal));
+    if !c.ev.realloc_advised {
+        out.extend(realloc);
+    }
     out.extend(qemu_window(c, guest).into_iter().take(1));
     out.push(plain(
         COLLECT_EVIDENCE,
@@ -536,8 +549,8 @@ mod tests {
                 "platform unknown: both branches, then what settles it",
                 nvrm_only(Signs::default(), false),
                 vec![
-                    GUEST_PCI_REALLOC,
                     FIRMWARE_ABOVE_4G,
+                    GUEST_PCI_REALLOC,
                     OVMF_MMIO64_APERTURE,
                     COLLECT_EVIDENCE,
                 ],

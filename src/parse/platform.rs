@@ -52,7 +52,7 @@ const VM_NAMES: [(&str, Platform); 8] = [
 /// added by the evidence builders, which have them parsed.
 pub(crate) fn signs_from_log(text: &str) -> Signs {
     let mut s = Signs::default();
-    for line in text.lines() {
+    for line in text.lines().filter(|l| !is_report_heading(l)) {
         if let Some(i) = line.find("Hypervisor detected: ") {
             let name = line[i + "Hypervisor detected: ".len()..].trim();
             if !name.is_empty() {
@@ -110,6 +110,24 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
     s
 }
 
+/// A report's own heading, not machine output: `# KEY: ...` and its
+/// `#   ...` continuation lines (the corpus files open with them; a
+/// shell's `# dmesg` prompt has no `KEY:`).
+fn is_report_heading(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("# ") else {
+        return false;
+    };
+    if rest.starts_with("  ") {
+        return true;
+    }
+    let key: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+    key.len() > 1
+        && key.ends_with(':')
+        && key[..key.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '-')
+}
+
 /// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged,
 /// `true` where that is a VM's hot-plug: a Thunderbolt controller on a real
 /// machine; QEMU's monitor `device_add` or QMP, Kata Containers (which
@@ -118,7 +136,11 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
 /// load it.
 pub(crate) fn hotplug_signs(text: &str) -> Vec<(bool, String)> {
     let mut out: Vec<(bool, String)> = Vec::new();
-    let lower = text.to_ascii_lowercase();
+    let lower: String = text
+        .lines()
+        .filter(|l| !is_report_heading(l))
+        .map(|l| l.to_ascii_lowercase() + "\n")
+        .collect();
     for (word, vm, what) in [
         ("thunderbolt", false, "a Thunderbolt controller"),
         ("egpu", false, "an external GPU enclosure"),
@@ -268,6 +290,13 @@ mod tests {
             .vm_devices
             .iter()
             .any(|(p, _)| *p == Platform::HyperV));
+    }
+
+    #[test]
+    fn a_reports_heading_is_no_sign() {
+        let text = "# ENV: VM, Kata Containers on QEMU, Thunderbolt dock\n#   Hypervisor detected: KVM\n# dmesg | grep kata\n";
+        assert_eq!(hotplug_signs(text).len(), 1, "the prompt line counts");
+        assert_eq!(signs_from_log(text).hypervisor_line, None);
     }
 
     #[test]
