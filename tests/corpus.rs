@@ -60,6 +60,10 @@ struct Case {
     gpus: BTreeSet<String>,
     kind: String,
     forms: Vec<String>,
+    /// `EXPECT-HINT`: the hint id that is the thread's fix or a step
+    /// toward it (`-`: none, or no id of ours is), with `HINT-MATCH`:
+    /// whether `hints[0]` is it today. Files 56 on have both.
+    hint: Option<(String, bool)>,
 }
 
 fn header(text: &str, key: &str) -> Option<String> {
@@ -99,6 +103,12 @@ fn cases() -> Vec<Case> {
                     .split(',')
                     .map(|f| f.trim().to_string())
                     .collect(),
+                hint: header(&text, "EXPECT-HINT").map(|h| {
+                    let m = header(&text, "HINT-MATCH")
+                        .unwrap_or_else(|| panic!("{file}: EXPECT-HINT without HINT-MATCH"));
+                    assert!(m == "yes" || m == "no", "{file}: HINT-MATCH {m}");
+                    (h, m == "yes")
+                }),
                 file,
             }
         })
@@ -157,6 +167,49 @@ fn every_corpus_file_gets_its_verdict_and_names_its_devices() {
         }
         assert_eq!(v["mode"], "explain");
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The first hint of every file that records the thread's fix: the table
+/// (file, thread's fix, first hint, match), held to `HINT-MATCH` both ways
+/// (a miss that starts matching must be marked so), and no healthy or
+/// noise paste gets a hint.
+#[test]
+fn the_first_hint_is_the_threads_fix_where_the_header_says_so() {
+    let mut failures = Vec::new();
+    let (mut failing, mut matched) = (0, 0);
+    println!(
+        "{:<72} {:<22} {:<22} match",
+        "file", "thread's fix (EXPECT-HINT)", "first hint"
+    );
+    for c in cases() {
+        let Some((want, matches)) = &c.hint else {
+            continue;
+        };
+        let (_, v) = explain(&c.file, &[]);
+        let first = v["hints"][0]["id"].as_str().unwrap_or("-").to_string();
+        let now = &first == want && want != "-";
+        println!(
+            "{:<72} {want:<22} {first:<22} {}",
+            c.file,
+            if now { "yes" } else { "no" }
+        );
+        if c.kind == "failing" {
+            failing += 1;
+            matched += usize::from(now);
+        } else if first != "-" || !matches {
+            failures.push(format!("{}: a {} paste got hint {first}", c.file, c.kind));
+        }
+        if c.kind == "failing" && now != *matches {
+            failures.push(format!(
+                "{}: first hint {first}, EXPECT-HINT {want}, HINT-MATCH {}",
+                c.file,
+                if *matches { "yes" } else { "no" }
+            ));
+        }
+    }
+    println!("first hint is the fix or a step toward it: {matched} of {failing} failing pastes");
+    assert!(failing > 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
