@@ -356,3 +356,22 @@ fn lspci_v_alone_identifies_the_gpu_and_its_unnumbered_bars() {
     assert_eq!(unassigned_bars(&v), [1, 3]);
     assert_eq!(v["diagnosis"], "unknown");
 }
+
+#[test]
+fn a_bar_of_unknown_type_is_not_printed_as_32_bit() {
+    // Corpus 02: NVRM's `BAR0 is 0M` says neither width nor prefetch.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus/02-lxd-14381-4gpu-ovmf-bar0-0M.txt");
+    let o = Command::new(support::bin())
+        .arg("explain")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("BAR 0 mem (type unknown)"), "{text}");
+    assert!(!text.contains("32-bit"), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("next step: "),
+        "{text}"
+    );
+}

@@ -570,7 +570,7 @@ fn merge_lspci(d: &mut DeviceSeen, l: &LspciDevice) {
             },
             had_address: r.address == RegionAddr::Ignored,
             from_lspci: true,
-            type_known: true,
+            type_known: r.typed,
         };
         d.bars.insert(index, seen);
     }

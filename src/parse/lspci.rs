@@ -69,6 +69,8 @@ pub(crate) struct LspciRegion {
     /// `[size=32G]`; absent when lspci had no size (often so for an
     /// unassigned BAR).
     pub size: Option<u64>,
+    /// The line said `(64-bit, prefetchable)` or the like.
+    pub typed: bool,
 }
 
 impl LspciDevice {
@@ -522,9 +524,13 @@ fn region_line(t: &str, next_index: u8) -> Option<LspciRegion> {
         virtual_ = true;
     }
     let (mut mem64, mut prefetchable) = (false, false);
-    if !io {
+    // Only lspci's own tokens stand without a kind: a bare `Memory at 1000`
+    // is no region line.
+    let bare = kind.is_empty() && addr.starts_with('<');
+    if !io && !bare {
         // `(64-bit, prefetchable)`, `(32-bit, non-prefetchable)`,
-        // `(low-1M, ...)`, `(type 3, ...)`.
+        // `(low-1M, ...)`, `(type 3, ...)`; a bare `Memory at <ignored>`
+        // (a paste that cut the rest) has none, and its type stays unknown.
         let kind = kind.strip_prefix('(')?.strip_suffix(')')?;
         let (width, pref) = kind.split_once(',')?;
         mem64 = width.trim() == "64-bit";
@@ -549,6 +555,7 @@ fn region_line(t: &str, next_index: u8) -> Option<LspciRegion> {
             .iter()
             .find_map(|t| t.strip_prefix("size="))
             .and_then(size),
+        typed: io || !bare,
     })
 }
 
@@ -996,8 +1003,20 @@ mod proptests {
                     mem64,
                     prefetchable: pref,
                     size: Some(size),
+                    typed: true,
                 }]
             );
         }
+    }
+
+    #[test]
+    fn a_bare_ignored_token_and_a_disabled_region() {
+        let d = parse("01:00.0 VGA compatible controller: NVIDIA Corporation GP104\n\tMemory at <ignored>\n\tRegion 3: Memory at f0000000 (64-bit, prefetchable) [disabled] [size=32M]\n");
+        let r = &d[0].regions;
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[0].address, r[0].typed), (RegionAddr::Ignored, false));
+        // `[disabled]`: an address, with decoding off; still an address.
+        assert_eq!(r[1].address, RegionAddr::Assigned(0xf000_0000));
+        assert!(r[1].typed && r[1].mem64 && r[1].size == Some(32 << 20));
     }
 }

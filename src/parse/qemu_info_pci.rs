@@ -108,6 +108,7 @@ fn bar_line(t: &str) -> Option<LspciRegion> {
         mem64,
         prefetchable,
         size: (size > 0).then_some(size),
+        typed: true,
     })
 }
 

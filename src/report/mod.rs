@@ -108,6 +108,10 @@ pub(crate) struct BarReport {
     pub mem64: bool,
     pub prefetchable: bool,
     pub size_source: Option<SizeSource>,
+    /// The input said whether it is 64-bit and prefetchable (a driver's
+    /// complaint does not): the text form prints no width otherwise.
+    #[serde(skip)]
+    pub type_known: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -238,6 +242,7 @@ fn build(
                     mem64: b.mem64,
                     prefetchable: b.prefetchable,
                     size_source: b.size_source,
+                    type_known: b.type_known,
                 })
                 .collect(),
         })

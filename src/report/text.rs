@@ -47,6 +47,8 @@ pub(crate) fn render(r: &Report) -> String {
         for b in &g.bars {
             let kind = if b.io {
                 "io".to_string()
+            } else if !b.type_known {
+                "mem (type unknown)".to_string()
             } else {
                 format!(
                     "{}{}",
@@ -108,7 +110,10 @@ pub(crate) fn render(r: &Report) -> String {
     let _ = writeln!(
         s,
         "  window:   {}{}",
-        opt_human(c.window_bytes),
+        match c.window_bytes {
+            Some(0) => "none (no 64-bit root bus window)".to_string(),
+            w => opt_human(w),
+        },
         if windows.is_empty() {
             String::new()
         } else {
