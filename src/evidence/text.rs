@@ -467,6 +467,24 @@ pub(crate) fn gather(
             Some((g.addr, why.to_string(), complaint))
         })
         .collect();
+    // A device with a 64-bit BAR in slot N > 0 of a bus other than the
+    // root bus sits on a conventional PCI bridge: a PCIe port has one slot.
+    // No real machine seats a GPU of 64-bit BARs there; QEMU's pci-bridge
+    // is where a VM's hot-plugged devices go (Kata's default).
+    let mut hotplug = platform::hotplug_signs(text);
+    if let Some(a) = devs.iter().find_map(|(a, d)| {
+        let on_bridge = a.bus > 0 && a.device > 0 && !d.is_bridge();
+        let wide = d
+            .bars
+            .values()
+            .any(|b| b.mem64 && b.outcome == Outcome::Failed);
+        (on_bridge && wide).then_some(*a)
+    }) {
+        hotplug.push((
+            true,
+            format!("{a} sits in slot {} of a conventional PCI bridge, where QEMU's pci-bridge hot-plugs devices", a.device),
+        ));
+    }
     let mut firmware = platform::firmware_from_log(text);
     for d in devs.values() {
         if let (Some(v), Some(dev)) = (d.vendor, d.device) {
@@ -496,7 +514,7 @@ pub(crate) fn gather(
         bridges: Vec::new(),
         hyperv_mmio_short,
         unproven,
-        hotplug: platform::hotplug_signs(text),
+        hotplug,
     })
 }
 
@@ -794,6 +812,16 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
             f.dedup();
             assert_eq!(f, failed, "{what}");
         }
+    }
+
+    #[test]
+    fn a_wide_bar_on_a_pci_bridge_slot_is_a_vms_hot_plug() {
+        let slot = "pci 0000:01:02.0: BAR 1: no space for [mem size 0x10000000 64bit pref]\npci 0000:01:02.0: BAR 1: failed to assign [mem size 0x10000000 64bit pref]\n";
+        let ev = gather(slot, &[], None).unwrap();
+        assert!(ev.hotplug.iter().any(|(vm, _)| *vm), "{:?}", ev.hotplug);
+        // Device 0 below a port, as every PCIe GPU sits: no sign.
+        let port = slot.replace("01:02.0", "01:00.0");
+        assert!(gather(&port, &[], None).unwrap().hotplug.is_empty());
     }
 
     #[test]
