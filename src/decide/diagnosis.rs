@@ -440,6 +440,30 @@ mod tests {
     }
 
     #[test]
+    fn no_address_evidence_is_not_ok_and_hyperv_short_is_too_small() {
+        let w = Range::new(0xe0_0000_0000, 0xff_ffff_ffff);
+        let mut e = ev(vec![gpu(1, 16 * G, true)], Some(w), Some(46), false);
+        e.unproven = vec![(e.gpus[0].addr, "no memory BAR of it is shown".into(), false)];
+        let d = diagnose(&e);
+        assert_eq!(
+            (d.kind, d.case),
+            (DiagnosisKind::Unknown, Case::NoAddressEvidence)
+        );
+        assert!(describe(&e, &d).contains("no memory BAR of it is shown"));
+        let e = Evidence {
+            hyperv_mmio_short: Some(0x8_0200_0000),
+            ..Evidence::default()
+        };
+        let d = diagnose(&e);
+        assert_eq!(d.kind, DiagnosisKind::WindowTooSmall);
+        assert!(
+            describe(&e, &d).contains("32.0 GiB"),
+            "{}",
+            describe(&e, &d)
+        );
+    }
+
+    #[test]
     fn healthy_and_missing() {
         let w = Range::new(0xe0_0000_0000, 0xff_ffff_ffff);
         let all: Vec<Gpu> = (1..=8).map(|n| gpu(n, 16 * G, true)).collect();

@@ -702,7 +702,6 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
 
     #[test]
     fn ok_needs_addresses_and_a_driver_complaint_counts_against_it() {
-        use crate::decide::diagnosis::{diagnose, Case};
         // (text, failed BARs of 01:00.0, the case when nothing failed,
         // whether the driver complained)
         for (what, text, failed, unproven) in [
@@ -757,16 +756,12 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
                 .unwrap_or_else(|| panic!("{what}: {:?}", ev.gpus));
             let bars: Vec<u8> = g.bars.iter().filter(|b| b.fails_gpu()).map(|b| b.index).collect();
             assert_eq!(bars, failed, "{what}: {:?}", g.bars);
-            let d = diagnose(&ev);
             assert_eq!(
                 ev.unproven.first().map(|u| u.2),
                 unproven,
                 "{what}: {:?}",
                 ev.unproven
             );
-            if unproven.is_some() {
-                assert_eq!(d.case, Case::NoAddressEvidence, "{what}");
-            }
         }
     }
 
