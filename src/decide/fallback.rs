@@ -326,9 +326,14 @@ fn hyperv(c: &Ctx) -> Hint {
     )
 }
 
-/// A 64-bit root window the log shows ends at 2^40 - 1.
+/// A 64-bit root window the log shows ends at 2^40 - 1, or the CPU has 40
+/// address bits: the reach of QEMU's default vCPU.
 fn at_40_bits(c: &Ctx) -> bool {
-    c.ev.windows.iter().any(|w| w.range.end == (1u64 << 40) - 1)
+    // Space below 4 GiB is no matter of address bits.
+    if c.d.case == Case::Only32Bit {
+        return false;
+    }
+    c.ev.cpu.phys_bits == Some(40) || c.ev.windows.iter().any(|w| w.range.end == (1u64 << 40) - 1)
 }
 
 fn phys_bits(c: &Ctx, branch: &str) -> Hint {

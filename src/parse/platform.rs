@@ -177,11 +177,39 @@ pub(crate) fn hyperv_mmio_need(text: &str) -> Option<u64> {
     })
 }
 
+/// The CPU's physical address bits where the log shows the end of
+/// `iomem_resource`, the root of all memory resources: the kernel names it
+/// `PCI mem` and x86 ends it at 2^phys_bits - 1 (arch/x86/kernel/setup.c,
+/// `iomem_resource.end = (1ULL << boot_cpu_data.x86_phys_bits) - 1`), and a
+/// conflict message prints it: `... conflicts with PCI mem [mem
+/// 0x00000000-0xffffffffff]`. Reports wrap that line, so the words are
+/// sought across line ends.
+fn phys_bits_from_iomem_root(text: &str) -> Option<u32> {
+    const KEY: &str = "PCI mem [mem 0x00000000-0x";
+    if !text.contains("PCI") || !text.contains("[mem 0x00000000-0x") {
+        return None;
+    }
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = flat.find(KEY)?;
+    let hex: String = flat[at + KEY.len()..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    let end = u64::from_str_radix(&hex, 16).ok()?;
+    let size = end.checked_add(1)?;
+    (size.is_power_of_two() && (32..=57).contains(&size.trailing_zeros()))
+        .then(|| size.trailing_zeros())
+}
+
 /// What the log says of the CPU: its vendor (`smpboot: CPU0: Intel(R)
-/// Xeon(R) ...`, `... AMD EPYC ...`), and whether it runs under a
-/// hypervisor (`Hypervisor detected:`). Address bits are not logged.
+/// Xeon(R) ...`, `... AMD EPYC ...`), whether it runs under a hypervisor
+/// (`Hypervisor detected:`), and its address bits where a conflict message
+/// shows them (`phys_bits_from_iomem_root`).
 pub(crate) fn cpu_from_log(text: &str) -> Cpu {
-    let mut cpu = Cpu::default();
+    let mut cpu = Cpu {
+        phys_bits: phys_bits_from_iomem_root(text),
+        ..Cpu::default()
+    };
     for line in text.lines() {
         if let Some(i) = line.find("smpboot: CPU0: ") {
             let name = &line[i + "smpboot: CPU0: ".len()..];
@@ -329,6 +357,25 @@ flags		: fpu vme hypervisor
 ",
         );
         assert_eq!(s.vm_devices[0].0, Platform::Qemu);
+    }
+
+    #[test]
+    fn address_bits_from_the_iomem_root_a_conflict_prints() {
+        // Corpus 65, wrapped by a mail client.
+        let text = "[    1.421556] pci 0000:06:00.0: BAR 1: [mem\n0xffffffe000000000-0xffffffffffffffff 64bit pref] conflicts with PCI\nmem [mem 0x00000000-0xffffffffff]\n";
+        assert_eq!(cpu_from_log(text).phys_bits, Some(40));
+        assert_eq!(
+            cpu_from_log("conflicts with PCI mem [mem 0x00000000-0x3fffffffffff]").phys_bits,
+            Some(46)
+        );
+        assert_eq!(
+            cpu_from_log("conflicts with PCI mem [mem 0x00000000-0xfffffffe]").phys_bits,
+            None
+        );
+        assert_eq!(
+            cpu_from_log("conflicts with PCI Bus 0000:00 [mem 0x00000000-0xffffffffff]").phys_bits,
+            None
+        );
     }
 
     #[test]
