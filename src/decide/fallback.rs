@@ -17,6 +17,7 @@ use crate::decide::prescribe::{
     Change, Restart, Side, CPU_PHYS_BITS, GUEST_PCI_REALLOC, OVMF_MMIO64_APERTURE,
     QEMU_PCI_HOLE64_SIZE,
 };
+use crate::decide::space;
 use crate::decide::summary::describe;
 use crate::evidence::Evidence;
 use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
@@ -128,9 +129,21 @@ fn bare_metal(c: &Ctx) -> Vec<Hint> {
     if let Some(h) = hotplug(c, false) {
         out.push(h);
     }
-    // The kernel's own step first where it asked for it or the window has
-    // room; the firmware's otherwise.
-    let realloc_first = ev.realloc_advised || d.kind == DiagnosisKind::FirmwareLeftUnassigned;
+    // An ARM or PowerPC board: its host bridge's window is the board's
+    // (device tree), not a PC firmware's; the kernel may still re-place
+    // within it.
+    let room = matches!((d.needed_bytes, d.window_bytes), (Some(n), Some(w)) if n <= w);
+    if let Some(sign) = ev.firmware.signs.device_tree.as_deref().filter(|_| !room) {
+        out.push(space::board_window(&c.why, ev, sign));
+        out.extend((!ev.realloc_active).then(|| realloc(c, "", false)));
+        return out;
+    }
+    // The kernel's own step first where it asked for it, the window has
+    // room or only the space below 4 GiB fell short (which Above 4G
+    // Decoding does not grow); the firmware's otherwise.
+    let realloc_first = ev.realloc_advised
+        || d.kind == DiagnosisKind::FirmwareLeftUnassigned
+        || space::only_low(ev);
     let realloc = (!ev.realloc_active).then(|| realloc(c, "", false));
     if realloc_first {
         out.extend(realloc.clone());
@@ -407,6 +420,13 @@ fn vm(c: &Ctx) -> Vec<Hint> {
         out.push(phys_bits(c, ""));
         return out;
     }
+    // 32-bit BARs behind a port: its window below 4 GiB is short, which
+    // no 64-bit hole or aperture grows.
+    if space::only_low(c.ev) && c.ev.gpus.iter().any(|g| g.addr.bus > 0 && failed(g)) {
+        out.push(space::vm_port_low(&c.why, c.ev));
+        out.extend((!c.ev.realloc_active).then(|| realloc(c, "", true)));
+        return out;
+    }
     // In a VM the failed BAR is most often one the firmware could not
     // place in its window, which pci=realloc cannot grow (FIELD-NOTES.md
     // §3): the window first, unless the kernel itself asked for realloc.
@@ -436,16 +456,19 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
     }
     let realloc = (!c.ev.realloc_active)
         .then(|| realloc(c, "Whether this is a VM or a real machine, the ", false));
-    // The kernel's own advice first; else the firmware setup, which on a
-    // real machine is the usual fix (and its update), before realloc.
-    if c.ev.realloc_advised {
+    // The kernel's own advice first, and where only the space below 4 GiB
+    // fell short (Above 4G Decoding does not grow it: the bridge windows
+    // there are the kernel's to re-place); else the firmware setup, which
+    // on a real machine is the usual fix (and its update), before realloc.
+    let realloc_first = c.ev.realloc_advised || space::only_low(c.ev);
+    if realloc_first {
         out.extend(realloc.clone());
     }
     if c.past_limit {
         out.push(smaller_bars(c));
     }
     out.push(above_4g(c, &metal));
-    if !c.ev.realloc_advised {
+    if !realloc_first {
         out.extend(realloc);
     }
     out.extend(qemu_window(c, guest).into_iter().take(1));
@@ -465,6 +488,13 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
     out
 }
 
+/// A GPU with a memory BAR that has no address.
+fn failed(g: &crate::evidence::Gpu) -> bool {
+    g.bars
+        .iter()
+        .any(|b| !b.io && b.state != crate::model::bar::BarState::Assigned)
+}
+
 /// What a hint asks for, in a few words: the text report's lead line.
 pub(crate) fn action(id: &str) -> &'static str {
     match id {
@@ -482,6 +512,7 @@ pub(crate) fn action(id: &str) -> &'static str {
         KERNEL_HOTPLUG_RESERVE => "reserve room for the hot-plug bridge (pci=hpmmioprefsize=)",
         VM_HOTPLUG_RESERVE => "plug the GPU at boot onto a root port that reserves room",
         COLLECT_EVIDENCE => "collect the boot log and lspci of the failing machine",
+        space::PLATFORM_WINDOW_TOO_SMALL => "enlarge the board's PCIe window (device tree ranges)",
         _ => "see the hints",
     }
 }
@@ -561,9 +592,9 @@ mod tests {
                 ],
             ),
             (
-                "bare metal (a device tree): no VM setting",
+                "bare metal (a device tree): the board's window, no PC or VM setting",
                 nvrm_only(s(|s| s.device_tree = Some("device tree: x".into())), false),
-                vec![FIRMWARE_ABOVE_4G, GUEST_PCI_REALLOC],
+                vec![space::PLATFORM_WINDOW_TOO_SMALL, GUEST_PCI_REALLOC],
             ),
             (
                 "bare metal where the kernel asked for pci=realloc",
@@ -604,6 +635,18 @@ mod tests {
         ] {
             assert_eq!(ids(&ev), want, "{what}");
         }
+        // NVIDIA's register BAR 0 alone (`NVRM: BAR0 is 0M`): the space
+        // below 4 GiB, the kernel's to re-place, before Above 4G Decoding.
+        for signs in [Signs::default(), s(|s| s.cpu_flag = Some(false))] {
+            let mut ev = nvrm_only(signs, false);
+            ev.gpus[0].bars[0].index = 0;
+            assert_eq!(ids(&ev)[..2], [GUEST_PCI_REALLOC, FIRMWARE_ABOVE_4G]);
+        }
+        // Another vendor's BAR 0 of no known type says nothing of its space.
+        let mut ev = nvrm_only(Signs::default(), false);
+        ev.gpus[0].bars[0].index = 0;
+        ev.gpus[0].vendor = 0x1002;
+        assert_eq!(ids(&ev)[0], FIRMWARE_ABOVE_4G);
         // A Thunderbolt enclosure on a real machine: the bridge's
         // reservation first.
         let mut ev = nvrm_only(s(|s| s.cpu_flag = Some(false)), false);
@@ -613,6 +656,78 @@ mod tests {
         let mut ev = nvrm_only(Signs::default(), false);
         ev.hotplug = vec![(true, "a Kata Containers VM".into())];
         assert_eq!(ids(&ev)[0], VM_HOTPLUG_RESERVE);
+    }
+
+    /// A GPU with one failed memory BAR of a known type and size.
+    fn typed(signs: Signs, bus: u8, mem64: bool, pref: bool) -> Evidence {
+        let mut ev = nvrm_only(signs, false);
+        ev.gpus[0].addr.bus = bus;
+        let b = &mut ev.gpus[0].bars[0];
+        (b.index, b.mem64, b.prefetchable, b.type_known) = (0, mem64, pref, true);
+        b.size = Some(16 << 20);
+        ev
+    }
+
+    fn first(ev: &Evidence) -> &'static str {
+        let d = diagnose(ev);
+        crate::decide::hints::hints(ev, &d, None)[0].id
+    }
+
+    #[test]
+    fn the_space_that_fell_short_decides_the_first_step() {
+        let kvm = || Signs {
+            hypervisor_line: Some("KVM".into()),
+            ..Signs::default()
+        };
+        let metal = || Signs {
+            cpu_flag: Some(false),
+            ..Signs::default()
+        };
+        let board = || Signs {
+            device_tree: Some("Rockchip's PCIe host driver".into()),
+            ..Signs::default()
+        };
+        for (what, ev, want) in [
+            (
+                "a VM, a register BAR behind a port: the port's room below 4 GiB",
+                typed(kvm(), 1, false, false),
+                VM_HOTPLUG_RESERVE,
+            ),
+            (
+                "a VM, a 64-bit BAR behind a port: the 64-bit window",
+                typed(kvm(), 1, true, true),
+                OVMF_MMIO64_APERTURE,
+            ),
+            (
+                "bare metal, a register BAR: the kernel's re-placement",
+                typed(metal(), 1, false, false),
+                GUEST_PCI_REALLOC,
+            ),
+            (
+                "bare metal, an old GPU's 32-bit VRAM aperture: the firmware",
+                typed(metal(), 1, false, true),
+                FIRMWARE_ABOVE_4G,
+            ),
+            (
+                "unknown, a register BAR: the kernel's re-placement",
+                typed(Signs::default(), 1, false, false),
+                GUEST_PCI_REALLOC,
+            ),
+            (
+                "a device-tree board: its own window",
+                typed(board(), 1, true, true),
+                space::PLATFORM_WINDOW_TOO_SMALL,
+            ),
+        ] {
+            assert_eq!(first(&ev), want, "{what}");
+        }
+        let ev = typed(board(), 1, true, true);
+        let d = diagnose(&ev);
+        let h = &crate::decide::hints::hints(&ev, &d, None)[0];
+        assert!(h.text.contains("Rockchip's PCIe host driver"), "{}", h.text);
+        assert!(h.text.contains("16 MiB"), "{}", h.text);
+        assert!(h.text.contains("`ranges`"), "{}", h.text);
+        assert!(!h.text.contains("Above 4G"), "{}", h.text);
     }
 
     #[test]

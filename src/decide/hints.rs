@@ -33,7 +33,7 @@ pub(crate) const HYPERV_MMIO: &str = "hyperv-mmio";
 
 /// Every hint id, for tests and documentation.
 #[cfg(test)]
-pub(crate) const ALL_IDS: [&str; 14] = [
+pub(crate) const ALL_IDS: [&str; 15] = [
     CPU_PDPE1GB,
     CPU_PHYS_BITS,
     OVMF_MMIO64_APERTURE,
@@ -48,6 +48,7 @@ pub(crate) const ALL_IDS: [&str; 14] = [
     KERNEL_HOTPLUG_RESERVE,
     VM_HOTPLUG_RESERVE,
     COLLECT_EVIDENCE,
+    crate::decide::space::PLATFORM_WINDOW_TOO_SMALL,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +94,9 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
             | DiagnosisKind::WindowTooSmall
             | DiagnosisKind::PhysBitsTooSmall
     );
-    if space_problem {
+    // The model predicts the 64-bit window; register BARs below 4 GiB are
+    // the ports' windows there (`space`).
+    if space_problem && !crate::decide::space::only_low(ev) {
         if let Some(m) = model {
             let ps = m.prescribe();
             if !ps.is_empty() {

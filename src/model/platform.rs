@@ -113,8 +113,10 @@ pub(crate) struct Signs {
     pub cpu_flag: Option<bool>,
     /// `efi: EFI v2.70 by EDK II`: who the UEFI firmware says it is.
     pub efi_by: Option<String>,
-    /// A device tree booted the kernel (`Machine model: ...`, `OF: fdt:`):
-    /// an ARM or PowerPC board.
+    /// A device tree booted the kernel (`Machine model: ...`, `OF: fdt:`),
+    /// or another sign that the machine is not an x86 PC (an ARM or
+    /// PowerPC board's PCIe host controller, an AArch64 CPU, a host bridge
+    /// that translates addresses): its PCIe windows are the board's.
     pub device_tree: Option<String>,
     /// Devices only a hypervisor has: QEMU's, VMware's or Hyper-V's
     /// emulated or paravirtual hardware, a QEMU monitor listing. The
@@ -141,6 +143,16 @@ impl Signs {
             if !self.vm_devices.iter().any(|(_, w)| w == what) {
                 self.vm_devices.push((p, what.to_string()));
             }
+        }
+        // The root ports of ARM and PowerPC SoCs.
+        let board = match (vendor, device) {
+            (0x1d87, _) => Some("a Rockchip SoC's PCIe root port (1d87)"),
+            (0x1957, _) => Some("a Freescale/NXP SoC's PCIe root port (1957)"),
+            (0x14e4, 0x2711 | 0x2712) => Some("a Broadcom BCM2711/2712 PCIe root port"),
+            _ => None,
+        };
+        if let Some(what) = board {
+            self.device_tree.get_or_insert_with(|| what.to_string());
         }
         let metal = match (vendor, device) {
             (0x1a03, 0x2000) => Some("a BMC's ASPEED VGA (1a03:2000)"),

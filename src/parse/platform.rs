@@ -87,6 +87,9 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
             }
         }
         let lower = line.to_ascii_lowercase();
+        if s.device_tree.is_none() {
+            s.device_tree = not_a_pc(line, &lower);
+        }
         for (name, p) in VM_NAMES {
             if lower.contains(name)
                 && !s
@@ -108,6 +111,52 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
         }
     }
     s
+}
+
+/// Words only a machine that is not an x86 PC prints: the drivers and
+/// vendors of ARM and PowerPC boards' PCIe host controllers, their device
+/// tree's nodes, their boot loader, an AArch64 CPU.
+const NOT_A_PC: [(&str, &str); 10] = [
+    ("/soc/pcie@", "a device-tree PCIe node (/soc/pcie@)"),
+    ("rockchip-dw-pcie", "Rockchip's PCIe host driver"),
+    ("rockchip-pcie", "Rockchip's PCIe host driver"),
+    ("fuzhou rockchip", "a Rockchip SoC's PCIe root port"),
+    (
+        "brcm-pcie",
+        "Broadcom's STB PCIe host driver (a Raspberry Pi)",
+    ),
+    ("layerscape-pcie", "NXP's Layerscape PCIe host driver"),
+    ("fsl-pci", "Freescale's PCIe host driver"),
+    ("tegra-pcie", "NVIDIA Tegra's PCIe host driver"),
+    ("u-boot", "the U-Boot boot loader (a device-tree board)"),
+    ("aarch64", "an AArch64 CPU"),
+];
+
+/// The sign in one line that the machine is not an x86 PC, if any: one of
+/// `NOT_A_PC`, or a bridge's non-prefetchable window (or a 32-bit BAR) at
+/// a CPU address above 4 GiB. Such a window's bus addresses are 32-bit, so
+/// the host bridge translates them: x86 host bridges do not, device-tree
+/// ones (`ranges`) do.
+fn not_a_pc(line: &str, lower: &str) -> Option<String> {
+    if let Some((_, what)) = NOT_A_PC.iter().find(|(w, _)| lower.contains(w)) {
+        return Some(what.to_string());
+    }
+    let device_line = lower.contains("bridge window [mem 0x")
+        || lower.contains("bar ")
+        || lower.contains("reg 0x");
+    if !device_line {
+        return None;
+    }
+    let at = line.find("[mem 0x")?;
+    let res = &line[at + "[mem ".len()..line[at..].find(']').map(|e| at + e)?];
+    if res.contains("64bit") || res.contains("pref") || res.contains("window") {
+        return None;
+    }
+    let hex = res.strip_prefix("0x")?.split('-').next()?;
+    let start = u64::from_str_radix(hex, 16).ok()?;
+    (start >= 1 << 32).then(|| {
+        format!("a 32-bit window at CPU address {start:#x}, above 4 GiB: a host bridge that translates addresses")
+    })
 }
 
 /// A report's own heading, not machine output: `# KEY: ...` and its
@@ -318,6 +367,63 @@ mod tests {
             .vm_devices
             .iter()
             .any(|(p, _)| *p == Platform::HyperV));
+    }
+
+    #[test]
+    fn boards_that_are_not_pcs_from_their_lines() {
+        for (line, want) in [
+            // Corpus 111 (a Raspberry Pi CM4): the root port's 32-bit window.
+            (
+                "pci 0000:00:00.0: BAR 8: assigned [mem 0x600000000-0x6000fffff]",
+                true,
+            ),
+            // Corpus 101 (POWER): a bridge's non-prefetchable window.
+            (
+                "pci 0030:00:00.0:   bridge window [mem 0x620c000000000-0x620c07fefffff]",
+                true,
+            ),
+            (
+                "rockchip-dw-pcie fe150000.pcie: PCIe Gen.3 x4 link up",
+                true,
+            ),
+            (
+                "brcm-pcie fd500000.pcie: link up, 5.0 GT/s PCIe x1 (SSC)",
+                true,
+            ),
+            (
+                "00:00.0 PCI bridge: Fuzhou Rockchip Electronics Co., Ltd Device 3566",
+                true,
+            ),
+            (
+                "The NVIDIA GPU driver for AArch64 has not been qualified on this CPU",
+                true,
+            ),
+            // x86: 64-bit windows above 4 GiB, 32-bit ones below, root windows.
+            (
+                "pci 0000:00:01.0:   bridge window [mem 0x4000000000-0x7fffffffff 64bit pref]",
+                false,
+            ),
+            (
+                "pci 0000:00:1c.0:   bridge window [mem 0xfe000000-0xfe0fffff]",
+                false,
+            ),
+            (
+                "pci 0000:01:00.0: BAR 0 [mem 0x6000000000-0x6000ffffff 64bit]: assigned",
+                false,
+            ),
+            (
+                "pci_bus 0000:00: root bus resource [mem 0x4000000000-0x7fffffffff window]",
+                false,
+            ),
+            (
+                "pci 0000:01:00.0: BAR 1: no space for [mem size 0x800000000 64bit pref]",
+                false,
+            ),
+        ] {
+            assert_eq!(signs_from_log(line).device_tree.is_some(), want, "{line}");
+        }
+        let fw = firmware_from_log("brcm-pcie fd500000.pcie: link up\n");
+        assert_eq!(fw.platform(), Platform::BareMetal);
     }
 
     #[test]
