@@ -43,13 +43,15 @@ pub(crate) fn only_low(ev: &Evidence) -> bool {
         })
 }
 
-/// The largest failed BAR's size, for the numbers in a hint.
+/// The largest failed BAR's size, for the numbers in a hint (a device
+/// not taken for a GPU counts: a paste often lacks the class line).
 fn largest_failed(ev: &Evidence) -> Option<u64> {
     ev.gpus
         .iter()
         .flat_map(|g| g.bars.iter())
         .filter(|b| !b.io && b.state != BarState::Assigned)
         .filter_map(|b| b.size)
+        .chain(ev.other_failed.iter().filter_map(|o| o.size))
         .max()
 }
 
@@ -77,7 +79,7 @@ pub(crate) fn board_window(why: &str, ev: &Evidence, sign: &str) -> Hint {
         PLATFORM_WINDOW_TOO_SMALL,
         format!(
             "{why} This is not an x86 PC ({sign}): the PCIe host controller maps only the address range the board gives it, \
-             and that outbound window is smaller than the GPU's BARs{bar}. No PC firmware setting applies. \
+             and that outbound window is smaller than the device's BARs{bar}. No PC firmware setting applies. \
              Enlarge the controller's memory window in the device tree (the `ranges` of its `pcie@` node: a 64-bit prefetchable range at least as large as the BARs, \
              where the SoC has address space for it; see the board's documentation or vendor kernel) and boot with that .dtb; on an ARM server with UEFI, the firmware's PCIe MMIO settings. \
              Some SoCs cannot map a window that large at all: then only a GPU with smaller BARs (a smaller VRAM aperture, Resizable BAR off) works on this board."
