@@ -422,7 +422,9 @@ fn vm(c: &Ctx) -> Vec<Hint> {
     }
     // 32-bit BARs behind a port: its window below 4 GiB is short, which
     // no 64-bit hole or aperture grows.
-    if space::only_low(c.ev) && c.ev.gpus.iter().any(|g| g.addr.bus > 0 && failed(g)) {
+    let behind_port = c.ev.gpus.iter().any(|g| g.addr.bus > 0 && failed(g))
+        || c.ev.other_failed.iter().any(|o| o.bdf.bus > 0);
+    if space::only_low(c.ev) && behind_port {
         out.push(space::vm_port_low(&c.why, c.ev));
         out.extend((!c.ev.realloc_active).then(|| realloc(c, "", true)));
         return out;
@@ -721,6 +723,26 @@ mod tests {
         ] {
             assert_eq!(first(&ev), want, "{what}");
         }
+        // Only a device not taken for a GPU failed (QEMU's QXL on a root
+        // port): its 32-bit BARs decide it the same way.
+        let other = |low: bool| {
+            let mut ev = typed(kvm(), 1, false, false);
+            ev.gpus.clear();
+            ev.other_failed = vec![crate::evidence::OtherFailure {
+                bdf: PciAddress {
+                    domain: 0,
+                    bus: 1,
+                    device: 0,
+                    function: 0,
+                },
+                bar: 0,
+                size: Some(64 << 20),
+                low,
+            }];
+            ev
+        };
+        assert_eq!(first(&other(true)), VM_HOTPLUG_RESERVE);
+        assert_eq!(first(&other(false)), OVMF_MMIO64_APERTURE);
         let ev = typed(board(), 1, true, true);
         let d = diagnose(&ev);
         let h = &crate::decide::hints::hints(&ev, &d, None)[0];

@@ -33,14 +33,18 @@ pub(crate) fn only_low(ev: &Evidence) -> bool {
                 .map(move |b| (g.vendor, b))
         })
         .peekable();
-    failed.peek().is_some()
-        && failed.all(|(vendor, b)| {
-            if b.type_known {
-                !b.mem64 && !b.prefetchable
-            } else {
-                vendor == NVIDIA && b.index == 0
-            }
-        })
+    if failed.peek().is_none() {
+        // Only devices not taken for GPUs failed (an emulated display, a
+        // paste without class lines): the same holds for their BARs.
+        return !ev.other_failed.is_empty() && ev.other_failed.iter().all(|o| o.low);
+    }
+    failed.all(|(vendor, b)| {
+        if b.type_known {
+            !b.mem64 && !b.prefetchable
+        } else {
+            vendor == NVIDIA && b.index == 0
+        }
+    })
 }
 
 /// The largest failed BAR's size, for the numbers in a hint (a device

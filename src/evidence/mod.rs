@@ -68,6 +68,9 @@ pub(crate) struct OtherFailure {
     pub bdf: PciAddress,
     pub bar: u8,
     pub size: Option<u64>,
+    /// A register BAR below 4 GiB: of known type, 32-bit and
+    /// non-prefetchable.
+    pub low: bool,
 }
 
 #[derive(Debug, Clone, Default)]

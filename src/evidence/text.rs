@@ -436,6 +436,7 @@ pub(crate) fn gather(
                 bdf: *addr,
                 bar: b.index,
                 size: b.size,
+                low: b.type_known && !b.mem64 && !b.prefetchable,
             }));
         }
     }
