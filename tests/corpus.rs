@@ -60,6 +60,10 @@ struct Case {
     gpus: BTreeSet<String>,
     kind: String,
     forms: Vec<String>,
+    /// `EXPECT-HINT`: the hint id that is the thread's fix or a step
+    /// toward it (`-`: none, or no id of ours is), with `HINT-MATCH`:
+    /// whether `hints[0]` is it today. Files 56 on have both.
+    hint: Option<(String, bool)>,
 }
 
 fn header(text: &str, key: &str) -> Option<String> {
@@ -99,6 +103,12 @@ fn cases() -> Vec<Case> {
                     .split(',')
                     .map(|f| f.trim().to_string())
                     .collect(),
+                hint: header(&text, "EXPECT-HINT").map(|h| {
+                    let m = header(&text, "HINT-MATCH")
+                        .unwrap_or_else(|| panic!("{file}: EXPECT-HINT without HINT-MATCH"));
+                    assert!(m == "yes" || m == "no", "{file}: HINT-MATCH {m}");
+                    (h, m == "yes")
+                }),
                 file,
             }
         })
@@ -157,6 +167,54 @@ fn every_corpus_file_gets_its_verdict_and_names_its_devices() {
         }
         assert_eq!(v["mode"], "explain");
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The first hint of every file that records the thread's fix: the table
+/// (file, thread's fix, first hint, match), held to `HINT-MATCH` both ways
+/// (a miss that starts matching must be marked so), and no healthy or
+/// noise paste gets a hint.
+#[test]
+fn the_first_hint_is_the_threads_fix_where_the_header_says_so() {
+    let mut failures = Vec::new();
+    let (mut failing, mut matched) = (0, 0);
+    println!(
+        "{:<72} {:<22} {:<22} match",
+        "file", "thread's fix (EXPECT-HINT)", "first hint"
+    );
+    for c in cases() {
+        let Some((want, matches)) = &c.hint else {
+            continue;
+        };
+        let (_, v) = explain(&c.file, &[]);
+        let first = v["hints"][0]["id"].as_str().unwrap_or("-").to_string();
+        let now = &first == want && want != "-";
+        let shown = if c.kind == "failing" {
+            now
+        } else {
+            first == "-"
+        };
+        println!(
+            "{:<72} {want:<22} {first:<22} {}",
+            c.file,
+            if shown { "yes" } else { "no" }
+        );
+        if c.kind == "failing" {
+            failing += 1;
+            matched += usize::from(now);
+        } else if first != "-" || !matches {
+            failures.push(format!("{}: a {} paste got hint {first}", c.file, c.kind));
+        }
+        if c.kind == "failing" && now != *matches {
+            failures.push(format!(
+                "{}: first hint {first}, EXPECT-HINT {want}, HINT-MATCH {}",
+                c.file,
+                if *matches { "yes" } else { "no" }
+            ));
+        }
+    }
+    println!("first hint is the fix or a step toward it: {matched} of {failing} failing pastes");
+    assert!(failing > 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -297,4 +355,23 @@ fn lspci_v_alone_identifies_the_gpu_and_its_unnumbered_bars() {
     assert_eq!(v["gpus"][0]["device"], "1b80");
     assert_eq!(unassigned_bars(&v), [1, 3]);
     assert_eq!(v["diagnosis"], "unknown");
+}
+
+#[test]
+fn a_bar_of_unknown_type_is_not_printed_as_32_bit() {
+    // Corpus 02: NVRM's `BAR0 is 0M` says neither width nor prefetch.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus/02-lxd-14381-4gpu-ovmf-bar0-0M.txt");
+    let o = Command::new(support::bin())
+        .arg("explain")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("BAR 0 mem (type unknown)"), "{text}");
+    assert!(!text.contains("32-bit"), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("next step: "),
+        "{text}"
+    );
 }

@@ -34,6 +34,9 @@ const HINT_IDS: &[&str] = &[
     "vmware-efi",
     "vmware-64bit-mmio",
     "hyperv-mmio",
+    "kernel-hotplug-reserve",
+    "vm-hotplug-reserve",
+    "collect-evidence",
 ];
 
 /// One fixture's expectations, read from its scenario.txt.

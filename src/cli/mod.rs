@@ -158,7 +158,8 @@ fn emit(report: &Report, format: Format) -> Exit {
     write_out(&text);
     match report.verdict {
         Verdict::Ok => Exit::Ok,
-        Verdict::Fail => Exit::Problem,
+        // Not shown healthy: a script that trusts exit 0 must not pass it.
+        Verdict::Fail | Verdict::Unknown => Exit::Problem,
     }
 }
 

@@ -80,6 +80,15 @@ pub(crate) enum Case {
     },
     Fits,
     FitsReallocActive,
+    /// Nothing failed, but the input does not show every GPU's memory BARs
+    /// with addresses (an excerpt of `explain`): not `ok` either.
+    NoAddressEvidence,
+    /// Hyper-V said its VM's high (or low) MMIO gap cannot hold the
+    /// assigned devices (`hv_pci ...: Need 0x... of high MMIO space`): the
+    /// device never reaches a PCI bus, so no BAR is named.
+    HypervMmio {
+        need: u64,
+    },
     /// A number is missing.
     MissingFacts {
         size: bool,
@@ -250,9 +259,14 @@ fn classify(
     window_bytes: Option<u64>,
     past_limit: bool,
 ) -> (DiagnosisKind, Case) {
+    if let (Some(need), 0) = (ev.hyperv_mmio_short, n.failed) {
+        return (DiagnosisKind::WindowTooSmall, Case::HypervMmio { need });
+    }
     if n.failed == 0 && ev.other_failed.is_empty() {
         return if n.missing > 0 {
             (DiagnosisKind::GpusMissing, Case::Missing)
+        } else if !ev.unproven.is_empty() {
+            (DiagnosisKind::Unknown, Case::NoAddressEvidence)
         } else if n.found == 0 {
             (DiagnosisKind::Ok, Case::NoGpu)
         } else {
@@ -423,6 +437,30 @@ mod tests {
         // The same numbers with 46 bits: the window is what is too small.
         let d = diagnose(&ev(gpus, Some(w), Some(46), false));
         assert_eq!(d.kind, DiagnosisKind::WindowTooSmall, "{:?}", d.case);
+    }
+
+    #[test]
+    fn no_address_evidence_is_not_ok_and_hyperv_short_is_too_small() {
+        let w = Range::new(0xe0_0000_0000, 0xff_ffff_ffff);
+        let mut e = ev(vec![gpu(1, 16 * G, true)], Some(w), Some(46), false);
+        e.unproven = vec![(e.gpus[0].addr, "no memory BAR of it is shown".into(), false)];
+        let d = diagnose(&e);
+        assert_eq!(
+            (d.kind, d.case),
+            (DiagnosisKind::Unknown, Case::NoAddressEvidence)
+        );
+        assert!(describe(&e, &d).contains("no memory BAR of it is shown"));
+        let e = Evidence {
+            hyperv_mmio_short: Some(0x8_0200_0000),
+            ..Evidence::default()
+        };
+        let d = diagnose(&e);
+        assert_eq!(d.kind, DiagnosisKind::WindowTooSmall);
+        assert!(
+            describe(&e, &d).contains("32.0 GiB"),
+            "{}",
+            describe(&e, &d)
+        );
     }
 
     #[test]

@@ -11,14 +11,16 @@
 //! windows trades this failure for address conflicts.
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
+use crate::decide::fallback;
+#[cfg(test)]
+use crate::decide::fallback::{COLLECT_EVIDENCE, KERNEL_HOTPLUG_RESERVE, VM_HOTPLUG_RESERVE};
 use crate::decide::prescribe::{
     Change, Model, Prescription, Restart, Side, CPU_PDPE1GB, CPU_PHYS_BITS, GUEST_PCI_REALLOC,
     OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE,
 };
-use crate::decide::summary::describe;
 use crate::decide::window::{Boot, Firmware, OriginKind};
 use crate::evidence::Evidence;
-use crate::model::platform::{Platform, QemuMachine};
+use crate::model::platform::Platform;
 use crate::model::size::human;
 use crate::parse::qemu_args;
 
@@ -31,7 +33,7 @@ pub(crate) const HYPERV_MMIO: &str = "hyperv-mmio";
 
 /// Every hint id, for tests and documentation.
 #[cfg(test)]
-pub(crate) const ALL_IDS: [&str; 11] = [
+pub(crate) const ALL_IDS: [&str; 15] = [
     CPU_PDPE1GB,
     CPU_PHYS_BITS,
     OVMF_MMIO64_APERTURE,
@@ -43,6 +45,10 @@ pub(crate) const ALL_IDS: [&str; 11] = [
     VMWARE_EFI,
     VMWARE_64BIT_MMIO,
     HYPERV_MMIO,
+    KERNEL_HOTPLUG_RESERVE,
+    VM_HOTPLUG_RESERVE,
+    COLLECT_EVIDENCE,
+    crate::decide::space::PLATFORM_WINDOW_TOO_SMALL,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,25 +65,8 @@ pub(crate) struct Hint {
     pub boots_to_ok: Option<u32>,
 }
 
-const GIB: u64 = 1 << 30;
-
 /// What a change on the host takes.
 const HOST_RESTART: &str = "It takes effect when the VM is stopped and started again: Proxmox: Shutdown, then Start (or `qm reboot <vmid>`, which applies pending changes); libvirt: `virsh shutdown` then `virsh start`. A reboot inside the guest keeps the old settings.";
-
-/// A window size to recommend where the model cannot compute one: twice
-/// the need, as a power of two in GiB.
-fn recommended_window(needed: u64) -> u64 {
-    needed
-        .saturating_mul(2)
-        .max(64 * GIB)
-        .checked_next_power_of_two()
-        .unwrap_or(1 << 62)
-}
-
-/// Physical address bits that reach `end`.
-fn bits_for(end: u64) -> u32 {
-    64 - end.saturating_sub(1).leading_zeros()
-}
 
 pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<Hint> {
     let mut out = Vec::new();
@@ -105,7 +94,9 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
             | DiagnosisKind::WindowTooSmall
             | DiagnosisKind::PhysBitsTooSmall
     );
-    if space_problem {
+    // The model predicts the 64-bit window; register BARs below 4 GiB are
+    // the ports' windows there (`space`).
+    if space_problem && !crate::decide::space::only_low(ev) {
         if let Some(m) = model {
             let ps = m.prescribe();
             if !ps.is_empty() {
@@ -118,7 +109,12 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
     }
     match d.kind {
         DiagnosisKind::Ok | DiagnosisKind::GpusMissing => {}
-        DiagnosisKind::FirmwareLeftUnassigned => {
+        DiagnosisKind::FirmwareLeftUnassigned
+            if matches!(
+                ev.firmware.platform(),
+                Platform::Qemu | Platform::OtherVm | Platform::Unknown
+            ) && ev.hotplug.is_empty() =>
+        {
             if !ev.realloc_active {
                 out.push(realloc_hint(
                     &format!(
@@ -130,31 +126,9 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
                 ));
             }
         }
-        DiagnosisKind::WindowTooSmall | DiagnosisKind::PhysBitsTooSmall => {
-            out.extend(unmodelled(ev, d));
-        }
-        DiagnosisKind::Unknown => {
-            // Only in a VM, or where the kernel itself asked for it: on bare
-            // metal realloc can make things worse, and without the numbers
-            // there is no proof it helps.
-            let platform = ev.firmware.platform();
-            let vm = matches!(
-                platform,
-                Platform::Qemu | Platform::Vmware | Platform::HyperV | Platform::OtherVm
-            );
-            if !ev.realloc_active
-                && d.failed_bars > 0
-                && (vm || (platform == Platform::Unknown && ev.realloc_advised))
-            {
-                out.push(realloc_hint(
-                    &format!(
-                        "{}. The kernel can release and re-place bridge windows itself; whether that is enough cannot be told from what is known.",
-                        describe(ev, d)
-                    ),
-                    None,
-                ));
-            }
-        }
+        // Everything no model predicts: from the diagnosis and the
+        // platform judgement alone.
+        _ => out.extend(fallback::hints(ev, d)),
     }
     out
 }
@@ -327,143 +301,6 @@ fn realloc_hint(why: &str, p: Option<&Prescription>) -> Hint {
     }
 }
 
-/// A window or address problem where the model has no prediction: from
-/// the diagnosis and the platform alone.
-fn unmodelled(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
-    let mut out = Vec::new();
-    let platform = ev.firmware.platform();
-    let need = d.needed_bytes.unwrap_or(0);
-    let rec = recommended_window(need);
-    let why = why(d);
-    let limit = d.addressable_limit;
-    let past_limit = d.kind == DiagnosisKind::PhysBitsTooSmall
-        || matches!((d.needed_end, limit), (Some(e), Some(l)) if e > l);
-    let plain = |id, text: String, side, restart| Hint {
-        id,
-        text,
-        side,
-        restart,
-        change: Change::default(),
-        expect: None,
-        boots_to_ok: None,
-    };
-    match platform {
-        Platform::BareMetal => {
-            if past_limit && limit.is_some_and(|l| need >= l || d.needed_end.is_some_and(|e| e > l)) {
-                out.push(plain(
-                    SMALLER_BARS,
-                    format!(
-                        "{why} The CPU addresses {} ({} bits): no firmware setting places the GPUs' BARs beyond that. \
-                         Make them smaller or fewer: turn \"Resizable BAR\" off in the firmware setup (the GPUs then ask for small BARs), or fit fewer GPUs to this machine.",
-                        human(limit.unwrap_or(0)),
-                        ev.cpu.phys_bits.map(|b| b.to_string()).unwrap_or_else(|| "its".into())
-                    ),
-                    Side::Firmware,
-                    Some(Restart::Reboot),
-                ));
-            } else {
-                let size = match limit {
-                    Some(l) => rec.min(l / 2).max(need.next_power_of_two()),
-                    None => rec,
-                };
-                out.push(plain(
-                    FIRMWARE_ABOVE_4G,
-                    format!(
-                        "{why} In the system firmware setup enable \"Above 4G Decoding\" (and, where offered, set the MMIO high base/size to at least {}); \
-                         enable \"Resizable BAR\" only if the GPUs need it.",
-                        human(size)
-                    ),
-                    Side::Firmware,
-                    Some(Restart::Reboot),
-                ));
-            }
-        }
-        Platform::Vmware => {
-            let legacy = ev
-                .firmware
-                .bios_vendor
-                .as_deref()
-                .is_some_and(|v| v.contains("Phoenix"));
-            if legacy {
-                out.push(plain(
-                    VMWARE_EFI,
-                    format!(
-                        "{why} This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware. \
-                         Power the VM off and set VM Options > Boot Options > Firmware: EFI (the guest's boot loader must be an EFI one: convert the disk to GPT or reinstall the boot loader)."
-                    ),
-                    Side::Host,
-                    Some(Restart::Vm),
-                ));
-            }
-            out.push(plain(
-                VMWARE_64BIT_MMIO,
-                format!(
-                    "{why} With the VM powered off, add in VM Options > Advanced > Configuration Parameters: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB = \"{}\"` (EFI firmware only).",
-                    rec / GIB
-                ),
-                Side::Host,
-                Some(Restart::Vm),
-            ));
-        }
-        Platform::HyperV => out.push(plain(
-            HYPERV_MMIO,
-            format!(
-                "{why} With the VM shut down: `Set-VM -VMName <vm> -HighMemoryMappedIoSpace {}GB` and `Set-VM -VMName <vm> -GuestControlledCacheTypes $true` (both needed for GPUs assigned with DDA).",
-                rec / GIB
-            ),
-            Side::Host,
-            Some(Restart::Vm),
-        )),
-        _ if past_limit => {
-            let bits = d
-                .needed_end
-                .map(|e| bits_for(e).max(41))
-                .unwrap_or(41)
-                .clamp(41, 52);
-            out.push(plain(
-                CPU_PHYS_BITS,
-                format!(
-                    "{why} Give the vCPU at least {bits} physical address bits (the host CPU must have them too; with OVMF also 1 GiB pages, pdpe1gb). \
-                     Proxmox: `qm set <vmid> --cpu <your CPU type>,phys-bits={bits},flags=+pdpe1gb`; libvirt: `<maxphysaddr mode='emulate' bits='{bits}'/>` inside `<cpu>`; \
-                     QEMU: `-cpu <model>,phys-bits={bits},+pdpe1gb`; other hypervisors: the VM's CPU configuration. {HOST_RESTART}"
-                ),
-                Side::Host,
-                Some(Restart::Vm),
-            ));
-        }
-        _ => {
-            // QEMU (or an unknown VM) the model cannot describe: the
-            // window settings, without a prediction.
-            let prop = match ev.firmware.qemu_machine() {
-                Some(QemuMachine::I440fx) => "i440FX-pcihost",
-                _ => "q35-pcihost",
-            };
-            let g = rec / GIB;
-            let mb = rec >> 20;
-            out.push(plain(
-                OVMF_MMIO64_APERTURE,
-                format!(
-                    "{why} With OVMF, set its 64-bit aperture (it must end within the address bits OVMF uses, or the firmware hangs): Proxmox `args: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
-                     libvirt `<qemu:commandline>` with `-fw_cfg` `name=opt/ovmf/X-PciMmio64Mb,string={mb}`; QEMU `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`. {HOST_RESTART}"
-                ),
-                Side::Host,
-                Some(Restart::Vm),
-            ));
-            out.push(plain(
-                QEMU_PCI_HOLE64_SIZE,
-                format!(
-                    "{why} Enlarge QEMU's 64-bit PCI hole to {g} GiB (`-global {prop}.pci-hole64-size={g}G`, Proxmox `args:` line, libvirt `<pcihole64 unit='KiB'>{}</pcihole64>` on the root controller){}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. {HOST_RESTART}",
-                    rec / 1024,
-                    if ev.realloc_active { "" } else { "; the guest then needs `pci=realloc`" }
-                ),
-                Side::Host,
-                Some(Restart::Vm),
-            ));
-        }
-    }
-    out
-}
-
 /// Where a plan's prescriptions are to be typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum VmTarget {
@@ -628,6 +465,9 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decide::fallback::{bits_for, recommended_window};
+
+    const GIB: u64 = 1 << 30;
 
     #[test]
     fn recommendations_round_up() {

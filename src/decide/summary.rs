@@ -66,6 +66,18 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::FitsReallocActive => format!(
             "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
         ),
+        Case::NoAddressEvidence => format!(
+            "{found} GPU(s), none with a failed BAR, but the input does not show that every memory BAR has an address: {}; `lspci -vvv` of the GPUs, or the whole boot log, would",
+            ev.unproven
+                .iter()
+                .map(|(a, why, _)| format!("{a}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Case::HypervMmio { need } => format!(
+            "Hyper-V could not fit the VM's assigned devices in its MMIO gap: they need {} ({need:#x}, hv_pci's \"Need ... of MMIO space\"), so the GPU never appears on a PCI bus in the guest",
+            human(need)
+        ),
         Case::MissingFacts { size, window } => {
             let mut missing_facts = Vec::new();
             if size {

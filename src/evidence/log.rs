@@ -34,7 +34,10 @@ impl LogFacts {
             match e {
                 Event::RootBusWindow { bus, resource } if resource.space == Space::Mem => {
                     f.windows_known = true;
-                    if let Some(start) = resource.start {
+                    // A root window is never printed in the `size` form:
+                    // no start is a zero start (`[mem 0x00000000-0xffffffffff]`,
+                    // the whole space a `pci=nocrs` kernel takes).
+                    if let Some(start) = resource.start.or((resource.size > 0).then_some(0)) {
                         let end = start.saturating_add(resource.size.saturating_sub(1));
                         if let Some(r) = crate::model::range::Range::new(start, end).above_4g() {
                             // A log may hold several boots or repeat itself.
@@ -206,6 +209,18 @@ pub(crate) fn fill_sizes(gpus: &mut [Gpu], events: &[Event]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_root_window_from_zero_is_a_window() {
+        // Corpus 66: a pci=nocrs kernel's whole address space, 40 bits.
+        let events = crate::parse::kernel_log::parse_log(
+            "pci_bus 0000:00: root bus resource [mem 0x00000000-0xffffffffff]\n",
+        );
+        let f = LogFacts::from_events(&events);
+        assert!(f.windows_known);
+        let w: Vec<_> = f.windows.iter().map(|(r, _)| (r.start, r.end)).collect();
+        assert_eq!(w, [(1 << 32, (1 << 40) - 1)]);
+    }
     use crate::model::pci::RootBus;
     use crate::model::range::Range;
     use crate::parse::kernel_log::parse_log;

@@ -69,6 +69,9 @@ pub(crate) struct OtherFailure {
     pub bdf: PciAddress,
     pub bar: u8,
     pub size: Option<u64>,
+    /// A register BAR below 4 GiB: of known type, 32-bit and
+    /// non-prefetchable.
+    pub low: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -99,4 +102,15 @@ pub(crate) struct Evidence {
     pub other_failed: Vec<OtherFailure>,
     /// The bridges above the GPUs, with the windows the kernel gave them.
     pub bridges: Vec<(PciAddress, Vec<BridgeWindow>)>,
+    /// Hyper-V's `hv_pci ...: Need 0x... of high MMIO space`: the VM's
+    /// high MMIO gap is smaller than its assigned devices need (bytes).
+    pub hyperv_mmio_short: Option<u64>,
+    /// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged:
+    /// `true` for a VM's hot-plug (QMP, Kata), with the words for the hint.
+    pub hotplug: Vec<(bool, String)>,
+    /// GPUs with no failure whose memory BARs the input does not show with
+    /// addresses (`explain` of an excerpt), and what is missing: such a
+    /// GPU is not `ok`; it failed where its driver complained (`true`: a
+    /// failed probe, an NVRM region it calls invalid).
+    pub unproven: Vec<(PciAddress, String, bool)>,
 }

@@ -5,7 +5,7 @@
 use crate::evidence::log::{as_windows, fill_sizes, with_failures_from_log, LogFacts};
 use crate::evidence::{Evidence, Gpu, WindowSource};
 use crate::model::select::{is_selected, Selector};
-use crate::parse::{cmdline, kernel_log};
+use crate::parse::{cmdline, kernel_log, platform};
 use crate::read::kmsg::{self, LogFileError};
 use crate::read::root::Root;
 use crate::read::sysfs::{self, NoDevices};
@@ -110,6 +110,15 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         .filter_map(|a| scan.get(*a))
         .map(|f| (f.addr, f.windows.clone()))
         .collect();
+    // One platform judgement from every sign there is: DMI, the kernel
+    // log's own lines, the CPU's flag and every device on the bus (not only
+    // the selected ones: an emulated VGA or a BMC says what the machine is).
+    let mut firmware = system::firmware(&src.root);
+    firmware.signs = platform::signs_from_log(&log_text);
+    firmware.signs.cpu_flag = cpu.hypervisor;
+    for f in &scan.functions {
+        firmware.signs.add_device(f.vendor, f.device);
+    }
     let ev = Evidence {
         gpus,
         expected: src.expect,
@@ -121,9 +130,13 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         unaddressable_from: facts.unaddressable_from,
         realloc_active,
         realloc_advised: facts.realloc_advised,
-        firmware: system::firmware(&src.root),
+        firmware,
         other_failed: Vec::new(),
         bridges,
+        hyperv_mmio_short: platform::hyperv_mmio_need(&log_text),
+        hotplug: platform::hotplug_signs(&log_text),
+        // sysfs shows every BAR with its address.
+        unproven: Vec::new(),
     };
     Ok((ev, warnings))
 }

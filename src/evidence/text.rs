@@ -13,7 +13,7 @@ use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
 use crate::model::select::{is_selected, is_selected_without_device, Selector};
 use crate::parse::kernel_log::{self, Event, FailReason, LogResource, ResourceRef, Space};
 use crate::parse::lspci::{self, LspciDevice, LspciRegion, RegionAddr};
-use crate::parse::{cmdline, platform};
+use crate::parse::{cmdline, paste, platform, qemu_info_pci};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +138,15 @@ struct DeviceSeen {
     vga: bool,
     /// NVIDIA's regions (its own count) that `NVRM:` says have no size.
     nvrm_zero: Vec<u8>,
+    /// An `NVRM:` line named one of its regions.
+    nvrm_bar: bool,
+    /// A GPU driver's probe of it failed (`probe of ... failed with error`).
+    probe_failed: bool,
+    /// NVIDIA's driver could not bring it up (`RmInitAdapter failed`).
+    init_failed: bool,
+    /// A GPU driver kept its BAR after a resize that fell back: the driver
+    /// read the BAR's address.
+    resized: bool,
     bars: BTreeMap<u8, BarSeen>,
 }
 
@@ -161,10 +170,14 @@ pub(crate) fn gather(
     selectors: &[Selector],
     expect: Option<usize>,
 ) -> Option<Evidence> {
+    let text = &*paste::normalize(text);
     let events = kernel_log::parse_log(text);
     let facts = LogFacts::from_events(&events);
     let mut devs: BTreeMap<PciAddress, DeviceSeen> = BTreeMap::new();
     let mut evidence = false;
+    // `NVRM: ... is invalid` headers: each says one region of one device
+    // is; the `BARn is 0M` line after it (when kept) says which.
+    let mut nvrm_invalid = 0usize;
     for e in &events {
         match e {
             Event::Function {
@@ -233,6 +246,10 @@ pub(crate) fn gather(
                 let d = devs.entry(*bdf).or_default();
                 d.driver_vendor = Some(VENDOR_NVIDIA);
                 d.vendor.get_or_insert(VENDOR_NVIDIA);
+                d.nvrm_bar = true;
+                // A region with a size has an address, one the driver
+                // could not use (an old driver's BAR above 4 GiB).
+                d.resized |= !*zero;
                 // Placed once the device's own BARs are known (below).
                 if *zero {
                     d.nvrm_zero.push(*bar);
@@ -255,16 +272,67 @@ pub(crate) fn gather(
                 let d = devs.entry(*bdf).or_default();
                 d.driver_vendor = Some(VENDOR_AMD);
                 d.vendor.get_or_insert(VENDOR_AMD);
+                d.resized = true;
+                for b in d.bars.values_mut().filter(|b| !b.io) {
+                    if b.outcome == Outcome::Failed {
+                        b.outcome = Outcome::Assigned;
+                    }
+                }
+                evidence = true;
+            }
+            Event::DriverMapped { bdf } => {
+                // A resize that fell back: the `can't assign` before was
+                // for the larger size, and the old BAR stayed in place.
+                let d = devs.entry(*bdf).or_default();
+                d.resized = true;
+                for b in d.bars.values_mut().filter(|b| !b.io) {
+                    if b.outcome == Outcome::Failed {
+                        b.outcome = Outcome::Assigned;
+                    }
+                }
+                evidence = true;
+            }
+            Event::ProbeFailed { bdf, vendor } => {
+                let d = devs.entry(*bdf).or_default();
+                d.driver_vendor = Some(*vendor);
+                d.vendor.get_or_insert(*vendor);
+                d.probe_failed = true;
+                evidence = true;
+            }
+            Event::InitFailed { bdf } => {
+                let d = devs.entry(*bdf).or_default();
+                d.driver_vendor = Some(VENDOR_NVIDIA);
+                d.vendor.get_or_insert(VENDOR_NVIDIA);
+                d.init_failed = true;
+                evidence = true;
+            }
+            Event::NvrmInvalid => {
+                nvrm_invalid += 1;
                 evidence = true;
             }
             _ => {}
         }
     }
+    // `Region` lines without their device's header (`lspci -vvv | grep
+    // Region`): whose they are is not in the text, but a memory BAR among
+    // them without an address stands between every GPU and `ok`.
+    let mut headless_failed = false;
     for l in lspci::parse(text) {
+        evidence = true;
+        if l.headless {
+            headless_failed |= l.regions.iter().any(|r| {
+                !r.io && matches!(r.address, RegionAddr::Unassigned | RegionAddr::Ignored)
+            });
+            continue;
+        }
+        merge_lspci(devs.entry(l.bdf).or_default(), &l);
+    }
+    for l in qemu_info_pci::parse(text) {
         evidence = true;
         merge_lspci(devs.entry(l.bdf).or_default(), &l);
     }
-    if !evidence {
+    let hyperv_mmio_short = platform::hyperv_mmio_need(text);
+    if !evidence && hyperv_mmio_short.is_none() {
         return None;
     }
     for d in devs.values_mut() {
@@ -274,11 +342,62 @@ pub(crate) fn gather(
             }
         }
     }
+    // The driver's complaint without the line that names the region: the
+    // device the driver gave up on (or the one NVIDIA device the text
+    // has) failed, at the first of its regions the text shows no address
+    // for. When every region has one, the complaint is noted as what
+    // stands between the device and `ok`.
+    let named_by_nvrm = devs.values().filter(|d| d.nvrm_bar).count();
+    let nvidia: Vec<PciAddress> = devs
+        .iter()
+        .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
+        .map(|(a, _)| *a)
+        .collect();
+    let mut complaints = Vec::new();
+    for (addr, d) in devs.iter_mut() {
+        let unnamed_nvrm = nvrm_invalid > named_by_nvrm && nvidia == [*addr] && !d.nvrm_bar;
+        // NVIDIA's probe fails with -1 when a region is invalid; other
+        // drivers' failures (amdgpu's -12) need not be a BAR's.
+        let nvidia_probe = d.probe_failed && d.driver_vendor == Some(VENDOR_NVIDIA);
+        if !(nvidia_probe || unnamed_nvrm) || d.bars.values().any(|b| b.outcome == Outcome::Failed)
+        {
+            continue;
+        }
+        match missing_region(d) {
+            Some(i) => d.note(i, Outcome::Failed, None),
+            None => complaints.push(*addr),
+        }
+    }
 
+    // A VGA function the text names without its vendor: function 0 of a
+    // card whose other function (its audio) has ids is that vendor's.
+    let siblings: Vec<(PciAddress, u16)> = devs
+        .iter()
+        .filter_map(|(a, d)| Some((*a, d.vendor?)))
+        .collect();
+    for (addr, d) in devs.iter_mut() {
+        if d.vga && d.vendor.is_none() {
+            d.vendor = siblings
+                .iter()
+                .find(|(s, _)| {
+                    s.domain == addr.domain && s.bus == addr.bus && s.device == addr.device
+                })
+                .map(|(_, v)| *v);
+        }
+    }
     let mut gpus = Vec::new();
     let mut other_failed = Vec::new();
     for (addr, d) in &devs {
-        if d.is_bridge() {
+        // Device 00.0 of a root bus with no class in the text is the root
+        // complex's own function (the root port of an ARM or MIPS board's
+        // controller, x86's host bridge), whose BARs are the controller's,
+        // not an endpoint's.
+        let root_complex = addr.bus == 0
+            && addr.device == 0
+            && addr.function == 0
+            && d.class.is_none()
+            && d.driver_vendor.is_none();
+        if d.is_bridge() || root_complex {
             continue;
         }
         let is_gpu = match (d.vendor, d.device, d.class) {
@@ -290,9 +409,10 @@ pub(crate) fn gather(
             (Some(v), Some(dev), None) if d.driver_vendor.is_none() => selectors
                 .iter()
                 .any(|s| !matches!(s, Selector::Class { .. }) && s.matches(v, dev, 0)),
-            // Only a GPU driver names it: a GPU, unless the user chose
-            // other devices.
-            _ => d.driver_vendor.is_some() && selectors.is_empty(),
+            // Only a GPU driver, or vgaarb's `VGA device added`, names it:
+            // a GPU, unless the user chose other devices (an emulated or
+            // BMC adapter has its ids in the text, and is not taken).
+            _ => (d.driver_vendor.is_some() || d.vga) && selectors.is_empty(),
         };
         let bars: Vec<Bar> = d
             .bars
@@ -316,10 +436,62 @@ pub(crate) fn gather(
                 bdf: *addr,
                 bar: b.index,
                 size: b.size,
+                low: b.type_known && !b.mem64 && !b.prefetchable,
             }));
         }
     }
     fill_sizes(&mut gpus, &events);
+    let unproven = gpus
+        .iter()
+        .filter(|g| g.ok())
+        .filter_map(|g| {
+            let d = &devs[&g.addr];
+            let complaint =
+                complaints.contains(&g.addr) || d.probe_failed || d.init_failed || headless_failed;
+            let why = if headless_failed {
+                "the text shows memory BARs without addresses in `Region` lines without their device, and does not say whose"
+            } else if complaints.contains(&g.addr) {
+                "its driver says a region is invalid though every BAR the text shows has an address"
+            } else if d.probe_failed {
+                "its driver's probe failed, and the text shows no BAR of it without an address"
+            } else if d.init_failed {
+                "NVIDIA's driver could not initialise it (RmInitAdapter failed), and the text shows no BAR of it without an address"
+            } else if d.resized {
+                return None;
+            } else if !g.bars.iter().any(|b| !b.io) {
+                "no memory BAR of it is shown"
+            } else if g.bars.iter().any(|b| !b.io && b.start.is_none()) {
+                "a memory BAR of it is shown without an address"
+            } else {
+                return None;
+            };
+            Some((g.addr, why.to_string(), complaint))
+        })
+        .collect();
+    // A device with a 64-bit BAR in slot N > 0 of a bus other than the
+    // root bus sits on a conventional PCI bridge: a PCIe port has one slot.
+    // No real machine seats a GPU of 64-bit BARs there; QEMU's pci-bridge
+    // is where a VM's hot-plugged devices go (Kata's default).
+    let mut hotplug = platform::hotplug_signs(text);
+    if let Some(a) = devs.iter().find_map(|(a, d)| {
+        let on_bridge = a.bus > 0 && a.device > 0 && !d.is_bridge();
+        let wide = d
+            .bars
+            .values()
+            .any(|b| b.mem64 && b.outcome == Outcome::Failed);
+        (on_bridge && wide).then_some(*a)
+    }) {
+        hotplug.push((
+            true,
+            format!("{a} sits in slot {} of a conventional PCI bridge, where QEMU's pci-bridge hot-plugs devices", a.device),
+        ));
+    }
+    let mut firmware = platform::firmware_from_log(text);
+    for d in devs.values() {
+        if let (Some(v), Some(dev)) = (d.vendor, d.device) {
+            firmware.signs.add_device(v, dev);
+        }
+    }
 
     Some(Evidence {
         gpus,
@@ -338,9 +510,12 @@ pub(crate) fn gather(
                 .as_deref()
                 .is_some_and(cmdline::realloc_active),
         realloc_advised: facts.realloc_advised,
-        firmware: platform::firmware_from_log(text),
+        firmware,
         other_failed,
         bridges: Vec::new(),
+        hyperv_mmio_short,
+        unproven,
+        hotplug,
     })
 }
 
@@ -363,6 +538,20 @@ fn nvrm_pci_index(d: &DeviceSeen, n: u8) -> Option<u8> {
         return Some(memory[usize::from(n)]);
     }
     [0, 1, 3].get(usize::from(n)).copied()
+}
+
+/// The first region of an NVIDIA-style layout (BAR 0, then two 64-bit
+/// BARs: 1 and 3, or 2 and 4 where BAR 0 is itself 64-bit; see
+/// `nvrm_pci_index`) the text shows no address for; `None` when each has
+/// one.
+fn missing_region(d: &DeviceSeen) -> Option<u8> {
+    let bar0_64 = d.bars.get(&0).is_some_and(|b| b.mem64);
+    let layout: [u8; 3] = if bar0_64 { [0, 2, 4] } else { [0, 1, 3] };
+    layout.into_iter().find(|i| {
+        d.bars
+            .get(i)
+            .is_none_or(|b| b.outcome == Outcome::Failed || (b.start.is_none() && !b.had_address))
+    })
 }
 
 /// Adds what lspci printed of a device. Its regions state the BARs' final
@@ -400,7 +589,7 @@ fn merge_lspci(d: &mut DeviceSeen, l: &LspciDevice) {
             },
             had_address: r.address == RegionAddr::Ignored,
             from_lspci: true,
-            type_known: true,
+            type_known: r.typed,
         };
         d.bars.insert(index, seen);
     }
@@ -510,6 +699,134 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
             let b = ev.gpus[0].bars[0];
             assert!(b.io && !b.mem64 && !b.prefetchable, "{text:?}: {b:?}");
         }
+    }
+
+    #[test]
+    fn ok_needs_addresses_and_a_driver_complaint_counts_against_it() {
+        // (text, failed BARs of 01:00.0, the case when nothing failed,
+        // whether the driver complained)
+        for (what, text, failed, unproven) in [
+            (
+                "a header alone",
+                "01:00.0 VGA compatible controller: NVIDIA Corporation GP104 [GeForce GTX 1080]\n",
+                vec![],
+                Some(false),
+            ),
+            (
+                "a driver line alone",
+                "[    5.1] nouveau 0000:01:00.0: DRM: unknown chipset\n",
+                vec![],
+                Some(false),
+            ),
+            (
+                "NVRM's header and the probe, no BARn line (corpus 68's shape)",
+                "01:00.0 3D controller: NVIDIA Corporation Device 3182 (rev a1)\nRegion 0: Memory at 2000000000 (64-bit, prefetchable) [size=64M]\nRegion 4: Memory at 2004000000 (64-bit, prefetchable) [size=32M]\nNVRM: This PCI I/O region assigned to your NVIDIA device is invalid\nnvidia: probe of 0000:01:00.0 failed with error -1\n",
+                vec![2],
+                None,
+            ),
+            (
+                "NVRM's header alone, the one NVIDIA device",
+                "01:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 40GB] (rev a1)\n\tRegion 0: Memory at fa000000 (32-bit, non-prefetchable) [size=16M]\nNVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n",
+                vec![1],
+                None,
+            ),
+            (
+                "amdgpu's probe failed (-12): a complaint, no BAR named",
+                "amdgpu 0001:01:00.0: Fatal error during GPU init\namdgpu: probe of 0001:01:00.0 failed with error -12\n",
+                vec![],
+                Some(true),
+            ),
+            (
+                "xe's resize fell back: the old BAR stays",
+                "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\npci 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)\n",
+                vec![],
+                None,
+            ),
+            (
+                "amdgpu reports its VRAM",
+                "amdgpu 0000:01:00.0: VRAM: 8176M 0x000000F400000000 - 0x000000F5FEFFFFFF (8176M used)\n",
+                vec![],
+                None,
+            ),
+        ] {
+            let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+            let g = ev
+                .gpus
+                .iter()
+                .find(|g| g.addr.bus == 1)
+                .unwrap_or_else(|| panic!("{what}: {:?}", ev.gpus));
+            let bars: Vec<u8> = g.bars.iter().filter(|b| b.fails_gpu()).map(|b| b.index).collect();
+            assert_eq!(bars, failed, "{what}: {:?}", g.bars);
+            assert_eq!(
+                ev.unproven.first().map(|u| u.2),
+                unproven,
+                "{what}: {:?}",
+                ev.unproven
+            );
+        }
+    }
+
+    #[test]
+    fn gpus_named_without_a_class_line() {
+        // (text, the GPUs, the devices with a failed BAR)
+        for (what, text, gpus, failed) in [
+            (
+                "vgaarb's VGA device, its vendor from the audio function (corpus 109)",
+                "pci 0000:01:00.0: vgaarb: VGA device added: decodes=io+mem,owns=none,locks=none\npci 0000:01:00.1: [1002:aac8] type 00 class 0x040300\npci 0000:01:00.0: BAR 0: assigned [mem 0x600000000-0x60fffffff 64bit pref]\n",
+                vec!["0000:01:00.0"],
+                vec![],
+            ),
+            (
+                "QEMU's monitor names the GPU by class and ids (corpus 67)",
+                "  Bus  1, device   0, function 0:\n    3D controller: PCI device 10de:2901\n      BAR2: 64 bit prefetchable memory at 0xffffffffffffffff [0x3ffffffffe].\n",
+                vec!["0000:01:00.0"],
+                vec!["0000:01:00.0"],
+            ),
+            (
+                "QXL is an emulated adapter, not a GPU (corpus 77)",
+                "pci 0000:01:00.0: [1b36:0100] type 00 class 0x038000\npci 0000:01:00.0: BAR 0: no space for [mem size 0x04000000]\npci 0000:01:00.0: BAR 0: failed to assign [mem size 0x04000000]\n",
+                vec![],
+                vec!["0000:01:00.0"],
+            ),
+            (
+                "a board's root port at 00:00.0, no class line (corpus 120)",
+                "pci 0002:00:00.0: BAR 0: failed to assign [mem size 0x40000000]\n",
+                vec![],
+                vec![],
+            ),
+        ] {
+            let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+            let g: Vec<String> = ev.gpus.iter().map(|g| g.addr.to_string()).collect();
+            assert_eq!(g, gpus, "{what}");
+            let mut f: Vec<String> = ev
+                .gpus
+                .iter()
+                .filter(|g| !g.ok())
+                .map(|g| g.addr.to_string())
+                .chain(ev.other_failed.iter().map(|o| o.bdf.to_string()))
+                .collect();
+            f.dedup();
+            assert_eq!(f, failed, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_wide_bar_on_a_pci_bridge_slot_is_a_vms_hot_plug() {
+        let slot = "pci 0000:01:02.0: BAR 1: no space for [mem size 0x10000000 64bit pref]\npci 0000:01:02.0: BAR 1: failed to assign [mem size 0x10000000 64bit pref]\n";
+        let ev = gather(slot, &[], None).unwrap();
+        assert!(ev.hotplug.iter().any(|(vm, _)| *vm), "{:?}", ev.hotplug);
+        // Device 0 below a port, as every PCIe GPU sits: no sign.
+        let port = slot.replace("01:02.0", "01:00.0");
+        assert!(gather(&port, &[], None).unwrap().hotplug.is_empty());
+    }
+
+    #[test]
+    fn region_lines_in_html_markup_are_read() {
+        let text = "$ lspci -vvv -s 05:00.0 | grep Region<br>\n&nbsp;&nbsp;Region 0: Memory at fa000000 (32-bit, non-prefetchable) [size=16M]<br>\n&nbsp;&nbsp;Region 1: Memory at &lt;unassigned&gt; (64-bit, prefetchable) [size=16G]<br>\n";
+        let ev = gather(text, &[Selector::Vendor(0x10de)], None).unwrap();
+        let d = &ev.gpus;
+        assert!(d.is_empty() || !d[0].ok(), "{d:?}");
+        assert_eq!(ev.other_failed.len() + d.len(), 1, "{ev:?}");
     }
 
     #[test]

@@ -82,19 +82,166 @@ pub(crate) struct Cpu {
     pub hypervisor: Option<bool>,
 }
 
-/// The DMI strings that say which firmware and which machine.
+/// How sure the platform judgement is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// Signs of the platform beside DMI, as the kernel log, cpuinfo and the
+/// devices show them. Each is read, never inferred: the judgement
+/// (`Firmware::judge`) weighs them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Signs {
+    /// `Hypervisor detected: KVM` (x86 kernels print it in every guest).
+    pub hypervisor_line: Option<String>,
+    /// The `hypervisor` flag in /proc/cpuinfo: `Some(false)` when cpuinfo
+    /// was read and the flag is absent.
+    pub cpu_flag: Option<bool>,
+    /// `efi: EFI v2.70 by EDK II`: who the UEFI firmware says it is.
+    pub efi_by: Option<String>,
+    /// A device tree booted the kernel (`Machine model: ...`, `OF: fdt:`),
+    /// or another sign that the machine is not an x86 PC (an ARM or
+    /// PowerPC board's PCIe host controller, an AArch64 CPU, a host bridge
+    /// that translates addresses): its PCIe windows are the board's.
+    pub device_tree: Option<String>,
+    /// Devices only a hypervisor has: QEMU's, VMware's or Hyper-V's
+    /// emulated or paravirtual hardware, a QEMU monitor listing. The
+    /// platform each points at, with the words for the report.
+    pub vm_devices: Vec<(Platform, String)>,
+    /// Devices a VM does not have: a BMC's VGA, a Thunderbolt controller.
+    pub metal_devices: Vec<String>,
+}
+
+impl Signs {
+    /// What a device's ids say about the platform, if anything.
+    pub(crate) fn add_device(&mut self, vendor: u16, device: u16) {
+        let vm = match (vendor, device) {
+            (0x1234, 0x1111) => Some((Platform::Qemu, "QEMU's standard VGA (1234:1111)")),
+            (0x1b36, 0x0100) => Some((Platform::Qemu, "QEMU's QXL display (1b36:0100)")),
+            (0x1b36, 0x000c) => Some((Platform::Qemu, "QEMU's PCIe root port (1b36:000c)")),
+            (0x1af4, _) => Some((Platform::Qemu, "a virtio device (1af4)")),
+            (0x15ad, 0x0405) => Some((Platform::Vmware, "VMware's SVGA adapter (15ad:0405)")),
+            (0x15ad, 0x07a0) => Some((Platform::Vmware, "VMware's PCIe root port (15ad:07a0)")),
+            (0x1414, _) => Some((Platform::HyperV, "a Hyper-V device (1414)")),
+            _ => None,
+        };
+        if let Some((p, what)) = vm {
+            if !self.vm_devices.iter().any(|(_, w)| w == what) {
+                self.vm_devices.push((p, what.to_string()));
+            }
+        }
+        // The root ports of ARM and PowerPC SoCs.
+        let board = match (vendor, device) {
+            (0x1d87, _) => Some("a Rockchip SoC's PCIe root port (1d87)"),
+            (0x1957, _) => Some("a Freescale/NXP SoC's PCIe root port (1957)"),
+            (0x14e4, 0x2711 | 0x2712) => Some("a Broadcom BCM2711/2712 PCIe root port"),
+            _ => None,
+        };
+        if let Some(what) = board {
+            self.device_tree.get_or_insert_with(|| what.to_string());
+        }
+        let metal = match (vendor, device) {
+            (0x1a03, 0x2000) => Some("a BMC's ASPEED VGA (1a03:2000)"),
+            (0x102b, 0x0522 | 0x0532 | 0x0533 | 0x0534 | 0x0536 | 0x0538) => {
+                Some("a BMC's Matrox VGA (102b)")
+            }
+            _ => None,
+        };
+        if let Some(what) = metal {
+            if !self.metal_devices.iter().any(|w| w == what) {
+                self.metal_devices.push(what.to_string());
+            }
+        }
+    }
+}
+
+/// The one platform judgement `check` and `explain` share: what the
+/// machine is, how sure, and the signs that said so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Judgement {
+    pub platform: Platform,
+    /// `None` when the platform is unknown.
+    pub confidence: Option<Confidence>,
+    pub signs: Vec<String>,
+}
+
+/// The DMI strings that say which firmware and which machine, exactly as
+/// sysfs or the log's `DMI:` line gives them, and the other signs of the
+/// platform.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Firmware {
     pub bios_vendor: Option<String>,
     pub bios_version: Option<String>,
     pub sys_vendor: Option<String>,
     pub product_name: Option<String>,
+    pub signs: Signs,
+}
+
+/// What a DMI system vendor or product names, if a hypervisor.
+fn dmi_vm(vendor: &str, product: &str) -> Option<Platform> {
+    if vendor.contains("QEMU") || product.contains("Q35") || product.contains("i440FX") {
+        return Some(Platform::Qemu);
+    }
+    if vendor.contains("VMware") || product.starts_with("VMware") {
+        return Some(Platform::Vmware);
+    }
+    if vendor.contains("Microsoft") && (product.contains("Virtual") || vendor.contains("Virtual")) {
+        return Some(Platform::HyperV);
+    }
+    let other = [
+        "innotek",
+        "Xen",
+        "Amazon EC2",
+        "Google",
+        "OpenStack",
+        "Red Hat",
+        "Nutanix",
+        "KubeVirt",
+        "oVirt",
+        "Parallels",
+        "Bochs",
+    ];
+    if other.iter().any(|v| vendor.contains(v))
+        || product.contains("KVM")
+        || product.contains("VirtualBox")
+        || product.contains("OpenStack")
+        || product.contains("HVM domU")
+    {
+        return Some(Platform::OtherVm);
+    }
+    None
+}
+
+/// What a `Hypervisor detected:` name is.
+fn hypervisor_platform(name: &str) -> Platform {
+    if name.starts_with("VMware") {
+        Platform::Vmware
+    } else if name.contains("Hyper-V") {
+        Platform::HyperV
+    } else {
+        // KVM (QEMU, Firecracker, cloud hypervisors alike), Xen, ACRN...
+        Platform::OtherVm
+    }
 }
 
 impl Firmware {
-    pub(crate) fn kind(&self) -> FirmwareKind {
+    /// The firmware DMI names (bios vendor, or SeaBIOS's version string).
+    fn dmi_kind(&self) -> FirmwareKind {
         match self.bios_vendor.as_deref() {
-            None => FirmwareKind::Unknown,
             Some(v) if v.contains("SeaBIOS") => FirmwareKind::SeaBios,
             Some(v)
                 if v.contains("EFI Development Kit")
@@ -104,45 +251,166 @@ impl Firmware {
                 FirmwareKind::Ovmf
             }
             Some(_) => FirmwareKind::Other,
+            None if self.seabios_version() => FirmwareKind::SeaBios,
+            None => FirmwareKind::Unknown,
         }
     }
 
+    /// SeaBIOS leaves its name in the BIOS version (`rel-1.16.2-0-g...`,
+    /// `1.16.2-debian-1.16.2-1`).
+    fn seabios_version(&self) -> bool {
+        self.bios_version.as_deref().is_some_and(|b| {
+            b.contains("seabios") || b.starts_with("rel-1.") || b.contains("debian-1.")
+        })
+    }
+
+    pub(crate) fn kind(&self) -> FirmwareKind {
+        match self.dmi_kind() {
+            FirmwareKind::Unknown => {}
+            k => return k,
+        }
+        match self.signs.efi_by.as_deref() {
+            // EDK II is OVMF in a QEMU guest; ARM boards and some PCs run
+            // EDK II too, so the banner alone says OVMF only in QEMU.
+            Some(by)
+                if by.contains("EDK II")
+                    && matches!(self.platform(), Platform::Qemu | Platform::OtherVm) =>
+            {
+                FirmwareKind::Ovmf
+            }
+            Some(_) => FirmwareKind::Other,
+            None if self.legacy_vmware() => FirmwareKind::Other,
+            None => FirmwareKind::Unknown,
+        }
+    }
+
+    /// A VMware VM booted by its legacy (Phoenix) BIOS: a `VMware Virtual
+    /// Platform` with `BIOS 6.00`, where EFI VMs are `VMware7,1` (or later)
+    /// with `BIOS VMW...` and an EFI banner.
+    fn legacy_vmware(&self) -> bool {
+        self.signs.efi_by.is_none()
+            && self
+                .sys_vendor
+                .as_deref()
+                .is_some_and(|v| v.contains("VMware"))
+            && (self.product_name.as_deref() == Some("VMware Virtual Platform")
+                || self
+                    .bios_version
+                    .as_deref()
+                    .is_some_and(|v| v.starts_with("6.00")))
+    }
+
+    /// The firmware is a legacy BIOS, not UEFI: SeaBIOS, VMware's Phoenix
+    /// BIOS. `false` when a UEFI banner was seen or the kind is not known.
+    pub(crate) fn legacy_bios(&self) -> bool {
+        self.bios_vendor
+            .as_deref()
+            .is_some_and(|v| v.contains("Phoenix") || v.contains("SeaBIOS"))
+            || self.dmi_kind() == FirmwareKind::SeaBios
+            || self.legacy_vmware()
+    }
+
     pub(crate) fn platform(&self) -> Platform {
+        self.judge().platform
+    }
+
+    /// Every sign weighed once: what the kernel says it runs on first,
+    /// then DMI, the CPU's flag, the devices, the firmware's own banner.
+    pub(crate) fn judge(&self) -> Judgement {
+        let s = &self.signs;
+        let mut signs = Vec::new();
         let vendor = self.sys_vendor.as_deref().unwrap_or("");
         let product = self.product_name.as_deref().unwrap_or("");
-        if self.sys_vendor.is_none() && self.product_name.is_none() && self.bios_vendor.is_none() {
-            return Platform::Unknown;
+        let dmi_said = format!("DMI: {} {}", vendor, product).trim().to_string();
+        let dmi = dmi_vm(vendor, product);
+        let dmi_present = self.sys_vendor.is_some() || self.product_name.is_some();
+        let fw = self.dmi_kind();
+        let found = |platform, confidence, signs| Judgement {
+            platform,
+            confidence: Some(confidence),
+            signs,
+        };
+        if let Some(h) = &s.hypervisor_line {
+            signs.push(format!("Hypervisor detected: {h}"));
+            if s.cpu_flag == Some(true) {
+                signs.push("the CPU's hypervisor flag".into());
+            }
+            // DMI names the hypervisor's product more precisely (a KVM
+            // guest of QEMU says QEMU there).
+            let p = match dmi {
+                Some(p) => {
+                    signs.push(dmi_said);
+                    p
+                }
+                None => hypervisor_platform(h),
+            };
+            return found(p, Confidence::High, signs);
         }
-        if vendor.contains("QEMU")
-            || product.contains("Q35")
-            || product.contains("i440FX")
-            || self.kind() == FirmwareKind::SeaBios
-            || self.kind() == FirmwareKind::Ovmf
-        {
-            return Platform::Qemu;
+        if let Some(p) = dmi {
+            signs.push(dmi_said);
+            if s.cpu_flag == Some(true) {
+                signs.push("the CPU's hypervisor flag".into());
+            }
+            return found(p, Confidence::High, signs);
         }
-        if vendor.contains("VMware") {
-            return Platform::Vmware;
+        if matches!(fw, FirmwareKind::SeaBios | FirmwareKind::Ovmf) {
+            signs.push(format!("{} firmware", fw.as_str()));
+            return found(Platform::Qemu, Confidence::High, signs);
         }
-        if vendor.contains("Microsoft") && product.contains("Virtual") {
-            return Platform::HyperV;
+        if s.cpu_flag == Some(true) {
+            signs.push("the CPU's hypervisor flag".into());
+            let p = s.vm_devices.first().map(|(p, what)| {
+                signs.push(what.clone());
+                *p
+            });
+            return found(p.unwrap_or(Platform::OtherVm), Confidence::High, signs);
         }
-        if [
-            "innotek",
-            "Xen",
-            "Amazon EC2",
-            "Google",
-            "OpenStack",
-            "Red Hat",
-            "Nutanix",
-        ]
-        .iter()
-        .any(|v| vendor.contains(v))
-            || product.contains("KVM")
-        {
-            return Platform::OtherVm;
+        if let Some((p, what)) = s.vm_devices.first() {
+            signs.push(what.clone());
+            return found(*p, Confidence::Medium, signs);
         }
-        Platform::BareMetal
+        if dmi_present {
+            signs.push(dmi_said);
+            if s.cpu_flag == Some(false) {
+                signs.push("no hypervisor flag in cpuinfo".into());
+            }
+            return found(Platform::BareMetal, Confidence::High, signs);
+        }
+        let mut metal: Vec<String> = s.device_tree.iter().cloned().collect();
+        metal.extend(s.metal_devices.iter().cloned());
+        if s.cpu_flag == Some(false) {
+            metal.push("no hypervisor flag in cpuinfo".into());
+        }
+        if !metal.is_empty() {
+            return found(Platform::BareMetal, Confidence::Medium, metal);
+        }
+        match s.efi_by.as_deref() {
+            Some(by) if by.contains("EDK II") => found(
+                Platform::Qemu,
+                Confidence::Low,
+                vec![format!(
+                    "efi: EFI by {by} (OVMF in a QEMU guest; some boards run EDK II too)"
+                )],
+            ),
+            Some(by) => found(
+                Platform::BareMetal,
+                Confidence::Low,
+                vec![format!("efi: EFI by {by}")],
+            ),
+            None if self.bios_vendor.is_some() => found(
+                Platform::BareMetal,
+                Confidence::Low,
+                vec![format!(
+                    "BIOS vendor {}",
+                    self.bios_vendor.as_deref().unwrap_or("")
+                )],
+            ),
+            None => Judgement {
+                platform: Platform::Unknown,
+                confidence: None,
+                signs: Vec::new(),
+            },
+        }
     }
 
     pub(crate) fn qemu_machine(&self) -> Option<QemuMachine> {
@@ -182,6 +450,91 @@ mod tests {
             (FirmwareKind::Other, Platform::BareMetal)
         );
         assert_eq!(Firmware::default().platform(), Platform::Unknown);
+    }
+
+    #[test]
+    fn one_judgement_from_every_sign() {
+        let signs = |f: fn(&mut Signs)| {
+            let mut s = Signs::default();
+            f(&mut s);
+            Firmware {
+                signs: s,
+                ..Firmware::default()
+            }
+        };
+        use Confidence::*;
+        for (what, fw, want) in [
+            (
+                "hypervisor line and flag, no DMI (a live KVM guest)",
+                signs(|s| {
+                    s.hypervisor_line = Some("KVM".into());
+                    s.cpu_flag = Some(true);
+                }),
+                (Platform::OtherVm, Some(High)),
+            ),
+            (
+                "the flag alone",
+                signs(|s| s.cpu_flag = Some(true)),
+                (Platform::OtherVm, Some(High)),
+            ),
+            (
+                "the flag and QEMU's VGA",
+                signs(|s| {
+                    s.cpu_flag = Some(true);
+                    s.add_device(0x1234, 0x1111);
+                }),
+                (Platform::Qemu, Some(High)),
+            ),
+            (
+                "VMware's SVGA alone",
+                signs(|s| s.add_device(0x15ad, 0x0405)),
+                (Platform::Vmware, Some(Medium)),
+            ),
+            (
+                "a device tree",
+                signs(|s| s.device_tree = Some("device tree: Rockchip RK3588".into())),
+                (Platform::BareMetal, Some(Medium)),
+            ),
+            (
+                "a BMC VGA",
+                signs(|s| s.add_device(0x1a03, 0x2000)),
+                (Platform::BareMetal, Some(Medium)),
+            ),
+            (
+                "cpuinfo read, no flag",
+                signs(|s| s.cpu_flag = Some(false)),
+                (Platform::BareMetal, Some(Medium)),
+            ),
+            (
+                "EDK II banner alone",
+                signs(|s| s.efi_by = Some("EDK II".into())),
+                (Platform::Qemu, Some(Low)),
+            ),
+            (
+                "EDK II banner on a board with a device tree",
+                signs(|s| {
+                    s.efi_by = Some("EDK II".into());
+                    s.device_tree = Some("device tree: Radxa ROCK 5B".into());
+                }),
+                (Platform::BareMetal, Some(Medium)),
+            ),
+            ("nothing", Firmware::default(), (Platform::Unknown, None)),
+        ] {
+            let j = fw.judge();
+            assert_eq!((j.platform, j.confidence), want, "{what}: {j:?}");
+            assert_eq!(j.signs.is_empty(), want.1.is_none(), "{what}: {j:?}");
+        }
+        // An EDK II banner is OVMF only in a QEMU guest.
+        let board = signs(|s| {
+            s.efi_by = Some("EDK II".into());
+            s.device_tree = Some("device tree: Radxa ROCK 5B".into());
+        });
+        assert_eq!(board.kind(), FirmwareKind::Other);
+        let guest = signs(|s| {
+            s.efi_by = Some("EDK II".into());
+            s.hypervisor_line = Some("KVM".into());
+        });
+        assert_eq!(guest.kind(), FirmwareKind::Ovmf);
     }
 
     #[test]

@@ -27,7 +27,19 @@ pub(crate) struct LspciDevice {
     pub regions: Vec<LspciRegion>,
     /// A `Bus: primary=..` line: only bridges (header type 1 or 2) print one.
     pub has_bus_line: bool,
+    /// `Region` lines that came before any device header (`lspci -vvv |
+    /// grep Region`): whose they are is not in the text, `bdf` means
+    /// nothing.
+    pub headless: bool,
 }
+
+/// The address a headless group carries: none (`headless` says so).
+const NO_ADDRESS: PciAddress = PciAddress {
+    domain: 0,
+    bus: 0,
+    device: 0,
+    function: 0,
+};
 
 /// What lspci printed after `Memory at` / `I/O ports at`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +69,8 @@ pub(crate) struct LspciRegion {
     /// `[size=32G]`; absent when lspci had no size (often so for an
     /// unassigned BAR).
     pub size: Option<u64>,
+    /// The line said `(64-bit, prefetchable)` or the like.
+    pub typed: bool,
 }
 
 impl LspciDevice {
@@ -97,9 +111,11 @@ fn class_from_name(name: &str) -> Option<u16> {
 /// ... nor vendor ids: the GPU vendors' names will do.
 fn vendor_from_name(name: &str) -> Option<u16> {
     use crate::model::pci::{VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
-    if name.starts_with("NVIDIA") {
+    // Old lspci spelled it `nVidia`; a wrapped header may keep only
+    // `Advanced Micro` of the name.
+    if name.starts_with("NVIDIA") || name.starts_with("nVidia") {
         Some(VENDOR_NVIDIA)
-    } else if name.starts_with("Advanced Micro Devices")
+    } else if name.starts_with("Advanced Micro")
         || name.starts_with("AMD")
         || name.starts_with("ATI")
     {
@@ -174,6 +190,15 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
             next_index = 0;
             continue;
         }
+        if devices.is_empty() {
+            if let Some(r) = region_line(t, 0) {
+                let mut dev = LspciDevice::bare(NO_ADDRESS);
+                dev.headless = true;
+                dev.regions.push(r);
+                devices.push(dev);
+            }
+            continue;
+        }
         let Some(dev) = devices.last_mut() else {
             continue;
         };
@@ -191,10 +216,30 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
     }
     // A command with nothing after it says nothing about the device.
     devices.retain(|d| !d.class_name.is_empty() || !d.regions.is_empty() || d.vendor.is_some());
+    // Region lines before any header: one headless group at most; a later
+    // header is another device's.
+    let headless: Vec<LspciRegion> = devices
+        .iter()
+        .filter(|d| d.headless)
+        .flat_map(|d| d.regions.iter().copied())
+        .collect();
+    devices.retain(|d| !d.headless);
+    if !headless.is_empty() {
+        let mut dev = LspciDevice::bare(NO_ADDRESS);
+        dev.headless = true;
+        dev.regions = headless;
+        devices.push(dev);
+    }
     devices
 }
 
 impl LspciDevice {
+    /// A device known only by its address (for other listings that share
+    /// this record, QEMU's `info pci`).
+    pub(crate) fn named(bdf: PciAddress) -> LspciDevice {
+        LspciDevice::bare(bdf)
+    }
+
     /// A device known only by its address, until its lines arrive.
     fn bare(bdf: PciAddress) -> LspciDevice {
         LspciDevice {
@@ -206,6 +251,7 @@ impl LspciDevice {
             name: String::new(),
             regions: Vec::new(),
             has_bus_line: false,
+            headless: false,
         }
     }
 }
@@ -408,6 +454,7 @@ fn header(t: &str) -> Option<LspciDevice> {
         name: name.to_string(),
         regions: Vec::new(),
         has_bus_line: false,
+        headless: false,
     })
 }
 
@@ -477,9 +524,13 @@ fn region_line(t: &str, next_index: u8) -> Option<LspciRegion> {
         virtual_ = true;
     }
     let (mut mem64, mut prefetchable) = (false, false);
-    if !io {
+    // Only lspci's own tokens stand without a kind: a bare `Memory at 1000`
+    // is no region line.
+    let bare = kind.is_empty() && addr.starts_with('<');
+    if !io && !bare {
         // `(64-bit, prefetchable)`, `(32-bit, non-prefetchable)`,
-        // `(low-1M, ...)`, `(type 3, ...)`.
+        // `(low-1M, ...)`, `(type 3, ...)`; a bare `Memory at <ignored>`
+        // (a paste that cut the rest) has none, and its type stays unknown.
         let kind = kind.strip_prefix('(')?.strip_suffix(')')?;
         let (width, pref) = kind.split_once(',')?;
         mem64 = width.trim() == "64-bit";
@@ -504,6 +555,7 @@ fn region_line(t: &str, next_index: u8) -> Option<LspciRegion> {
             .iter()
             .find_map(|t| t.strip_prefix("size="))
             .and_then(size),
+        typed: io || !bare,
     })
 }
 
@@ -816,8 +868,12 @@ mod tests {
                 (5, None)
             ]
         );
-        // Field lines before any header belong to nothing.
-        assert!(parse("\tRegion 0: Memory at fa000000 (32-bit, non-prefetchable)\n").is_empty());
+        // Field lines before any header belong to no device they name: one
+        // headless group.
+        let h = parse("\tRegion 0: Memory at fa000000 (32-bit, non-prefetchable)\n\tRegion 1: Memory at <unassigned> (64-bit, prefetchable)\n01:00.0 VGA compatible controller: NVIDIA Corporation GP104\n");
+        assert_eq!(h.len(), 2, "{h:?}");
+        assert!(h[1].headless && !h[0].headless);
+        assert_eq!(h[1].regions.len(), 2);
     }
 
     #[test]
@@ -947,8 +1003,20 @@ mod proptests {
                     mem64,
                     prefetchable: pref,
                     size: Some(size),
+                    typed: true,
                 }]
             );
         }
+    }
+
+    #[test]
+    fn a_bare_ignored_token_and_a_disabled_region() {
+        let d = parse("01:00.0 VGA compatible controller: NVIDIA Corporation GP104\n\tMemory at <ignored>\n\tRegion 3: Memory at f0000000 (64-bit, prefetchable) [disabled] [size=32M]\n");
+        let r = &d[0].regions;
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[0].address, r[0].typed), (RegionAddr::Ignored, false));
+        // `[disabled]`: an address, with decoding off; still an address.
+        assert_eq!(r[1].address, RegionAddr::Assigned(0xf000_0000));
+        assert!(r[1].typed && r[1].mem64 && r[1].size == Some(32 << 20));
     }
 }

@@ -1,22 +1,19 @@
 //! The machine as a boot log describes it, for `explain`, which has no
 //! `/sys/class/dmi/id` to read: the kernel's `DMI:` line names vendor,
-//! product and BIOS version; OVMF announces itself as `EFI v2.70 by EDK II`,
-//! SeaBIOS leaves its name in the BIOS version.
+//! product and BIOS version, exactly as printed (nothing is made up to
+//! please a classifier); the other signs of the platform (`Hypervisor
+//! detected:`, the EFI banner, a device tree, devices only a hypervisor or
+//! only a real machine has) go to `Signs`, which `model::platform` weighs.
 
-use crate::model::platform::{Cpu, CpuVendor, Firmware};
+use crate::model::platform::{Cpu, CpuVendor, Firmware, Platform, Signs};
 
-/// Firmware and machine from the boot log's `DMI:` line, the EFI banner
-/// (`efi: EFI v2.70 by EDK II`, `... by VMware, Inc.`), and, where there is
-/// no DMI line, `Hypervisor detected:`.
-///
-/// A VMware VM's DMI tells its firmware: legacy BIOS VMs are a `VMware
-/// Virtual Platform` with Phoenix's `BIOS 6.00`, EFI VMs a `VMware7,1` (or
-/// later) with `BIOS VMW...` and an EFI banner. `bios_vendor` is set as
-/// sysfs would give it, which is what the hints read.
+/// Firmware and machine from the boot log's `DMI:` line, with the signs
+/// the rest of the text gives.
 pub(crate) fn firmware_from_log(text: &str) -> Firmware {
-    let mut fw = Firmware::default();
-    let mut efi_by: Option<String> = None;
-    let mut hypervisor: Option<String> = None;
+    let mut fw = Firmware {
+        signs: signs_from_log(text),
+        ..Firmware::default()
+    };
     for line in text.lines() {
         if let Some(i) = line.find("DMI: ") {
             let dmi = &line[i + 5..];
@@ -32,62 +29,236 @@ pub(crate) fn firmware_from_log(text: &str) -> Firmware {
             }
             if !bios.is_empty() {
                 fw.bios_version = Some(bios.trim().to_string());
-                if bios.contains("seabios") || bios.contains("rel-1.") || bios.contains("debian-1.")
-                {
-                    fw.bios_vendor = Some("SeaBIOS".into());
-                }
             }
-        }
-        if let Some(i) = line.find("efi: EFI v") {
-            if let Some((_, by)) = line[i..].split_once(" by ") {
-                efi_by = Some(by.trim().to_string());
-            }
-        }
-        if let Some(i) = line.find("Hypervisor detected: ") {
-            hypervisor = Some(line[i + "Hypervisor detected: ".len()..].trim().to_string());
-        }
-    }
-    match efi_by.as_deref() {
-        Some(by) if by.contains("EDK II") => {
-            fw.bios_vendor = Some("EFI Development Kit II / OVMF".into());
-        }
-        Some(by) if fw.bios_vendor.is_none() => fw.bios_vendor = Some(by.to_string()),
-        _ => {}
-    }
-    let vmware = fw
-        .sys_vendor
-        .as_deref()
-        .is_some_and(|v| v.contains("VMware"));
-    if vmware && efi_by.is_none() && fw.bios_vendor.is_none() {
-        let legacy = fw.product_name.as_deref() == Some("VMware Virtual Platform")
-            || fw
-                .bios_version
-                .as_deref()
-                .is_some_and(|v| v.starts_with("6.00"));
-        if legacy {
-            fw.bios_vendor = Some("Phoenix Technologies LTD".into());
-        }
-    }
-    if fw.sys_vendor.is_none() && fw.product_name.is_none() {
-        match hypervisor.as_deref() {
-            Some(h) if h.starts_with("VMware") => fw.sys_vendor = Some("VMware, Inc.".into()),
-            Some(h) if h.contains("Hyper-V") => {
-                fw.sys_vendor = Some("Microsoft Corporation".into());
-                fw.product_name = Some("Virtual Machine".into());
-            }
-            Some(h) if h.starts_with("KVM") => fw.product_name = Some("KVM".into()),
-            Some(h) if h.starts_with("Xen") => fw.sys_vendor = Some("Xen".into()),
-            _ => {}
         }
     }
     fw
 }
 
+/// Lowercase names of devices, as lspci words them, that only a
+/// hypervisor has, and the platform each points at.
+const VM_NAMES: [(&str, Platform); 8] = [
+    ("qxl paravirtual", Platform::Qemu),
+    ("qemu virtual", Platform::Qemu),
+    ("red hat, inc. virtio", Platform::Qemu),
+    ("vmware svga", Platform::Vmware),
+    ("vmware pci express root port", Platform::Vmware),
+    ("hyper-v virtual vga", Platform::HyperV),
+    ("hv_vmbus:", Platform::HyperV),
+    ("hv_pci ", Platform::HyperV),
+];
+
+/// Every sign of the platform the text holds beside DMI. Device ids are
+/// added by the evidence builders, which have them parsed.
+pub(crate) fn signs_from_log(text: &str) -> Signs {
+    let mut s = Signs::default();
+    for line in text.lines().filter(|l| !is_report_heading(l)) {
+        if let Some(i) = line.find("Hypervisor detected: ") {
+            let name = line[i + "Hypervisor detected: ".len()..].trim();
+            if !name.is_empty() {
+                s.hypervisor_line = Some(name.to_string());
+            }
+        }
+        if let Some(i) = line.find("efi: EFI v") {
+            if let Some((_, by)) = line[i..].split_once(" by ") {
+                s.efi_by = Some(by.trim().to_string());
+            }
+        }
+        for key in ["Machine model: ", "OF: fdt: Machine model: "] {
+            if let Some(i) = line.find(key) {
+                s.device_tree.get_or_insert_with(|| {
+                    format!("device tree: {}", line[i + key.len()..].trim())
+                });
+            }
+        }
+        if line.contains("OF: fdt:") || line.contains(" machine description") {
+            s.device_tree
+                .get_or_insert_with(|| "a device tree (OF: lines)".to_string());
+        }
+        let t = line.trim_start();
+        if (t.starts_with("flags") || t.starts_with("Features")) && t.contains(':') {
+            s.cpu_flag = Some(t.split_whitespace().any(|w| w == "hypervisor"));
+        }
+        // QEMU's monitor, `info pci`: `Bus  0, device   1, function 0:`.
+        if t.starts_with("Bus ") && t.contains(", device ") && t.contains(", function ") {
+            let what = "a QEMU monitor `info pci` listing";
+            if !s.vm_devices.iter().any(|(_, w)| w == what) {
+                s.vm_devices.push((Platform::Qemu, what.to_string()));
+            }
+        }
+        let lower = line.to_ascii_lowercase();
+        if s.device_tree.is_none() {
+            s.device_tree = not_a_pc(line, &lower);
+        }
+        for (name, p) in VM_NAMES {
+            if lower.contains(name)
+                && !s
+                    .vm_devices
+                    .iter()
+                    .any(|(_, w)| w == name.trim_end_matches([' ', ':']))
+            {
+                s.vm_devices
+                    .push((p, name.trim_end_matches([' ', ':']).to_string()));
+            }
+        }
+        for (name, what) in [
+            ("aspeed graphics", "a BMC's ASPEED VGA"),
+            ("thunderbolt", "a Thunderbolt controller"),
+        ] {
+            if lower.contains(name) && !s.metal_devices.iter().any(|w| w == what) {
+                s.metal_devices.push(what.to_string());
+            }
+        }
+    }
+    s
+}
+
+/// Words only a machine that is not an x86 PC prints: the drivers and
+/// vendors of ARM and PowerPC boards' PCIe host controllers, their device
+/// tree's nodes, their boot loader, an AArch64 CPU.
+const NOT_A_PC: [(&str, &str); 10] = [
+    ("/soc/pcie@", "a device-tree PCIe node (/soc/pcie@)"),
+    ("rockchip-dw-pcie", "Rockchip's PCIe host driver"),
+    ("rockchip-pcie", "Rockchip's PCIe host driver"),
+    ("fuzhou rockchip", "a Rockchip SoC's PCIe root port"),
+    (
+        "brcm-pcie",
+        "Broadcom's STB PCIe host driver (a Raspberry Pi)",
+    ),
+    ("layerscape-pcie", "NXP's Layerscape PCIe host driver"),
+    ("fsl-pci", "Freescale's PCIe host driver"),
+    ("tegra-pcie", "NVIDIA Tegra's PCIe host driver"),
+    ("u-boot", "the U-Boot boot loader (a device-tree board)"),
+    ("aarch64", "an AArch64 CPU"),
+];
+
+/// The sign in one line that the machine is not an x86 PC, if any: one of
+/// `NOT_A_PC`, or a bridge's non-prefetchable window (or a 32-bit BAR) at
+/// a CPU address above 4 GiB. Such a window's bus addresses are 32-bit, so
+/// the host bridge translates them: x86 host bridges do not, device-tree
+/// ones (`ranges`) do.
+fn not_a_pc(line: &str, lower: &str) -> Option<String> {
+    if let Some((_, what)) = NOT_A_PC.iter().find(|(w, _)| lower.contains(w)) {
+        return Some(what.to_string());
+    }
+    let device_line = lower.contains("bridge window [mem 0x")
+        || lower.contains("bar ")
+        || lower.contains("reg 0x");
+    if !device_line {
+        return None;
+    }
+    let at = line.find("[mem 0x")?;
+    let res = &line[at + "[mem ".len()..line[at..].find(']').map(|e| at + e)?];
+    if res.contains("64bit") || res.contains("pref") || res.contains("window") {
+        return None;
+    }
+    let hex = res.strip_prefix("0x")?.split('-').next()?;
+    let start = u64::from_str_radix(hex, 16).ok()?;
+    (start >= 1 << 32).then(|| {
+        format!("a 32-bit window at CPU address {start:#x}, above 4 GiB: a host bridge that translates addresses")
+    })
+}
+
+/// A report's own heading, not machine output: `# KEY: ...` and its
+/// `#   ...` continuation lines (the corpus files open with them; a
+/// shell's `# dmesg` prompt has no `KEY:`).
+fn is_report_heading(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("# ") else {
+        return false;
+    };
+    if rest.starts_with("  ") {
+        return true;
+    }
+    let key: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+    key.len() > 1
+        && key.ends_with(':')
+        && key[..key.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '-')
+}
+
+/// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged,
+/// `true` where that is a VM's hot-plug: a Thunderbolt controller on a real
+/// machine; QEMU's monitor `device_add` or QMP, Kata Containers (which
+/// hot-plug devices into their VM unless told to cold-plug them), an SHPC
+/// bridge's driver. `pciehp` alone is no sign: every Q35 guest's root ports
+/// load it.
+pub(crate) fn hotplug_signs(text: &str) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    let lower: String = text
+        .lines()
+        .filter(|l| !is_report_heading(l))
+        .map(|l| l.to_ascii_lowercase() + "\n")
+        .collect();
+    for (word, vm, what) in [
+        ("thunderbolt", false, "a Thunderbolt controller"),
+        ("egpu", false, "an external GPU enclosure"),
+        ("device_add", true, "QEMU's device_add"),
+        ("qmp", true, "QMP hot-plug"),
+        (
+            "kata",
+            true,
+            "a Kata Containers VM, which hot-plugs its devices",
+        ),
+        ("shpchp", true, "an SHPC hot-plug bridge"),
+    ] {
+        if lower.contains(word) {
+            out.push((vm, what.to_string()));
+        }
+    }
+    out
+}
+
+/// Hyper-V's `hv_pci <instance>: Need 0x802000000 of high MMIO space.
+/// Consider reconfiguring the VM.`: the bytes its devices need.
+pub(crate) fn hyperv_mmio_need(text: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let at = line.find("hv_pci ")?;
+        let rest = &line[at..];
+        let need = rest.find(": Need ")?;
+        let r = &rest[need + ": Need ".len()..];
+        let (num, tail) = r.split_once(' ')?;
+        if !tail.starts_with("of high MMIO space") && !tail.starts_with("of low MMIO space") {
+            return None;
+        }
+        let hex = num.strip_prefix("0x")?;
+        u64::from_str_radix(hex, 16).ok().filter(|n| *n > 0)
+    })
+}
+
+/// The CPU's physical address bits where the log shows the end of
+/// `iomem_resource`, the root of all memory resources: the kernel names it
+/// `PCI mem` and x86 ends it at 2^phys_bits - 1 (arch/x86/kernel/setup.c,
+/// `iomem_resource.end = (1ULL << boot_cpu_data.x86_phys_bits) - 1`), and a
+/// conflict message prints it: `... conflicts with PCI mem [mem
+/// 0x00000000-0xffffffffff]`. Reports wrap that line, so the words are
+/// sought across line ends.
+fn phys_bits_from_iomem_root(text: &str) -> Option<u32> {
+    const KEY: &str = "PCI mem [mem 0x00000000-0x";
+    if !text.contains("PCI") || !text.contains("[mem 0x00000000-0x") {
+        return None;
+    }
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = flat.find(KEY)?;
+    let hex: String = flat[at + KEY.len()..]
+        .chars()
+        .take_while(char::is_ascii_hexdigit)
+        .collect();
+    let end = u64::from_str_radix(&hex, 16).ok()?;
+    let size = end.checked_add(1)?;
+    (size.is_power_of_two() && (32..=57).contains(&size.trailing_zeros()))
+        .then(|| size.trailing_zeros())
+}
+
 /// What the log says of the CPU: its vendor (`smpboot: CPU0: Intel(R)
-/// Xeon(R) ...`, `... AMD EPYC ...`), and whether it runs under a
-/// hypervisor (`Hypervisor detected:`). Address bits are not logged.
+/// Xeon(R) ...`, `... AMD EPYC ...`), whether it runs under a hypervisor
+/// (`Hypervisor detected:`), and its address bits where a conflict message
+/// shows them (`phys_bits_from_iomem_root`).
 pub(crate) fn cpu_from_log(text: &str) -> Cpu {
-    let mut cpu = Cpu::default();
+    let mut cpu = Cpu {
+        phys_bits: phys_bits_from_iomem_root(text),
+        ..Cpu::default()
+    };
     for line in text.lines() {
         if let Some(i) = line.find("smpboot: CPU0: ") {
             let name = &line[i + "smpboot: CPU0: ".len()..];
@@ -148,12 +319,15 @@ mod tests {
             legacy.product_name.as_deref(),
             Some("VMware Virtual Platform")
         );
-        assert!(legacy.bios_vendor.as_deref().unwrap().contains("Phoenix"));
+        assert!(legacy.legacy_bios());
+        assert_eq!(legacy.bios_vendor, None, "made up");
         let efi = firmware_from_log(
             "[    0.000000] efi: EFI v2.70 by VMware, Inc.\n[    0.000000] DMI: VMware, Inc. VMware7,1/440BX Desktop Reference Platform, BIOS VMW71.00V.21805430.B64.2305221830 05/22/2023\n",
         );
         assert_eq!(efi.platform(), Platform::Vmware);
-        assert_eq!(efi.bios_vendor.as_deref(), Some("VMware, Inc."));
+        assert!(!efi.legacy_bios());
+        assert_eq!(efi.kind(), FirmwareKind::Other);
+        assert_eq!(efi.signs.efi_by.as_deref(), Some("VMware, Inc."));
     }
 
     #[test]
@@ -170,6 +344,144 @@ mod tests {
         // DMI wins.
         let fw = firmware_from_log("DMI: QEMU Standard PC (Q35 + ICH9, 2009), BIOS 0.0.0 02/06/2015\nHypervisor detected: KVM\n");
         assert_eq!(fw.platform(), Platform::Qemu);
+    }
+
+    #[test]
+    fn hyper_v_says_how_much_high_mmio_it_needs() {
+        for (line, want) in [
+            (
+                "hv_pci ...: Need 0x802000000 of high MMIO space. Consider reconfiguring the VM.",
+                Some(0x8_0200_0000),
+            ),
+            (
+                "[    2.1] hv_pci 1f4a32fe-c8c1-4d2a-9a0f-2d6c3d5c6f1a: Need 0x1000000 of low MMIO space. Consider reconfiguring the VM.",
+                Some(0x100_0000),
+            ),
+            ("hv_pci ...: Need 0x0 of high MMIO space.", None),
+            ("hv_pci ...: Need lots of high MMIO space.", None),
+            ("hv_pci ...: PCI VMBus probing: Using version 0x10004", None),
+        ] {
+            assert_eq!(hyperv_mmio_need(line), want, "{line}");
+        }
+        assert!(signs_from_log("hv_pci 1f4a: PCI VMBus probing")
+            .vm_devices
+            .iter()
+            .any(|(p, _)| *p == Platform::HyperV));
+    }
+
+    #[test]
+    fn boards_that_are_not_pcs_from_their_lines() {
+        for (line, want) in [
+            // Corpus 111 (a Raspberry Pi CM4): the root port's 32-bit window.
+            (
+                "pci 0000:00:00.0: BAR 8: assigned [mem 0x600000000-0x6000fffff]",
+                true,
+            ),
+            // Corpus 101 (POWER): a bridge's non-prefetchable window.
+            (
+                "pci 0030:00:00.0:   bridge window [mem 0x620c000000000-0x620c07fefffff]",
+                true,
+            ),
+            (
+                "rockchip-dw-pcie fe150000.pcie: PCIe Gen.3 x4 link up",
+                true,
+            ),
+            (
+                "brcm-pcie fd500000.pcie: link up, 5.0 GT/s PCIe x1 (SSC)",
+                true,
+            ),
+            (
+                "00:00.0 PCI bridge: Fuzhou Rockchip Electronics Co., Ltd Device 3566",
+                true,
+            ),
+            (
+                "The NVIDIA GPU driver for AArch64 has not been qualified on this CPU",
+                true,
+            ),
+            // x86: 64-bit windows above 4 GiB, 32-bit ones below, root windows.
+            (
+                "pci 0000:00:01.0:   bridge window [mem 0x4000000000-0x7fffffffff 64bit pref]",
+                false,
+            ),
+            (
+                "pci 0000:00:1c.0:   bridge window [mem 0xfe000000-0xfe0fffff]",
+                false,
+            ),
+            (
+                "pci 0000:01:00.0: BAR 0 [mem 0x6000000000-0x6000ffffff 64bit]: assigned",
+                false,
+            ),
+            (
+                "pci_bus 0000:00: root bus resource [mem 0x4000000000-0x7fffffffff window]",
+                false,
+            ),
+            (
+                "pci 0000:01:00.0: BAR 1: no space for [mem size 0x800000000 64bit pref]",
+                false,
+            ),
+        ] {
+            assert_eq!(signs_from_log(line).device_tree.is_some(), want, "{line}");
+        }
+        let fw = firmware_from_log("brcm-pcie fd500000.pcie: link up\n");
+        assert_eq!(fw.platform(), Platform::BareMetal);
+    }
+
+    #[test]
+    fn a_reports_heading_is_no_sign() {
+        let text = "# ENV: VM, Kata Containers on QEMU, Thunderbolt dock\n#   Hypervisor detected: KVM\n# dmesg | grep kata\n";
+        assert_eq!(hotplug_signs(text).len(), 1, "the prompt line counts");
+        assert_eq!(signs_from_log(text).hypervisor_line, None);
+    }
+
+    #[test]
+    fn hot_plug_signs_and_what_they_say() {
+        assert_eq!(
+            hotplug_signs("[root@kata3-86686964f-d2qtx /]# dmesg | grep BAR"),
+            [(
+                true,
+                "a Kata Containers VM, which hot-plugs its devices".to_string()
+            )]
+        );
+        assert!(!hotplug_signs("thunderbolt 0000:06:00.0: ...")[0].0);
+        assert!(hotplug_signs("pcieport 0000:00:1c.0: pciehp: Slot #0").is_empty());
+    }
+
+    #[test]
+    fn device_trees_and_cpu_flags_are_signs() {
+        let s = signs_from_log(
+            "[    0.000000] Machine model: Radxa ROCK 5 Model B
+flags		: fpu vme hypervisor
+",
+        );
+        assert_eq!(
+            s.device_tree.as_deref(),
+            Some("device tree: Radxa ROCK 5 Model B")
+        );
+        assert_eq!(s.cpu_flag, Some(true));
+        let s = signs_from_log(
+            "Bus  0, device   1, function 0:\n    VGA controller: PCI device 1234:1111
+",
+        );
+        assert_eq!(s.vm_devices[0].0, Platform::Qemu);
+    }
+
+    #[test]
+    fn address_bits_from_the_iomem_root_a_conflict_prints() {
+        // Corpus 65, wrapped by a mail client.
+        let text = "[    1.421556] pci 0000:06:00.0: BAR 1: [mem\n0xffffffe000000000-0xffffffffffffffff 64bit pref] conflicts with PCI\nmem [mem 0x00000000-0xffffffffff]\n";
+        assert_eq!(cpu_from_log(text).phys_bits, Some(40));
+        assert_eq!(
+            cpu_from_log("conflicts with PCI mem [mem 0x00000000-0x3fffffffffff]").phys_bits,
+            Some(46)
+        );
+        assert_eq!(
+            cpu_from_log("conflicts with PCI mem [mem 0x00000000-0xfffffffe]").phys_bits,
+            None
+        );
+        assert_eq!(
+            cpu_from_log("conflicts with PCI Bus 0000:00 [mem 0x00000000-0xffffffffff]").phys_bits,
+            None
+        );
     }
 
     #[test]

@@ -56,5 +56,6 @@ pub(crate) fn firmware(root: &Root) -> Firmware {
         bios_version: get("bios_version"),
         sys_vendor: get("sys_vendor"),
         product_name: get("product_name"),
+        ..Firmware::default()
     }
 }

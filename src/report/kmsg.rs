@@ -40,6 +40,7 @@ pub(crate) fn records(r: &Report) -> Vec<(u8, String)> {
             match r.verdict {
                 Verdict::Ok => "ok",
                 Verdict::Fail => "fail",
+                Verdict::Unknown => "unknown",
             },
             r.diagnosis.as_str(),
             r.found,
@@ -55,7 +56,7 @@ pub(crate) fn records(r: &Report) -> Vec<(u8, String)> {
             r.elapsed_ms
         ),
     )];
-    if r.verdict == Verdict::Fail {
+    if r.verdict != Verdict::Ok {
         out.push((prio, r.summary.clone()));
     }
     for h in &r.hints {

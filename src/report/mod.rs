@@ -21,7 +21,7 @@ use crate::decide::summary::describe;
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
 use crate::model::pci::{PciAddress, RootBus};
-use crate::model::platform::{FirmwareKind, Platform};
+use crate::model::platform::{Confidence, FirmwareKind, Platform};
 use serde::Serialize;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -31,6 +31,9 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 pub(crate) enum Verdict {
     Ok,
     Fail,
+    /// `explain` only: nothing failed, but the input does not show the
+    /// GPUs' BARs with addresses.
+    Unknown,
 }
 
 /// Which command made the report.
@@ -79,6 +82,10 @@ pub(crate) struct FirmwareReport {
     pub sys_vendor: Option<String>,
     pub product_name: Option<String>,
     pub platform: Platform,
+    /// How sure `platform` is: `high`, `medium`, `low`; null when unknown.
+    pub platform_confidence: Option<Confidence>,
+    /// The signs the judgement used, in words.
+    pub platform_signs: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -107,6 +114,10 @@ pub(crate) struct BarReport {
     pub mem64: bool,
     pub prefetchable: bool,
     pub size_source: Option<SizeSource>,
+    /// The input said whether it is 64-bit and prefetchable (a driver's
+    /// complaint does not): the text form prints no width otherwise.
+    #[serde(skip)]
+    pub type_known: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -237,6 +248,7 @@ fn build(
                     mem64: b.mem64,
                     prefetchable: b.prefetchable,
                     size_source: b.size_source,
+                    type_known: b.type_known,
                 })
                 .collect(),
         })
@@ -262,8 +274,13 @@ fn build(
     }));
     unassigned.sort_by_key(|u| (u.bdf, u.bar));
     unassigned.dedup_by_key(|u| (u.bdf, u.bar));
+    let judged = ev.firmware.judge();
     let verdict = if d.kind == DiagnosisKind::Ok {
         Verdict::Ok
+    } else if d.case == crate::decide::diagnosis::Case::NoAddressEvidence
+        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint)
+    {
+        Verdict::Unknown
     } else {
         Verdict::Fail
     };
@@ -283,7 +300,9 @@ fn build(
             bios_version: ev.firmware.bios_version.clone(),
             sys_vendor: ev.firmware.sys_vendor.clone(),
             product_name: ev.firmware.product_name.clone(),
-            platform: ev.firmware.platform(),
+            platform: judged.platform,
+            platform_confidence: judged.confidence,
+            platform_signs: judged.signs,
         },
         gpus,
         unassigned,

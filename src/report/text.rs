@@ -14,6 +14,7 @@ pub(crate) fn render(r: &Report) -> String {
     let verdict = match r.verdict {
         Verdict::Ok => "OK",
         Verdict::Fail => "FAIL",
+        Verdict::Unknown => "UNKNOWN",
     };
     let expected = r
         .expected
@@ -25,6 +26,14 @@ pub(crate) fn render(r: &Report) -> String {
         r.found,
         r.diagnosis.as_str()
     );
+    if let Some(h) = r.hints.first() {
+        let _ = writeln!(
+            s,
+            "next step: {} [{}]",
+            crate::decide::fallback::action(h.id),
+            h.id
+        );
+    }
     for g in &r.gpus {
         let line = format!(
             "  {} [{}:{}] {:<4} {}",
@@ -38,6 +47,8 @@ pub(crate) fn render(r: &Report) -> String {
         for b in &g.bars {
             let kind = if b.io {
                 "io".to_string()
+            } else if !b.type_known {
+                "mem (type unknown)".to_string()
             } else {
                 format!(
                     "{}{}",
@@ -99,7 +110,10 @@ pub(crate) fn render(r: &Report) -> String {
     let _ = writeln!(
         s,
         "  window:   {}{}",
-        opt_human(c.window_bytes),
+        match c.window_bytes {
+            Some(0) => "none (no 64-bit root bus window)".to_string(),
+            w => opt_human(w),
+        },
         if windows.is_empty() {
             String::new()
         } else {
@@ -125,15 +139,21 @@ pub(crate) fn render(r: &Report) -> String {
             "not active"
         }
     );
+    let f = &r.firmware;
     let _ = writeln!(
         s,
-        "  firmware: {} ({}), platform {}",
-        r.firmware.kind.as_str(),
-        r.firmware
-            .bios_vendor
-            .as_deref()
-            .unwrap_or("unknown vendor"),
-        r.firmware.platform.as_str()
+        "  firmware: {} ({}), platform {}{}",
+        f.kind.as_str(),
+        f.bios_vendor.as_deref().unwrap_or("unknown vendor"),
+        f.platform.as_str(),
+        match f.platform_confidence {
+            Some(c) => format!(
+                " ({} confidence: {})",
+                c.as_str(),
+                f.platform_signs.join("; ")
+            ),
+            None => " (no DMI, hypervisor or device sign in the input)".to_string(),
+        }
     );
     if let Some(p) = &r.p2p {
         crate::report::p2p::text(p, &mut s);

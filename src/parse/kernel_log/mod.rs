@@ -140,6 +140,22 @@ pub(crate) enum Event {
     VgaDevice { bdf: PciAddress },
     /// amdgpu: `Not enough PCI address space for a large BAR.`
     AmdgpuLargeBar { bdf: Option<PciAddress> },
+    /// NVIDIA's `NVRM: This PCI I/O region assigned to your NVIDIA device is
+    /// invalid`, the header its `BARn is 0M` line follows (where a report
+    /// kept it).
+    NvrmInvalid,
+    /// `nvidia: probe of 0000:01:00.0 failed with error -1`: a GPU driver
+    /// gave up on the device.
+    ProbeFailed { bdf: PciAddress, vendor: u16 },
+    /// `NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)`:
+    /// the driver bound the GPU and could not bring it up (a BAR it cannot
+    /// use is one cause, not the only one).
+    InitFailed { bdf: PciAddress },
+    /// A GPU driver says it runs on its BARs: it tried to grow one and kept
+    /// the one it had (`xe ...: Failed to resize BAR2 to 16384M (-ENOSPC)`,
+    /// `i915 ...: Small BAR device`), or it reports the VRAM it mapped
+    /// (`amdgpu ...: VRAM: 8176M ...`). The BARs have their addresses.
+    DriverMapped { bdf: PciAddress },
     /// `Command line: ...` / `Kernel command line: ...`.
     CommandLine(String),
     /// `BIOS-e820: [mem 0x100000000-0x807fffffff] usable`: RAM as the
@@ -294,6 +310,45 @@ fn gpu_driver(word: &str) -> Option<u16> {
     })
 }
 
+/// A GPU driver's note that it runs on its BARs: a resize it tried failed
+/// and the old BAR stayed (`Failed to resize BAR2 to 16384M (-ENOSPC)`),
+/// it runs with the small BAR (`Small BAR device`, i915/xe), or it reports
+/// the VRAM it mapped (amdgpu's `VRAM: 8176M 0x...`, `Detected VRAM`).
+fn driver_mapped(msg: &str) -> bool {
+    [
+        "Failed to resize BAR",
+        "BAR resize failed",
+        "Small BAR device",
+        "Using small BAR",
+        "VRAM: ",
+        "Detected VRAM RAM",
+    ]
+    .iter()
+    .any(|m| msg.contains(m))
+}
+
+/// `nvidia: probe of 0000:01:00.0 failed with error -1` (the driver core
+/// prints it under the driver's name, which is a GPU driver's here).
+fn probe_failed(line: &str) -> Option<Event> {
+    // A `#` line is a report's own heading or title, not the log.
+    if line.starts_with('#') {
+        return None;
+    }
+    let at = line.find(": probe of ")?;
+    let head = line[..at].trim_end();
+    let word = head.rsplit([' ', ']']).next()?;
+    let vendor = gpu_driver(word)?;
+    let rest = &line[at + ": probe of ".len()..];
+    let (addr, tail) = rest.split_once(' ')?;
+    if !tail.starts_with("failed with error") {
+        return None;
+    }
+    Some(Event::ProbeFailed {
+        bdf: addr.parse().ok()?,
+        vendor,
+    })
+}
+
 /// What one line yields: an event, or only the fact that a function is a
 /// bridge (`PCI bridge to [bus 01]`), which `parse_log` needs.
 enum Parsed {
@@ -336,7 +391,36 @@ fn classify_anchored(line: &str, anchor: Option<(&str, PciAddress, &str)>) -> Op
         if word == "amdgpu" && msg.contains("Not enough PCI address space for a large BAR") {
             return Some(Parsed::Event(Event::AmdgpuLargeBar { bdf: Some(bdf) }));
         }
+        // Newer NVIDIA drivers name the GPU first: `NVRM: GPU
+        // 0000:01:00.0: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)`.
+        if word == "GPU" && line.contains("NVRM: GPU ") {
+            if msg.contains("RmInitAdapter failed") || msg.contains("rm_init_adapter failed") {
+                return Some(Parsed::Event(Event::InitFailed { bdf }));
+            }
+            if let Some(Event::NvrmBar {
+                bdf: named,
+                bar,
+                zero,
+            }) = nvrm(&format!("NVRM: {msg}"))
+            {
+                return Some(Parsed::Event(Event::NvrmBar {
+                    bdf: named.or(Some(bdf)),
+                    bar,
+                    zero,
+                }));
+            }
+            return None;
+        }
+        if gpu_driver(word).is_some() && driver_mapped(msg) {
+            return Some(Parsed::Event(Event::DriverMapped { bdf }));
+        }
         return device_message(bdf, msg);
+    }
+    if line.contains("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid") {
+        return Some(Parsed::Event(Event::NvrmInvalid));
+    }
+    if let Some(e) = probe_failed(line) {
+        return Some(Parsed::Event(e));
     }
     if !NEEDLES.iter().any(|n| line.contains(n)) {
         return None;

@@ -495,9 +495,10 @@ fn realloc_messages_and_drivers() {
             zero: true
         })
     );
+    // The header counts against `ok` where its detail line was not kept.
     assert_eq!(
         parse_line("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:"),
-        None
+        Some(Event::NvrmInvalid)
     );
     assert_eq!(
         parse_line("NVRM: The NVIDIA probe routine failed for 2 device(s)."),
@@ -1043,9 +1044,21 @@ fn corpus_wordings_line_by_line() {
             "vgaarb: device added: PCI:0000:01:00.0,decodes=io+mem,owns=io+mem,locks=none",
             Some(Event::VgaDevice { bdf: bdf("0000:01:00.0") }),
         ),
-        // Not a device anchor: NVRM's `GPU 0000:05:00.0:` names no driver
-        // message we read; a bare lspci address has no domain.
-        ("NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x24:0x72:1447)", None),
+        // NVRM's `GPU 0000:05:00.0:` prefix: the driver could not bring
+        // the GPU up, or (newer drivers) its BAR line; a bare lspci
+        // address has no domain.
+        (
+            "NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x24:0x72:1447)",
+            Some(Event::InitFailed { bdf: bdf("0000:05:00.0") }),
+        ),
+        (
+            "NVRM: GPU 0000:01:00.0: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)",
+            Some(Event::NvrmBar { bdf: Some(bdf("0000:01:00.0")), bar: 0, zero: true }),
+        ),
+        ("NVRM: GPU 0000:05:00.0: GPU has fallen off the bus.", None),
+        ("nvidia: probe of 0000:01:00.0 failed with error -1", Some(Event::ProbeFailed { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
+        ("# amdgpu: probe of 0000:83:00.0 failed with error -12", None),
+        ("xe 0000:03:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0") })),
         ("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2204 (rev a1)", None),
     ];
     for (line, want) in cases {

@@ -1,0 +1,799 @@
+//! Hints where no firmware model predicts: bare metal, VMware, Hyper-V, a
+//! guest the model cannot describe, and every `unknown` diagnosis. They
+//! follow from the diagnosis and the platform judgement alone, ranked for
+//! the platform; where the platform is not known, the VM and the
+//! bare-metal branch both, each saying how to tell which one applies, and
+//! last the one command that collects what would settle it.
+//!
+//! A hint id keeps its meaning wherever it is given: `guest-pci-realloc`
+//! is the kernel's own `pci=realloc` (in a guest or on bare metal alike),
+//! `firmware-above-4g` the firmware setup's 64-bit decoding.
+
+use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
+use crate::decide::hints::{
+    Hint, FIRMWARE_ABOVE_4G, HYPERV_MMIO, SMALLER_BARS, VMWARE_64BIT_MMIO, VMWARE_EFI,
+};
+use crate::decide::prescribe::{
+    Change, Restart, Side, CPU_PHYS_BITS, GUEST_PCI_REALLOC, OVMF_MMIO64_APERTURE,
+    QEMU_PCI_HOLE64_SIZE,
+};
+use crate::decide::space;
+use crate::decide::summary::describe;
+use crate::evidence::Evidence;
+use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
+use crate::model::size::human;
+
+/// The kernel's reservation for a hot-plug bridge (Thunderbolt, a
+/// hot-plug slot): `pci=hpmmioprefsize=`/`hpmemsize=`.
+pub(crate) const KERNEL_HOTPLUG_RESERVE: &str = "kernel-hotplug-reserve";
+/// The VM's port for a hot-plugged device: plug it at boot onto a root
+/// port that reserves room (QEMU `pcie-root-port,pref64-reserve=`, Kata's
+/// root-port settings).
+pub(crate) const VM_HOTPLUG_RESERVE: &str = "vm-hotplug-reserve";
+/// Not a fix: what to collect so that the next report can name one.
+pub(crate) const COLLECT_EVIDENCE: &str = "collect-evidence";
+
+const GIB: u64 = 1 << 30;
+
+/// What a host change takes.
+const HOST_RESTART: &str = "It takes effect when the VM is stopped and started again: Proxmox: Shutdown, then Start (or `qm reboot <vmid>`, which applies pending changes); libvirt: `virsh shutdown` then `virsh start`. A reboot inside the guest keeps the old settings.";
+
+/// How to tell a VM from a real machine, said once in each branch.
+const HOW_TO_TELL: &str = "`systemd-detect-virt` prints `none` on a real machine and the hypervisor's name in a VM (or: `grep -c hypervisor /proc/cpuinfo` prints 0 on a real machine)";
+
+/// The one command that collects what every report needs.
+const COLLECT: &str = "`sudo gpu-preflight check` on the machine itself; or save `{ sudo dmesg; sudo lspci -nn -vvv; grep -m1 -w flags /proc/cpuinfo; cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name /sys/class/dmi/id/bios_vendor; } > pci.txt` from the failing boot and run `gpu-preflight explain pci.txt`";
+
+/// A window size to recommend where the model cannot compute one: twice
+/// the need, as a power of two in GiB.
+pub(crate) fn recommended_window(needed: u64) -> u64 {
+    needed
+        .saturating_mul(2)
+        .max(64 * GIB)
+        .checked_next_power_of_two()
+        .unwrap_or(1 << 62)
+}
+
+/// Physical address bits that reach `end`.
+pub(crate) fn bits_for(end: u64) -> u32 {
+    64 - end.saturating_sub(1).leading_zeros()
+}
+
+fn plain(id: &'static str, text: String, side: Side, restart: Option<Restart>) -> Hint {
+    Hint {
+        id,
+        text,
+        side,
+        restart,
+        change: Change::default(),
+        expect: None,
+        boots_to_ok: None,
+    }
+}
+
+/// What the hints need to know beside the diagnosis.
+struct Ctx<'a> {
+    ev: &'a Evidence,
+    d: &'a Diagnosis,
+    /// The opening sentence: the numbers, or the summary where they are
+    /// missing.
+    why: String,
+    /// Window size to recommend.
+    rec: u64,
+    /// The need ends past what the CPU addresses.
+    past_limit: bool,
+}
+
+/// The hints for a failure no model predicts, best first.
+pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
+    let complaint = ev.unproven.iter().any(|(_, _, c)| *c);
+    if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() && !complaint {
+        return Vec::new();
+    }
+    let numbers = d.needed_bytes.is_some() && d.window_bytes.is_some();
+    let why = if numbers {
+        format!(
+            "The GPUs need {} of 64-bit prefetchable space; the root bus window is {}.",
+            human(d.needed_bytes.unwrap_or(0)),
+            human(d.window_bytes.unwrap_or(0))
+        )
+    } else {
+        format!("{}.", describe(ev, d))
+    };
+    let limit = d.addressable_limit;
+    let c = Ctx {
+        ev,
+        d,
+        why,
+        rec: recommended_window(d.needed_bytes.unwrap_or(0)),
+        past_limit: d.kind == DiagnosisKind::PhysBitsTooSmall
+            || matches!((d.needed_end, limit), (Some(e), Some(l)) if e > l),
+    };
+    match ev.firmware.platform() {
+        Platform::BareMetal => bare_metal(&c),
+        Platform::Vmware => vmware(&c),
+        Platform::HyperV => vec![hyperv(&c)],
+        Platform::Qemu | Platform::OtherVm => vm(&c),
+        Platform::Unknown => unknown(&c),
+    }
+}
+
+fn bare_metal(c: &Ctx) -> Vec<Hint> {
+    let (ev, d) = (c.ev, c.d);
+    let need = d.needed_bytes.unwrap_or(0);
+    let limit = d.addressable_limit;
+    if c.past_limit && limit.is_some_and(|l| need >= l || d.needed_end.is_some_and(|e| e > l)) {
+        return vec![smaller_bars(c)];
+    }
+    let mut out = Vec::new();
+    if let Some(h) = hotplug(c, false) {
+        out.push(h);
+    }
+    // An ARM or PowerPC board: its host bridge's window is the board's
+    // (device tree), not a PC firmware's; the kernel may still re-place
+    // within it.
+    let room = matches!((d.needed_bytes, d.window_bytes), (Some(n), Some(w)) if n <= w);
+    if let Some(sign) = ev.firmware.signs.device_tree.as_deref().filter(|_| !room) {
+        out.push(space::board_window(&c.why, ev, sign));
+        out.extend((!ev.realloc_active).then(|| realloc(c, "", false)));
+        return out;
+    }
+    // The kernel's own step first where it asked for it, the window has
+    // room or only the space below 4 GiB fell short (which Above 4G
+    // Decoding does not grow); the firmware's otherwise.
+    let realloc_first = ev.realloc_advised
+        || d.kind == DiagnosisKind::FirmwareLeftUnassigned
+        || space::only_low(ev);
+    let realloc = (!ev.realloc_active).then(|| realloc(c, "", false));
+    if realloc_first {
+        out.extend(realloc.clone());
+    }
+    out.push(above_4g(c, ""));
+    if !realloc_first {
+        out.extend(realloc);
+    }
+    out
+}
+
+fn smaller_bars(c: &Ctx) -> Hint {
+    plain(
+        SMALLER_BARS,
+        format!(
+            "{} The CPU addresses {} ({} bits): no firmware setting places the GPUs' BARs beyond that. \
+             Make them smaller or fewer: turn \"Resizable BAR\" off in the firmware setup (the GPUs then ask for small BARs), or fit fewer GPUs to this machine.",
+            c.why,
+            human(c.d.addressable_limit.unwrap_or(0)),
+            c.ev.cpu.phys_bits.map(|b| b.to_string()).unwrap_or_else(|| "its".into())
+        ),
+        Side::Firmware,
+        Some(Restart::Reboot),
+    )
+}
+
+/// The firmware setup's part: 64-bit decoding, UEFI rather than CSM, a
+/// firmware update. `branch` opens the sentence where the platform is not
+/// known.
+fn above_4g(c: &Ctx, branch: &str) -> Hint {
+    let need = c.d.needed_bytes.unwrap_or(0);
+    let size = match (c.d.needed_bytes, c.d.addressable_limit) {
+        (None, _) => None,
+        (Some(_), Some(l)) => Some(c.rec.min(l / 2).max(need.next_power_of_two())),
+        (Some(_), None) => Some(c.rec),
+    };
+    let mmioh = match size {
+        Some(s) => format!(
+            " (where offered, set the MMIO high base/size, \"MMIOH\", to at least {})",
+            human(s)
+        ),
+        None => " (where offered, a large MMIO high size, \"MMIOH\")".to_string(),
+    };
+    plain(
+        FIRMWARE_ABOVE_4G,
+        format!(
+            "{} {branch}In the system firmware setup enable \"Above 4G Decoding\" (also \"64-bit MMIO\" or \"Memory Mapped I/O above 4GB\"){mmioh}, \
+             and boot in UEFI mode rather than legacy BIOS/CSM (a CSM boot places no large 64-bit BAR; \"Resizable BAR\" needs UEFI too); \
+             enable \"Resizable BAR\" only if the GPUs need it. If the setting is missing, update the system firmware: older releases place no BAR above 4 GiB.",
+            c.why
+        ),
+        Side::Firmware,
+        Some(Restart::Reboot),
+    )
+}
+
+/// The kernel's own `pci=realloc`, on bare metal or in a guest. `branch`
+/// opens the sentence where the platform is not known.
+fn realloc(c: &Ctx, branch: &str, guest: bool) -> Hint {
+    let whose = match (branch.is_empty(), guest) {
+        (true, true) => "The guest kernel",
+        (true, false) => "The kernel",
+        (false, _) => "the kernel",
+    };
+    let advised = if c.ev.realloc_advised {
+        " The kernel itself asked for it (\"try booting with pci=realloc\")."
+    } else {
+        ""
+    };
+    Hint {
+        id: GUEST_PCI_REALLOC,
+        text: format!(
+            "{} {branch}{whose} can release and re-place the bridge windows itself: add `pci=realloc` to its command line.{advised} \
+             Debian/Ubuntu: append it to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub and run `update-grub`; Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`; \
+             or let `gpu-preflight remediate` do it once. It takes effect at the next boot; on some boards it makes things worse, and `pci=realloc=off` undoes it.",
+            c.why
+        ),
+        side: Side::Guest,
+        restart: Some(Restart::Reboot),
+        change: Change {
+            kernel_cmdline_add: vec!["pci=realloc"],
+            ..Change::default()
+        },
+        expect: None,
+        boots_to_ok: None,
+    }
+}
+
+/// A GPU behind a hot-plug bridge (bare metal: Thunderbolt, a hot-plug
+/// slot) or hot-plugged into a VM: the reservation is what is short.
+fn hotplug(c: &Ctx, vm: bool) -> Option<Hint> {
+    let signs: Vec<&str> =
+        c.ev.hotplug
+            .iter()
+            .filter(|(in_vm, _)| *in_vm == vm || !vm)
+            .map(|(_, w)| w.as_str())
+            .collect();
+    if signs.is_empty() {
+        return None;
+    }
+    let size =
+        c.ev.gpus
+            .iter()
+            .flat_map(|g| g.bars.iter())
+            .filter_map(|b| b.size)
+            .max()
+            .map(|s| s.next_power_of_two().max(256 << 20));
+    let pref = size.map(human_param).unwrap_or_else(|| "32G".into());
+    Some(if vm {
+        plain(
+            VM_HOTPLUG_RESERVE,
+            format!(
+                "{} The GPU was hot-plugged ({}) behind a bridge or port that reserved no room for its BARs. \
+                 Plug it at boot onto a PCIe root port of its own that reserves room: QEMU `-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,pref64-reserve={pref},mem-reserve=64M` and `-device vfio-pci,host=<bdf>,bus=rp1`; \
+                 Kata Containers: `hotplug_vfio_on_root_bus = true` and `pcie_root_port = 1` in configuration.toml. {HOST_RESTART}",
+                c.why,
+                signs.join(", ")
+            ),
+            Side::Host,
+            Some(Restart::Vm),
+        )
+    } else {
+        plain(
+            KERNEL_HOTPLUG_RESERVE,
+            format!(
+                "{} The GPU sits behind a hot-plug bridge ({}), for which the kernel reserves only a few MiB unless told more. \
+                 Reserve room on the kernel command line: `pci=realloc,hpmmioprefsize={pref},hpmemsize=64M` (GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then `update-grub`); \
+                 behind Thunderbolt also allow the device in the firmware setup and `boltctl`. It takes effect at the next boot.",
+                c.why,
+                signs.join(", ")
+            ),
+            Side::Guest,
+            Some(Restart::Reboot),
+        )
+    })
+}
+
+/// `32G`, `256M`: a kernel or QEMU size parameter.
+fn human_param(bytes: u64) -> String {
+    if bytes >= GIB {
+        format!("{}G", bytes / GIB)
+    } else {
+        format!("{}M", bytes >> 20)
+    }
+}
+
+fn vmware(c: &Ctx) -> Vec<Hint> {
+    let mut out = Vec::new();
+    if c.ev.firmware.legacy_bios() {
+        out.push(plain(
+            VMWARE_EFI,
+            format!(
+                "{} This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware. \
+                 Power the VM off and set VM Options > Boot Options > Firmware: EFI (the guest's boot loader must be an EFI one: convert the disk to GPT or reinstall the boot loader).",
+                c.why
+            ),
+            Side::Host,
+            Some(Restart::Vm),
+        ));
+    }
+    out.push(plain(
+        VMWARE_64BIT_MMIO,
+        format!(
+            "{} With the VM powered off, add in VM Options > Advanced > Configuration Parameters: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB = \"{}\"` (EFI firmware only).",
+            c.why,
+            c.rec / GIB
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+    ));
+    out
+}
+
+fn hyperv(c: &Ctx) -> Hint {
+    let rec = match c.ev.hyperv_mmio_short {
+        Some(need) => recommended_window(need),
+        None => c.rec,
+    };
+    let low = if c.d.case == Case::Only32Bit {
+        " and, for the BARs below 4 GiB, `-LowMemoryMappedIoSpace 3GB`"
+    } else {
+        ""
+    };
+    plain(
+        HYPERV_MMIO,
+        format!(
+            "{} With the VM shut down: `Set-VM -VMName <vm> -HighMemoryMappedIoSpace {}GB`{low} and `Set-VM -VMName <vm> -GuestControlledCacheTypes $true` (both needed for GPUs assigned with DDA).",
+            c.why,
+            rec / GIB
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+    )
+}
+
+/// A 64-bit root window the log shows ends at 2^40 - 1, or the CPU has 40
+/// address bits: the reach of QEMU's default vCPU.
+fn at_40_bits(c: &Ctx) -> bool {
+    // Space below 4 GiB is no matter of address bits.
+    if c.d.case == Case::Only32Bit {
+        return false;
+    }
+    c.ev.cpu.phys_bits == Some(40) || c.ev.windows.iter().any(|w| w.range.end == (1u64 << 40) - 1)
+}
+
+fn phys_bits(c: &Ctx, branch: &str) -> Hint {
+    let bits =
+        c.d.needed_end
+            .map(|e| bits_for(e).max(41))
+            .unwrap_or(41)
+            .clamp(41, 52);
+    plain(
+        CPU_PHYS_BITS,
+        format!(
+            "{} {branch}Give the vCPU at least {bits} physical address bits (the host CPU must have them too; with OVMF also 1 GiB pages, pdpe1gb). \
+             Proxmox: `qm set <vmid> --cpu <your CPU type>,phys-bits={bits},flags=+pdpe1gb`, or CPU type `host`; libvirt: `<maxphysaddr mode='emulate' bits='{bits}'/>` inside `<cpu>`; \
+             QEMU: `-cpu <model>,phys-bits={bits},+pdpe1gb` or `-cpu host`; other hypervisors: the VM's CPU configuration. {HOST_RESTART}",
+            c.why
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+    )
+}
+
+/// The QEMU window settings, without a prediction. `branch` opens the
+/// first where the platform is not known.
+fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
+    let ev = c.ev;
+    let prop = match ev.firmware.qemu_machine() {
+        Some(QemuMachine::I440fx) => "i440FX-pcihost",
+        _ => "q35-pcihost",
+    };
+    let g = c.rec / GIB;
+    let mb = c.rec >> 20;
+    let others = if branch.is_empty() {
+        ""
+    } else {
+        " On VMware: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB` (EFI firmware); on Hyper-V: `Set-VM -HighMemoryMappedIoSpace`."
+    };
+    let aperture = plain(
+        OVMF_MMIO64_APERTURE,
+        format!(
+            "{} {branch}With OVMF, set its 64-bit aperture (it must end within the address bits OVMF uses, or the firmware hangs): Proxmox `args: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
+             libvirt `<qemu:commandline>` with `-fw_cfg` `name=opt/ovmf/X-PciMmio64Mb,string={mb}`; LXD `raw.qemu: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; QEMU `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`.{others} {HOST_RESTART}",
+            c.why
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+    );
+    let hole = plain(
+        QEMU_PCI_HOLE64_SIZE,
+        format!(
+            "{} Enlarge QEMU's 64-bit PCI hole to {g} GiB (`-global {prop}.pci-hole64-size={g}G`, Proxmox `args:` line, libvirt `<pcihole64 unit='KiB'>{}</pcihole64>` on the root controller){}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. {HOST_RESTART}",
+            c.why,
+            c.rec / 1024,
+            if ev.realloc_active { "" } else { "; the guest then needs `pci=realloc`" }
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+    );
+    if ev.firmware.kind() == FirmwareKind::SeaBios {
+        vec![hole, aperture]
+    } else {
+        vec![aperture, hole]
+    }
+}
+
+fn vm(c: &Ctx) -> Vec<Hint> {
+    let mut out = Vec::new();
+    if let Some(h) = hotplug(c, true) {
+        out.push(h);
+    }
+    if c.past_limit || c.d.case == Case::Unaddressable || at_40_bits(c) {
+        out.push(phys_bits(c, ""));
+        return out;
+    }
+    // 32-bit BARs behind a port: its window below 4 GiB is short, which
+    // no 64-bit hole or aperture grows.
+    let behind_port = c.ev.gpus.iter().any(|g| g.addr.bus > 0 && failed(g))
+        || c.ev.other_failed.iter().any(|o| o.bdf.bus > 0);
+    if space::only_low(c.ev) && behind_port {
+        out.push(space::vm_port_low(&c.why, c.ev));
+        out.extend((!c.ev.realloc_active).then(|| realloc(c, "", true)));
+        return out;
+    }
+    // In a VM the failed BAR is most often one the firmware could not
+    // place in its window, which pci=realloc cannot grow (FIELD-NOTES.md
+    // §3): the window first, unless the kernel itself asked for realloc.
+    let unknown = c.d.kind == DiagnosisKind::Unknown;
+    let realloc = (unknown && !c.ev.realloc_active).then(|| realloc(c, "", true));
+    if c.ev.realloc_advised {
+        out.extend(realloc.clone());
+    }
+    out.extend(qemu_window(c, ""));
+    if !c.ev.realloc_advised {
+        out.extend(realloc);
+    }
+    out
+}
+
+fn unknown(c: &Ctx) -> Vec<Hint> {
+    let mut out = Vec::new();
+    let metal = format!("If this is a real machine ({HOW_TO_TELL}): ");
+    let guest = "If this is a VM: ";
+    if let Some(h) = hotplug(c, c.ev.hotplug.iter().all(|(vm, _)| *vm)) {
+        out.push(h);
+    }
+    // A root window that ends exactly at 1 TiB is what a 40-bit vCPU
+    // (QEMU's default) leaves the guest.
+    if at_40_bits(c) {
+        out.push(phys_bits(c, guest));
+    }
+    let realloc = (!c.ev.realloc_active)
+        .then(|| realloc(c, "Whether this is a VM or a real machine, the ", false));
+    // The kernel's own advice first, and where only the space below 4 GiB
+    // fell short (Above 4G Decoding does not grow it: the bridge windows
+    // there are the kernel's to re-place); else the firmware setup, which
+    // on a real machine is the usual fix (and its update), before realloc.
+    let realloc_first = c.ev.realloc_advised || space::only_low(c.ev);
+    if realloc_first {
+        out.extend(realloc.clone());
+    }
+    if c.past_limit {
+        out.push(smaller_bars(c));
+    }
+    out.push(above_4g(c, &metal));
+    if !realloc_first {
+        out.extend(realloc);
+    }
+    out.extend(qemu_window(c, guest).into_iter().take(1));
+    out.push(plain(
+        COLLECT_EVIDENCE,
+        format!(
+            "The input does not say what machine this is{}. To settle it, run {COLLECT}.",
+            if c.d.needed_bytes.is_none() {
+                " nor how large the failed BARs are"
+            } else {
+                ""
+            }
+        ),
+        Side::Guest,
+        None,
+    ));
+    out
+}
+
+/// A GPU with a memory BAR that has no address.
+fn failed(g: &crate::evidence::Gpu) -> bool {
+    g.bars
+        .iter()
+        .any(|b| !b.io && b.state != crate::model::bar::BarState::Assigned)
+}
+
+/// What a hint asks for, in a few words: the text report's lead line.
+pub(crate) fn action(id: &str) -> &'static str {
+    match id {
+        "cpu-pdpe1gb" => "give the vCPU 1 GiB pages (pdpe1gb)",
+        CPU_PHYS_BITS => "give the vCPU more physical address bits",
+        OVMF_MMIO64_APERTURE => "enlarge OVMF's 64-bit aperture (X-PciMmio64Mb)",
+        QEMU_PCI_HOLE64_SIZE => "enlarge QEMU's 64-bit PCI hole",
+        GUEST_PCI_REALLOC => "boot with pci=realloc",
+        FIRMWARE_ABOVE_4G => "enable Above 4G Decoding (UEFI, not CSM) in the firmware setup",
+        SMALLER_BARS => "make the BARs smaller or fewer (Resizable BAR off)",
+        "check-passthrough" => "check that every GPU is passed to the VM",
+        VMWARE_EFI => "switch the VMware VM to EFI firmware",
+        VMWARE_64BIT_MMIO => "set VMware's pciPassthru.use64bitMMIO and its size",
+        HYPERV_MMIO => "give the Hyper-V VM more high MMIO space",
+        KERNEL_HOTPLUG_RESERVE => "reserve room for the hot-plug bridge (pci=hpmmioprefsize=)",
+        VM_HOTPLUG_RESERVE => "plug the GPU at boot onto a root port that reserves room",
+        COLLECT_EVIDENCE => "collect the boot log and lspci of the failing machine",
+        space::PLATFORM_WINDOW_TOO_SMALL => "enlarge the board's PCIe window (device tree ranges)",
+        _ => "see the hints",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::diagnosis::diagnose;
+    use crate::evidence::Gpu;
+    use crate::model::bar::{Bar, BarState};
+    use crate::model::pci::PciAddress;
+    use crate::model::platform::{Firmware, Signs};
+
+    /// A GPU known from `NVRM: BAR1 is 0M` alone: a failed BAR of no
+    /// known type or size, on the platform the signs give.
+    fn nvrm_only(signs: Signs, advised: bool) -> Evidence {
+        Evidence {
+            gpus: vec![Gpu {
+                addr: PciAddress {
+                    domain: 0,
+                    bus: 1,
+                    device: 0,
+                    function: 0,
+                },
+                vendor: 0x10de,
+                device: 0,
+                class: 0,
+                bars: vec![Bar {
+                    index: 1,
+                    state: BarState::Unassigned,
+                    io: false,
+                    mem64: false,
+                    prefetchable: false,
+                    start: None,
+                    size: None,
+                    size_source: None,
+                    type_known: false,
+                }],
+                upstream: vec![],
+                root_bus: None,
+                ids_known: false,
+            }],
+            realloc_advised: advised,
+            firmware: Firmware {
+                signs,
+                ..Firmware::default()
+            },
+            ..Evidence::default()
+        }
+    }
+
+    fn ids(ev: &Evidence) -> Vec<&'static str> {
+        let d = diagnose(ev);
+        assert_eq!(d.kind, DiagnosisKind::Unknown, "{:?}", d.case);
+        crate::decide::hints::hints(ev, &d, None)
+            .iter()
+            .map(|h| h.id)
+            .collect()
+    }
+
+    #[test]
+    fn every_unknown_failure_gets_next_steps_ranked_for_its_platform() {
+        let s = |f: fn(&mut Signs)| {
+            let mut s = Signs::default();
+            f(&mut s);
+            s
+        };
+        for (what, ev, want) in [
+            (
+                "platform unknown: both branches, then what settles it",
+                nvrm_only(Signs::default(), false),
+                vec![
+                    FIRMWARE_ABOVE_4G,
+                    GUEST_PCI_REALLOC,
+                    OVMF_MMIO64_APERTURE,
+                    COLLECT_EVIDENCE,
+                ],
+            ),
+            (
+                "bare metal (a device tree): the board's window, no PC or VM setting",
+                nvrm_only(s(|s| s.device_tree = Some("device tree: x".into())), false),
+                vec![space::PLATFORM_WINDOW_TOO_SMALL, GUEST_PCI_REALLOC],
+            ),
+            (
+                "bare metal where the kernel asked for pci=realloc",
+                nvrm_only(s(|s| s.cpu_flag = Some(false)), true),
+                vec![GUEST_PCI_REALLOC, FIRMWARE_ABOVE_4G],
+            ),
+            (
+                "a KVM guest: the window first",
+                nvrm_only(s(|s| s.hypervisor_line = Some("KVM".into())), false),
+                vec![
+                    OVMF_MMIO64_APERTURE,
+                    QEMU_PCI_HOLE64_SIZE,
+                    GUEST_PCI_REALLOC,
+                ],
+            ),
+            (
+                "a KVM guest whose kernel asked for pci=realloc",
+                nvrm_only(s(|s| s.hypervisor_line = Some("KVM".into())), true),
+                vec![
+                    GUEST_PCI_REALLOC,
+                    OVMF_MMIO64_APERTURE,
+                    QEMU_PCI_HOLE64_SIZE,
+                ],
+            ),
+            (
+                "a VMware guest",
+                nvrm_only(s(|s| s.hypervisor_line = Some("VMware".into())), false),
+                vec![VMWARE_64BIT_MMIO],
+            ),
+            (
+                "a Hyper-V guest",
+                nvrm_only(
+                    s(|s| s.hypervisor_line = Some("Microsoft Hyper-V".into())),
+                    false,
+                ),
+                vec![HYPERV_MMIO],
+            ),
+        ] {
+            assert_eq!(ids(&ev), want, "{what}");
+        }
+        // NVIDIA's register BAR 0 alone (`NVRM: BAR0 is 0M`): the space
+        // below 4 GiB, the kernel's to re-place, before Above 4G Decoding.
+        for signs in [Signs::default(), s(|s| s.cpu_flag = Some(false))] {
+            let mut ev = nvrm_only(signs, false);
+            ev.gpus[0].bars[0].index = 0;
+            assert_eq!(ids(&ev)[..2], [GUEST_PCI_REALLOC, FIRMWARE_ABOVE_4G]);
+        }
+        // Another vendor's BAR 0 of no known type says nothing of its space.
+        let mut ev = nvrm_only(Signs::default(), false);
+        ev.gpus[0].bars[0].index = 0;
+        ev.gpus[0].vendor = 0x1002;
+        assert_eq!(ids(&ev)[0], FIRMWARE_ABOVE_4G);
+        // A Thunderbolt enclosure on a real machine: the bridge's
+        // reservation first.
+        let mut ev = nvrm_only(s(|s| s.cpu_flag = Some(false)), false);
+        ev.hotplug = vec![(false, "a Thunderbolt controller".into())];
+        assert_eq!(ids(&ev)[0], KERNEL_HOTPLUG_RESERVE);
+        // A Kata VM's hot-plug: the VM's root port.
+        let mut ev = nvrm_only(Signs::default(), false);
+        ev.hotplug = vec![(true, "a Kata Containers VM".into())];
+        assert_eq!(ids(&ev)[0], VM_HOTPLUG_RESERVE);
+    }
+
+    /// A GPU with one failed memory BAR of a known type and size.
+    fn typed(signs: Signs, bus: u8, mem64: bool, pref: bool) -> Evidence {
+        let mut ev = nvrm_only(signs, false);
+        ev.gpus[0].addr.bus = bus;
+        let b = &mut ev.gpus[0].bars[0];
+        (b.index, b.mem64, b.prefetchable, b.type_known) = (0, mem64, pref, true);
+        b.size = Some(16 << 20);
+        ev
+    }
+
+    fn first(ev: &Evidence) -> &'static str {
+        let d = diagnose(ev);
+        crate::decide::hints::hints(ev, &d, None)[0].id
+    }
+
+    #[test]
+    fn the_space_that_fell_short_decides_the_first_step() {
+        let kvm = || Signs {
+            hypervisor_line: Some("KVM".into()),
+            ..Signs::default()
+        };
+        let metal = || Signs {
+            cpu_flag: Some(false),
+            ..Signs::default()
+        };
+        let board = || Signs {
+            device_tree: Some("Rockchip's PCIe host driver".into()),
+            ..Signs::default()
+        };
+        for (what, ev, want) in [
+            (
+                "a VM, a register BAR behind a port: the port's room below 4 GiB",
+                typed(kvm(), 1, false, false),
+                VM_HOTPLUG_RESERVE,
+            ),
+            (
+                "a VM, a 64-bit BAR behind a port: the 64-bit window",
+                typed(kvm(), 1, true, true),
+                OVMF_MMIO64_APERTURE,
+            ),
+            (
+                "bare metal, a register BAR: the kernel's re-placement",
+                typed(metal(), 1, false, false),
+                GUEST_PCI_REALLOC,
+            ),
+            (
+                "bare metal, an old GPU's 32-bit VRAM aperture: the firmware",
+                typed(metal(), 1, false, true),
+                FIRMWARE_ABOVE_4G,
+            ),
+            (
+                "unknown, a register BAR: the kernel's re-placement",
+                typed(Signs::default(), 1, false, false),
+                GUEST_PCI_REALLOC,
+            ),
+            (
+                "a device-tree board: its own window",
+                typed(board(), 1, true, true),
+                space::PLATFORM_WINDOW_TOO_SMALL,
+            ),
+        ] {
+            assert_eq!(first(&ev), want, "{what}");
+        }
+        // Only a device not taken for a GPU failed (QEMU's QXL on a root
+        // port): its 32-bit BARs decide it the same way.
+        let other = |low: bool| {
+            let mut ev = typed(kvm(), 1, false, false);
+            ev.gpus.clear();
+            ev.other_failed = vec![crate::evidence::OtherFailure {
+                bdf: PciAddress {
+                    domain: 0,
+                    bus: 1,
+                    device: 0,
+                    function: 0,
+                },
+                bar: 0,
+                size: Some(64 << 20),
+                low,
+            }];
+            ev
+        };
+        assert_eq!(first(&other(true)), VM_HOTPLUG_RESERVE);
+        assert_eq!(first(&other(false)), OVMF_MMIO64_APERTURE);
+        let ev = typed(board(), 1, true, true);
+        let d = diagnose(&ev);
+        let h = &crate::decide::hints::hints(&ev, &d, None)[0];
+        assert!(h.text.contains("Rockchip's PCIe host driver"), "{}", h.text);
+        assert!(h.text.contains("16 MiB"), "{}", h.text);
+        assert!(h.text.contains("`ranges`"), "{}", h.text);
+        assert!(!h.text.contains("Above 4G"), "{}", h.text);
+    }
+
+    #[test]
+    fn branches_say_how_to_tell_and_how_to_settle_it() {
+        let ev = nvrm_only(Signs::default(), false);
+        let d = diagnose(&ev);
+        let h = hints(&ev, &d);
+        let metal = h.iter().find(|h| h.id == FIRMWARE_ABOVE_4G).unwrap();
+        assert!(
+            metal
+                .text
+                .contains("If this is a real machine (`systemd-detect-virt`"),
+            "{}",
+            metal.text
+        );
+        assert!(metal.text.contains("CSM"), "{}", metal.text);
+        let vm = h.iter().find(|h| h.id == OVMF_MMIO64_APERTURE).unwrap();
+        assert!(vm.text.contains("If this is a VM"), "{}", vm.text);
+        let last = h.last().unwrap();
+        assert_eq!(last.id, COLLECT_EVIDENCE);
+        assert!(
+            last.text.contains("sudo gpu-preflight check"),
+            "{}",
+            last.text
+        );
+        // The kernel's step keeps its meaning off a VM: no "guest" there.
+        let bm = nvrm_only(
+            Signs {
+                cpu_flag: Some(false),
+                ..Signs::default()
+            },
+            true,
+        );
+        let d = diagnose(&bm);
+        let r = &hints(&bm, &d)[0];
+        assert_eq!(r.id, GUEST_PCI_REALLOC);
+        assert!(!r.text.contains("guest"), "{}", r.text);
+        assert_eq!(r.change.kernel_cmdline_add, ["pci=realloc"]);
+    }
+
+    #[test]
+    fn every_hint_id_has_its_lead_line() {
+        for id in crate::decide::hints::ALL_IDS {
+            assert_ne!(action(id), "see the hints", "{id}");
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Which space fell short, where that changes the first step: the windows
+//! below 4 GiB (a 32-bit BAR, or NVIDIA's register BAR 0), which no
+//! 64-bit setting grows, and a board's own host bridge window (an ARM or
+//! PowerPC board booted with a device tree), which no PC firmware setup
+//! has.
+
+use crate::decide::hints::Hint;
+use crate::decide::prescribe::{Change, Restart, Side};
+use crate::evidence::Evidence;
+use crate::model::bar::BarState;
+use crate::model::size::human;
+
+/// The board's host bridge window (its device tree's `ranges`, or an
+/// ARM server firmware's PCIe settings) is smaller than the BARs.
+pub(crate) const PLATFORM_WINDOW_TOO_SMALL: &str = "platform-window-too-small";
+
+const NVIDIA: u16 = 0x10de;
+
+/// Every failed memory BAR of the GPUs is a register BAR below 4 GiB: a
+/// 32-bit non-prefetchable one, or NVIDIA's BAR 0 known from `NVRM: BAR0
+/// is 0M` alone (its register BAR is 32-bit and non-prefetchable on every
+/// NVIDIA GPU). Above 4G Decoding and the 64-bit apertures do not reach
+/// that space; the bridge windows below 4 GiB do. (A 32-bit prefetchable
+/// BAR is an old GPU's VRAM aperture, whose placement is the firmware's.)
+pub(crate) fn only_low(ev: &Evidence) -> bool {
+    let mut failed = ev
+        .gpus
+        .iter()
+        .flat_map(|g| {
+            g.bars
+                .iter()
+                .filter(|b| !b.io && b.state != BarState::Assigned)
+                .map(move |b| (g.vendor, b))
+        })
+        .peekable();
+    if failed.peek().is_none() {
+        // Only devices not taken for GPUs failed (an emulated display, a
+        // paste without class lines): the same holds for their BARs.
+        return !ev.other_failed.is_empty() && ev.other_failed.iter().all(|o| o.low);
+    }
+    failed.all(|(vendor, b)| {
+        if b.type_known {
+            !b.mem64 && !b.prefetchable
+        } else {
+            vendor == NVIDIA && b.index == 0
+        }
+    })
+}
+
+/// The largest failed BAR's size, for the numbers in a hint (a device
+/// not taken for a GPU counts: a paste often lacks the class line).
+fn largest_failed(ev: &Evidence) -> Option<u64> {
+    ev.gpus
+        .iter()
+        .flat_map(|g| g.bars.iter())
+        .filter(|b| !b.io && b.state != BarState::Assigned)
+        .filter_map(|b| b.size)
+        .chain(ev.other_failed.iter().filter_map(|o| o.size))
+        .max()
+}
+
+fn plain(id: &'static str, text: String, side: Side, restart: Restart) -> Hint {
+    Hint {
+        id,
+        text,
+        side,
+        restart: Some(restart),
+        change: Change::default(),
+        expect: None,
+        boots_to_ok: None,
+    }
+}
+
+/// A board that is not an x86 PC (`sign` says why): its PCIe host
+/// controller maps only the CPU addresses its device tree's `ranges` give
+/// it, often 64 MiB to 1 GiB, and no kernel option or firmware setup
+/// enlarges that.
+pub(crate) fn board_window(why: &str, ev: &Evidence, sign: &str) -> Hint {
+    let bar = largest_failed(ev)
+        .map(|s| format!(" (the largest failed BAR is {})", human(s)))
+        .unwrap_or_default();
+    plain(
+        PLATFORM_WINDOW_TOO_SMALL,
+        format!(
+            "{why} This is not an x86 PC ({sign}): the PCIe host controller maps only the address range the board gives it, \
+             and that outbound window is smaller than the device's BARs{bar}. No PC firmware setting applies. \
+             Enlarge the controller's memory window in the device tree (the `ranges` of its `pcie@` node: a 64-bit prefetchable range at least as large as the BARs, \
+             where the SoC has address space for it; see the board's documentation or vendor kernel) and boot with that .dtb; on an ARM server with UEFI, the firmware's PCIe MMIO settings. \
+             Some SoCs cannot map a window that large at all: then only a GPU with smaller BARs (a smaller VRAM aperture, Resizable BAR off) works on this board."
+        ),
+        Side::Firmware,
+        Restart::Reboot,
+    )
+}
+
+/// A VM whose GPU's 32-bit BARs did not fit its port's window below
+/// 4 GiB: the port reserves what was plugged at boot, so give it room.
+/// The id is the VM's port reservation's, hot-plugged or not.
+pub(crate) fn vm_port_low(why: &str, ev: &Evidence) -> Hint {
+    let need = largest_failed(ev)
+        .map(|s| s.next_power_of_two().max(64 << 20))
+        .unwrap_or(64 << 20);
+    let mb = need >> 20;
+    plain(
+        crate::decide::fallback::VM_HOTPLUG_RESERVE,
+        format!(
+            "{why} The failed BARs are 32-bit ones, placed in the window below 4 GiB of the port or bridge the device sits behind, which the VM's firmware sized for what it saw at boot; \
+             the 64-bit hole and aperture do not reach them. Give the port room below 4 GiB: QEMU `-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,mem-reserve={mb}M` and the device on `bus=rp1` \
+             (plugged at boot, not hot-plugged); Kata Containers: a release that sizes the root port's reservation (`pcie_root_port = 1`). \
+             A guest kernel with `pci=realloc` can also enlarge a bridge window where the parent has room. \
+             It takes effect when the VM is stopped and started again."
+        ),
+        Side::Host,
+        Restart::Vm,
+    )
+}

@@ -1,0 +1,61 @@
+//! What a paste went through on its way to a bug report, undone before the
+//! grammars read it: HTML line breaks and entities (`<br>`, `&nbsp;`,
+//! `&lt;unassigned&gt;`) from a web page's source, and quoted-printable
+//! soft line breaks (`64bit=` + newline, `=3D`) from a mail attachment.
+//! Text that shows neither is returned as it is.
+
+use std::borrow::Cow;
+
+/// The text with HTML breaks and entities, and quoted-printable soft
+/// breaks, undone where the text shows them.
+pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
+    let html = text.contains("<br") || text.contains("&nbsp;") || text.contains("&lt;");
+    // A quoted-printable body encodes `=` as `=3D`; soft breaks end a line
+    // with a lone `=`.
+    let qp = text.contains("=3D") && text.lines().any(|l| l.ends_with('='));
+    if !html && !qp {
+        return Cow::Borrowed(text);
+    }
+    let mut s = text.to_string();
+    if qp {
+        s = s
+            .replace("=\r\n", "")
+            .replace("=\n", "")
+            .replace("=3D", "=");
+    }
+    if html {
+        for br in ["<br />", "<br/>", "<br>", "<BR>"] {
+            s = s.replace(br, "\n");
+        }
+        s = s
+            .replace("&nbsp;", " ")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&");
+    }
+    Cow::Owned(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pastes_lose_their_markup() {
+        for (text, want) in [
+            (
+                "Region 1: Memory at &lt;unassigned&gt; (64-bit, prefetchable) [size=16G]<br>\n&nbsp;&nbsp;Region 3: x<br />",
+                "Region 1: Memory at <unassigned> (64-bit, prefetchable) [size=16G]\n\n  Region 3: x\n",
+            ),
+            (
+                "[    0.58] pci 0000:00:02.0: BAR 0 [mem 0x5248000000-0x5248ffffff 64bit=\n pref]\nvgaarb: decodes=3Dio+mem\n",
+                "[    0.58] pci 0000:00:02.0: BAR 0 [mem 0x5248000000-0x5248ffffff 64bit pref]\nvgaarb: decodes=io+mem\n",
+            ),
+            ("plain text, a=b\n", "plain text, a=b\n"),
+        ] {
+            assert_eq!(normalize(text), want);
+        }
+    }
+}
