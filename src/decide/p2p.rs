@@ -622,13 +622,11 @@ pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
             "the driver reports P2P not supported between {} GPU pair(s) (`nvidia-smi topo -p2p r`): in a KVM guest, the GPUs lack one shared GPUDirect clique, or KVM is hidden.",
             refused.len() / 2 + refused.len() % 2
         );
-        let n = t
-            .p2p_read
-            .iter()
-            .map(|p| p.0.max(p.1) as usize + 1)
-            .max()
-            .unwrap_or(2);
-        hints.push(clique_hint(n, &why));
+        // The GPUs the matrix names, counted: their indices are the
+        // paste's and may be any number.
+        let named: std::collections::BTreeSet<u32> =
+            t.p2p_read.iter().flat_map(|p| [p.0, p.1]).collect();
+        hints.push(clique_hint(named.len().max(2), &why));
         hints.push(kvm_hint());
         gate(GateVerdict::Refused, why)
     } else if !t.p2p_read.is_empty() {
@@ -955,5 +953,28 @@ mod tests {
         assert_eq!(p.gates.driver.verdict, Unknown);
         let ids: Vec<&str> = p.hints.iter().map(|h| h.id).collect();
         assert_eq!(ids, ["p2p-nccl-level"]);
+    }
+
+    #[test]
+    fn a_pasted_gpu_index_sizes_nothing() {
+        // GPU numbers come from the paste: a huge one once sized the
+        // clique fix (and aborted on the allocation).
+        let t = crate::parse::p2p_text::parse(
+            "\tGPU0\tGPU4000000000\nGPU0\tX\tNS\nGPU4000000000\tNS\tX\n",
+        );
+        assert_eq!(t.p2p_read.len(), 2);
+        let p = from_text(&t, false);
+        assert_eq!(p.gates.driver.verdict, GateVerdict::Refused);
+        let h = p
+            .hints
+            .iter()
+            .find(|h| h.id == "p2p-gpudirect-clique")
+            .unwrap();
+        assert_eq!(
+            h.text.matches("-set device.hostpci").count(),
+            2,
+            "{}",
+            h.text
+        );
     }
 }
