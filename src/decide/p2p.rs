@@ -400,17 +400,27 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
     let setting = level_setting(get("NCCL_P2P_DISABLE"), get("NCCL_P2P_LEVEL"));
     let topo_file = get("NCCL_TOPO_FILE");
     let (allowed, level_source) = match setting {
-        LevelSetting::Default => (Some(default_level(ev.cpu_vendor, n)), "default"),
+        LevelSetting::Default | LevelSetting::Ignored => {
+            (Some(default_level(ev.cpu_vendor, n)), "default")
+        }
         LevelSetting::Level(l) => (Some(l), "NCCL_P2P_LEVEL"),
         LevelSetting::Off => (
             None,
-            if get("NCCL_P2P_DISABLE").is_some_and(|v| v.trim() == "1") {
+            if level_setting(get("NCCL_P2P_DISABLE"), None) == LevelSetting::Off {
                 "NCCL_P2P_DISABLE"
             } else {
                 "NCCL_P2P_LEVEL"
             },
         ),
-        LevelSetting::Unreadable => (None, "NCCL_P2P_LEVEL"),
+    };
+    // A level NCCL does not read leaves its default in force: say so.
+    let ignored = if setting == LevelSetting::Ignored {
+        format!(
+            "NCCL ignores NCCL_P2P_LEVEL={:?} (it knows only its path names, upper case, and numbers), so its default applies: ",
+            get("NCCL_P2P_LEVEL").unwrap_or_default()
+        )
+    } else {
+        String::new()
     };
     let path = match (worst, setting) {
         (None, _) => gate(GateVerdict::Unknown, "fewer than two GPUs: no pair"),
@@ -423,8 +433,12 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
         ),
         (Some(_), LevelSetting::Off) => {
             let mut change = P2pChange::default();
-            change.nccl_env.insert("NCCL_P2P_DISABLE".into(), String::new());
-            change.nccl_env.insert("NCCL_P2P_LEVEL".into(), String::new());
+            change
+                .nccl_env
+                .insert("NCCL_P2P_DISABLE".into(), String::new());
+            change
+                .nccl_env
+                .insert("NCCL_P2P_LEVEL".into(), String::new());
             hints.push(P2pHint {
                 id: "p2p-nccl-enable",
                 text: format!(
@@ -440,31 +454,32 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                 restart: None,
                 change,
             });
-            gate(GateVerdict::Refused, format!("{level_source} turns NCCL's P2P off"))
+            gate(
+                GateVerdict::Refused,
+                format!("{level_source} turns NCCL's P2P off"),
+            )
         }
-        (Some(_), LevelSetting::Unreadable) => gate(
-            GateVerdict::Unknown,
-            "NCCL_P2P_LEVEL or NCCL_P2P_DISABLE has a value this check does not read (a number or a typo)",
-        ),
         (Some(w), _) => {
             let a = allowed.unwrap_or(PathLevel::Pxb);
             if w <= a {
                 gate(
                     GateVerdict::Granted,
                     format!(
-                        "the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
+                        "{ignored}the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
                         w.as_str(),
                         a.as_str()
                     ),
                 )
             } else {
                 let why = format!(
-                    "the farthest GPUs are {} apart and NCCL allows P2P only up to {} ({level_source}): it will copy through host memory (`via SHM`).",
+                    "{ignored}the farthest GPUs are {} apart and NCCL allows P2P only up to {} ({level_source}): it will copy through host memory (`via SHM`).",
                     w.as_str(),
                     a.as_str()
                 );
                 let mut change = P2pChange::default();
-                change.nccl_env.insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
+                change
+                    .nccl_env
+                    .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
                 hints.push(P2pHint {
                     id: "p2p-nccl-level",
                     text: format!(
@@ -647,8 +662,8 @@ pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
         .map(|l| level_setting(None, Some(l)))
     {
         Some(LevelSetting::Level(l)) => Some(l),
-        Some(_) => None,
-        None => Some(PathLevel::Pxb),
+        Some(LevelSetting::Off) => None,
+        _ => Some(PathLevel::Pxb),
     };
     let level_source = if t.nccl_level.is_some() {
         "NCCL_P2P_LEVEL"
@@ -941,10 +956,26 @@ mod tests {
             ),
             Unknown
         );
+        // Old-style numbers are read; a word NCCL does not know leaves
+        // its default (PXB on Intel) in force.
         assert_eq!(
             path(Some(CpuVendor::Intel), &[("NCCL_P2P_LEVEL", "5")]),
-            Unknown
+            Granted
         );
+        let p = decide(
+            &ev(kvm(), Some(CpuVendor::Intel), &[("NCCL_P2P_LEVEL", "phb")]),
+            false,
+        );
+        assert_eq!(p.gates.path.verdict, Refused);
+        assert!(
+            p.gates
+                .path
+                .why
+                .starts_with("NCCL ignores NCCL_P2P_LEVEL=\"phb\""),
+            "{}",
+            p.gates.path.why
+        );
+        assert!(p.hints.iter().any(|h| h.id == "p2p-nccl-level"));
 
         // On bare metal the path fix is NCCL's level, never an emulated switch.
         let mut bare = ev(CpuidView::NoHypervisor, Some(CpuVendor::Intel), &[]);
