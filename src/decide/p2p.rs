@@ -368,6 +368,15 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
         );
         hints.push(clique_hint(nvidia.len(), &why));
         gate(GateVerdict::Refused, why)
+    } else if visible.is_none() {
+        gate(
+            GateVerdict::Unknown,
+            format!(
+                "all {} NVIDIA GPUs carry clique {}, but whether KVM's signature is visible is not known (CPUID not read, no kernel log from the boot's start)",
+                nvidia.len(),
+                cliques.first().copied().flatten().unwrap_or(0)
+            ),
+        )
     } else {
         gate(
             GateVerdict::Granted,
@@ -915,12 +924,15 @@ mod tests {
             decide(&ev(hyperv, intel, &[]), false).gates.driver.verdict,
             GateVerdict::Unknown
         );
-        // Without CPUID (a captured tree) and without a log: not known.
+        // Without CPUID (a captured tree) and without a log: not known,
+        // and the cliques alone grant nothing.
+        let p = decide(&ev(CpuidView::NotRead, intel, &[]), false);
+        assert_eq!(p.kvm.visible, None);
         assert_eq!(
-            decide(&ev(CpuidView::NotRead, intel, &[]), false)
-                .kvm
-                .visible,
-            None
+            p.gates.driver.verdict,
+            GateVerdict::Unknown,
+            "{}",
+            p.gates.driver.why
         );
     }
 
