@@ -201,7 +201,7 @@ fn a_pasted_gpu_index_sizes_nothing() {
     let t =
         crate::parse::p2p_text::parse("\tGPU0\tGPU4000000000\nGPU0\tX\tNS\nGPU4000000000\tNS\tX\n");
     assert_eq!(t.p2p_read.len(), 2);
-    let p = from_text(&t, false);
+    let p = from_text(&t, false, None);
     assert_eq!(p.gates.driver.verdict, GateVerdict::Refused);
     let h = p
         .hints
@@ -214,4 +214,25 @@ fn a_pasted_gpu_index_sizes_nothing() {
         "{}",
         h.text
     );
+}
+
+#[test]
+fn a_pasted_matrix_alone_leaves_nccls_default_to_the_cpu() {
+    // Two GPUs PHB apart: NCCL's default allows it on AMD only.
+    let two = crate::parse::p2p_text::parse("\tGPU0\tGPU1\nGPU0\t X \tPHB\nGPU1\tPHB\t X \n");
+    let path =
+        |t: &crate::parse::p2p_text::P2pText, cpu| from_text(t, false, cpu).gates.path.verdict;
+    assert_eq!(path(&two, None), GateVerdict::Unknown);
+    assert_eq!(path(&two, Some(CpuVendor::Intel)), GateVerdict::Refused);
+    assert_eq!(path(&two, Some(CpuVendor::Amd)), GateVerdict::Granted);
+    // Three GPUs: PXB whatever the CPU.
+    let three = crate::parse::p2p_text::parse(
+        "\tGPU0\tGPU1\tGPU2\nGPU0\tX\tPHB\tPHB\nGPU1\tPHB\tX\tPHB\nGPU2\tPHB\tPHB\tX\n",
+    );
+    assert_eq!(path(&three, None), GateVerdict::Refused);
+    assert_eq!(path(&three, Some(CpuVendor::Amd)), GateVerdict::Refused);
+    // A level in the log decides.
+    let mut set = two.clone();
+    set.nccl_level = Some("PHB".into());
+    assert_eq!(path(&set, None), GateVerdict::Granted);
 }

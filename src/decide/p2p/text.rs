@@ -1,18 +1,22 @@
 //! The P2P gates judged from pasted text (`explain`).
 
 use super::{
-    clique_hint, gate, kvm_hint, Gates, KvmReport, NcclReport, NcclSettingReport, P2p, P2pChange,
-    P2pHint, ViommuReport, NOTE,
+    clique_hint, default_level, gate, kvm_hint, Gates, KvmReport, NcclReport, NcclSettingReport,
+    P2p, P2pChange, P2pHint, ViommuReport, NOTE,
 };
 use crate::decide::prescribe::{Restart, Side};
 use crate::model::p2p::{GateVerdict, PathLevel};
+use crate::model::platform::CpuVendor;
 use crate::parse::nccl::{level_setting, LevelSetting};
 use crate::parse::p2p_text::P2pText;
+use std::collections::BTreeSet;
 
 /// The same gates from pasted text (`explain`): `nvidia-smi topo -p2p r`
 /// is the driver's own answer, `topo -m` the paths, NCCL's `via` lines
-/// what it did, QEMU's warning the host's refusal.
-pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
+/// what it did, QEMU's warning the host's refusal. `cpu`: the CPU vendor
+/// the rest of the input showed, if any (NCCL's default level depends on
+/// it for two GPUs).
+pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> P2p {
     let mut hints = Vec::new();
     let refused: Vec<&(u32, u32, bool)> = t.p2p_read.iter().filter(|p| !p.2).collect();
     let driver = if !refused.is_empty() {
@@ -22,8 +26,7 @@ pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
         );
         // The GPUs the matrix names, counted: their indices are the
         // paste's and may be any number.
-        let named: std::collections::BTreeSet<u32> =
-            t.p2p_read.iter().flat_map(|p| [p.0, p.1]).collect();
+        let named: BTreeSet<u32> = t.p2p_read.iter().flat_map(|p| [p.0, p.1]).collect();
         hints.push(clique_hint(named.len().max(2), &why));
         hints.push(kvm_hint());
         gate(GateVerdict::Refused, why)
@@ -46,8 +49,18 @@ pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
     {
         Some(LevelSetting::Level(l)) => Some(l),
         Some(LevelSetting::Off) => None,
-        _ => Some(PathLevel::Pxb),
+        // NCCL's default: PXB, SYS for up to two GPUs on an AMD CPU; not
+        // known for two GPUs when the input does not show the CPU.
+        _ => {
+            let gpus: BTreeSet<u32> = t.paths.iter().flat_map(|p| [p.0, p.1]).collect();
+            match cpu {
+                Some(_) => Some(default_level(cpu, gpus.len())),
+                None if gpus.len() > 2 => Some(PathLevel::Pxb),
+                None => None,
+            }
+        }
     };
+    let default_unknown = allowed.is_none() && t.nccl_level.is_none();
     let level_source = if t.nccl_level.is_some() {
         "NCCL_P2P_LEVEL"
     } else {
@@ -58,14 +71,20 @@ pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
             "NCCL connected {} channel(s) through host memory (`via SHM`) and none `via P2P`.",
             t.nccl_shm
         );
-        if let Some(w) = worst.filter(|w| allowed.is_some_and(|a| *w > a)) {
+        // Through host memory: whatever the CPU, the level did not reach.
+        let reached = if default_unknown {
+            Some(PathLevel::Pxb)
+        } else {
+            allowed
+        };
+        if let Some(w) = worst.filter(|w| reached.is_some_and(|a| *w > a)) {
             let mut change = P2pChange::default();
             change
                 .nccl_env
                 .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
             hints.push(P2pHint {
                 id: "p2p-nccl-level",
-                text: format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), allowed.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
+                text: format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), reached.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
                 side: Side::Guest,
                 restart: None,
                 change,
@@ -76,6 +95,22 @@ pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
         gate(
             GateVerdict::Granted,
             format!("NCCL connected {} channel(s) `via P2P`", t.nccl_p2p),
+        )
+    } else if let Some(w) = worst.filter(|w| default_unknown && *w > PathLevel::Pxb) {
+        gate(
+            GateVerdict::Unknown,
+            format!(
+                "the farthest GPUs are {} apart (`nvidia-smi topo -m`): NCCL's default allows that for two GPUs on an AMD CPU (SYS), not on others (PXB), and the input does not show the CPU",
+                w.as_str()
+            ),
+        )
+    } else if let Some(w) = worst.filter(|w| default_unknown && *w <= PathLevel::Pxb) {
+        gate(
+            GateVerdict::Granted,
+            format!(
+                "the farthest pair is {} apart and NCCL allows at least PXB (default)",
+                w.as_str()
+            ),
         )
     } else if let (Some(w), Some(a)) = (worst, allowed) {
         if w <= a {
