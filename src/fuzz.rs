@@ -495,6 +495,8 @@ pub fn p2p(data: &[u8]) {
         return;
     }
     let p = p2p_text::parse(&t);
+    // The judgement of what was parsed must not fail either.
+    let _ = crate::decide::p2p::from_text(&p, false, None);
     assert!(p.paths.iter().all(|(a, b, _)| a != b), "{p:?}");
     assert!(p.p2p_read.iter().all(|(a, b, _)| a != b), "{p:?}");
     if newline_is_neutral(&t) {

@@ -147,6 +147,35 @@ fn strict_mode_on_the_command_line_stops_the_boot_with_exit_4() {
 }
 
 #[test]
+fn an_expected_p2p_refusal_says_so_where_the_boot_stops() {
+    // The BARs are fine and the clique is missing: the console line and
+    // the log must name peer-to-peer and its fix, not the BARs' "ok".
+    const CASE: &str = "p2p-h200x2-no-clique";
+    // In the file: this capture's command line ends in `--` (init's
+    // arguments), past which the kernel's are not read.
+    let t = root_for(CASE, Some(b"mode=strict\nexpect_p2p=1\n"), "");
+    let r = boot(t.path(), CASE);
+    assert_eq!(r.code(), Some(4), "{}", r.show());
+    assert!(
+        r.stdout()
+            .contains("stopping the boot: peer-to-peer expected but refused: driver: "),
+        "{}",
+        r.show()
+    );
+    assert!(!r.stdout().contains(": ok: "), "{}", r.show());
+    assert!(
+        r.stderr().contains("hint p2p-gpudirect-clique: "),
+        "{}",
+        r.show()
+    );
+    // Without expect_p2p the same boot is the BARs' and continues.
+    let t = root_for(CASE, Some(b"mode=strict\n"), "");
+    let r = boot(t.path(), CASE);
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    assert!(!r.stderr().contains("hint p2p-"), "{}", r.show());
+}
+
+#[test]
 fn strict_mode_with_a_healthy_boot_continues() {
     let t = root_for(HEALTHY, Some(b"match=1af4:1110\nmode=strict\n"), "");
     let r = boot(t.path(), HEALTHY);

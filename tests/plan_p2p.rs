@@ -131,6 +131,30 @@ fn hidden_kvm_and_bare_bdfs_are_told_why_the_clique_will_not_take() {
 }
 
 #[test]
+fn a_hostpci_list_of_functions_is_not_targetable_either() {
+    // qemu-server names the devices of a `;` list hostpciN.0, hostpciN.1
+    // as it does for a bare BDF: `-set device.hostpci0...` names none.
+    let t = tempfile::tempdir().unwrap();
+    host(t.path(), "8.1.5-6", false, None);
+    vm(t.path(), "203", &format!("{BASE}hostpci0: 0000:41:00.0;0000:41:00.1,pcie=1\nhostpci1: 0000:42:00.0,pcie=1\nargs: -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.x-nv-gpudirect-clique=0\n"));
+    let (_, v, _) = plan(t.path(), &["--proxmox", "203"]);
+    let p = &v["p2p"];
+    assert_eq!(p["driver_gate"], "refused", "{p}");
+    assert_eq!(p["devices"][0]["device_id"], "hostpci0.0");
+    assert_eq!(p["devices"][0]["targetable"], false);
+    assert_eq!(p["devices"][1]["targetable"], true);
+    assert!(
+        p["problems"].to_string().contains("list several functions"),
+        "{p}"
+    );
+    let line = p["lines"]["proxmox"][0].as_str().unwrap();
+    assert!(
+        line.starts_with("hostpci0: 0000:41:00.0,pcie=1  (was 0000:41:00.0;0000:41:00.1"),
+        "{line}"
+    );
+}
+
+#[test]
 fn qemu_before_8_1_cannot_place_the_clique_when_0xc8_is_taken() {
     let t = tempfile::tempdir().unwrap();
     host(t.path(), "8.0.2-3", true, None);

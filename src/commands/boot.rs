@@ -14,6 +14,7 @@
 
 use crate::atomic_file;
 use crate::commands::{check, METRICS_FILE, OUT_DIR, REPORT_FILE};
+use crate::decide::diagnosis::DiagnosisKind;
 use crate::evidence::system::SystemSource;
 use crate::parse::settings::Mode;
 use crate::read::config;
@@ -127,22 +128,23 @@ fn boot(root: &Root, config: Option<&Path>, out_dir: &Path, dmesg: Option<PathBu
     } else {
         String::new()
     };
+    // A failure the BARs did not cause is an expected P2P's: say that.
+    let reason = match report
+        .p2p
+        .as_ref()
+        .and_then(crate::report::p2p::expected_refusal)
+    {
+        Some(why) if report.diagnosis == DiagnosisKind::Ok => why,
+        _ => format!("{}: {}", report.diagnosis.as_str(), report.summary),
+    };
     let console = match (failed, stop) {
         (false, _) => format!(
             "gpu-preflight: ok: {} GPU(s), every BAR assigned{where_}",
             report.found
         ),
-        (true, false) => format!(
-            "gpu-preflight: FAIL: {}: {}{where_}",
-            report.diagnosis.as_str(),
-            report.summary
-        ),
+        (true, false) => format!("gpu-preflight: FAIL: {reason}{where_}"),
         (true, true) => {
-            let msg = format!(
-                "strict mode: stopping the boot: {}: {}",
-                report.diagnosis.as_str(),
-                report.summary
-            );
+            let msg = format!("strict mode: stopping the boot: {reason}");
             records.insert(1, (PRIO_ERR, msg.clone()));
             format!("gpu-preflight: FAIL: {msg}{where_}")
         }

@@ -49,9 +49,7 @@ fn p2p_section(src: &SystemSource, ev: &Evidence, expected: bool) -> (P2p, Vec<S
         CpuidView::NotRead
     };
     let env: Vec<(String, String)> = if live {
-        std::env::vars()
-            .filter(|(k, _)| k.starts_with("NCCL_"))
-            .collect()
+        nccl_env(std::env::vars_os())
     } else {
         Vec::new()
     };
@@ -64,10 +62,49 @@ fn p2p_section(src: &SystemSource, ev: &Evidence, expected: bool) -> (P2p, Vec<S
     (p2p::decide(&pev, expected), warnings)
 }
 
+/// The environment's `NCCL_*` pairs. Not `std::env::vars`, which panics on
+/// a variable that is not UTF-8 (any variable, NCCL's or not): a value
+/// that is not is kept with its bad bytes replaced.
+fn nccl_env(
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<(String, String)> {
+    vars.filter_map(|(k, v)| {
+        let k = k.into_string().ok()?;
+        k.starts_with("NCCL_")
+            .then(|| (k, v.to_string_lossy().into_owned()))
+    })
+    .collect()
+}
+
 /// Writes the verdict and hints to the root's /dev/kmsg, or stderr.
 pub(crate) fn send_to_kmsg(root: &Root, report: &Report) {
     let dev = root.join("dev/kmsg");
     if let Err(e) = kmsg::write_records(&dev, &kmsg::records(report), &mut std::io::stderr()) {
         log::info!("cannot write {}: {e}", dev.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn a_variable_that_is_not_utf8_is_no_panic() {
+        let bad = || OsString::from_vec(b"\xff".to_vec());
+        let vars = vec![
+            (OsString::from("BAD"), bad()),
+            (OsString::from_vec(b"NCCL_\xff".to_vec()), bad()),
+            (OsString::from("NCCL_P2P_LEVEL"), OsString::from("PHB")),
+            (OsString::from("NCCL_DEBUG"), bad()),
+        ];
+        assert_eq!(
+            nccl_env(vars.into_iter()),
+            [
+                ("NCCL_P2P_LEVEL".to_string(), "PHB".to_string()),
+                ("NCCL_DEBUG".to_string(), "\u{fffd}".to_string())
+            ]
+        );
     }
 }

@@ -53,7 +53,7 @@ pub(crate) fn run(
     };
     let mut r = report::conclude(started, Mode::Explain, &ev, Vec::new());
     if !p2p_text.is_empty() {
-        r.p2p = Some(p2p::from_text(&p2p_text, false));
+        r.p2p = Some(p2p::from_text(&p2p_text, false, ev.cpu.vendor));
     }
     Ok(r)
 }

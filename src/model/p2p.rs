@@ -40,10 +40,9 @@ impl PathLevel {
         }
     }
 
-    /// `NCCL_P2P_LEVEL`'s words (`LOC` and `NVL` are closer than any PCI
-    /// path: P2P only within one device or over NVLink, so PCI P2P is off:
-    /// `None`), case-insensitive; also `nvidia-smi topo -m`'s cells
-    /// (`NODE` is PHB on one NUMA node, as NCCL reads it).
+    /// `nvidia-smi topo -m`'s cells, case-insensitive (`NODE` is PHB on
+    /// one NUMA node, as NCCL reads it). Not for `NCCL_P2P_LEVEL`, which
+    /// NCCL compares exactly: `parse::nccl::level_setting`.
     pub(crate) fn parse(word: &str) -> Option<PathLevel> {
         match word.trim().to_ascii_uppercase().as_str() {
             "PIX" => Some(PathLevel::Pix),

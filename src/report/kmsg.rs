@@ -56,14 +56,25 @@ pub(crate) fn records(r: &Report) -> Vec<(u8, String)> {
             r.elapsed_ms
         ),
     )];
+    let p2p_refused = r
+        .p2p
+        .as_ref()
+        .and_then(crate::report::p2p::expected_refusal);
     if r.verdict != Verdict::Ok {
         out.push((prio, r.summary.clone()));
+        if let Some(why) = &p2p_refused {
+            out.push((prio, why.clone()));
+        }
     }
-    for h in &r.hints {
+    let p2p_hints = match (&p2p_refused, &r.p2p) {
+        (Some(_), Some(p)) => p.hints.iter().map(|h| (h.id, &h.text)).collect(),
+        _ => Vec::new(),
+    };
+    for (id, text) in r.hints.iter().map(|h| (h.id, &h.text)).chain(p2p_hints) {
         if out.len() >= MAX_RECORDS {
             break;
         }
-        out.push((prio, format!("hint {}: {}", h.id, h.text)));
+        out.push((prio, format!("hint {id}: {text}")));
     }
     out
 }

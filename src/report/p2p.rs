@@ -125,6 +125,29 @@ fn text_gates(p: &P2p, s: &mut String) {
     let _ = writeln!(s, "  note: {}", p.note);
 }
 
+/// When an expected peer-to-peer section refused (`--expect-p2p`,
+/// `gpu_preflight.expect_p2p=1`), the sentence that says so, naming the
+/// refused gates: the boot's console line and log otherwise carry only
+/// the BARs' diagnosis, which may well be `ok`.
+pub(crate) fn expected_refusal(p: &P2p) -> Option<String> {
+    if !p.expected || p.verdict != GateVerdict::Refused {
+        return None;
+    }
+    let refused: Vec<String> = [
+        ("driver", &p.gates.driver),
+        ("path", &p.gates.path),
+        ("host", &p.gates.host),
+    ]
+    .iter()
+    .filter(|(_, g)| g.verdict == GateVerdict::Refused)
+    .map(|(name, g)| format!("{name}: {}", g.why.trim_end_matches('.')))
+    .collect();
+    Some(format!(
+        "peer-to-peer expected but refused: {}",
+        refused.join("; ")
+    ))
+}
+
 /// `gpu_preflight_p2p_*` series.
 pub(crate) fn prometheus(p: &P2p, s: &mut String) {
     let mut metric = |name: &str, help: &str, samples: &[(String, f64)]| {

@@ -134,7 +134,7 @@ pub(super) fn plan(
     // The GPUs among the devices: display-class on the host, or a mapping
     // (not resolved here: taken as one).
     let mut devices = Vec::new();
-    let (mut bare, mut no_alias) = (Vec::new(), Vec::new());
+    let (mut bare, mut lists, mut no_alias) = (Vec::new(), Vec::new(), Vec::new());
     for d in &vm.devices {
         let first = d.hosts.first().and_then(|h| parse_addr(h));
         let is_gpu = d.mapping
@@ -144,11 +144,16 @@ pub(super) fn plan(
         if !is_gpu {
             continue;
         }
-        let multi = d.bare()
-            && first.is_some_and(|a| {
-                host::functions_of(root, a.domain, a.bus, a.device).len() > 1
-                    || !root.join(format!("sys/bus/pci/devices/{a}")).exists()
-            });
+        // qemu-server names the functions hostpciN.0, hostpciN.1... when
+        // the entry yields more than one: a `;` list, or a bare BDF of a
+        // multi-function device (`print_hostpci_devices`, `$multifunction`).
+        let listed = d.hosts.len() > 1;
+        let multi = listed
+            || d.bare()
+                && first.is_some_and(|a| {
+                    host::functions_of(root, a.domain, a.bus, a.device).len() > 1
+                        || !root.join(format!("sys/bus/pci/devices/{a}")).exists()
+                });
         let device_id = match kind {
             "proxmox" if multi => format!("{}.0", d.name),
             _ => d.name.clone(),
@@ -159,7 +164,9 @@ pub(super) fn plan(
             .iter()
             .find(|(id, _)| *id == device_id)
             .map(|(_, v)| v.clone());
-        if kind == "proxmox" && multi {
+        if kind == "proxmox" && listed {
+            lists.push(d.name.clone());
+        } else if kind == "proxmox" && multi {
             bare.push(d.name.clone());
         }
         if kind == "libvirt" && d.name.is_empty() {
@@ -214,6 +221,12 @@ pub(super) fn plan(
         problems.push(format!(
             "{} name the GPU without a function (`41:00`), so every function is passed and QEMU's ids are hostpciN.0, hostpciN.1...: `-set device.hostpciN.x-nv-gpudirect-clique=...` then names no device (QEMU refuses to start) and -set cannot name hostpciN.0 (QEMU reads the id up to the next dot); give each GPU's function (`0000:41:00.0`)",
             bare.join(", ")
+        ));
+    }
+    if !lists.is_empty() {
+        problems.push(format!(
+            "{} list several functions (`0000:41:00.0;0000:41:00.1`), so QEMU's ids are hostpciN.0, hostpciN.1...: -set cannot name them (QEMU reads the id up to the next dot); give the GPU's function alone in its hostpciN",
+            lists.join(", ")
         ));
     }
     if !no_alias.is_empty() {
@@ -298,7 +311,12 @@ fn lines(kind: &str, vm: &VmP2p, devices: &[PlanP2pDevice]) -> PlanP2pLines {
             ) {
                 if !d.targetable {
                     let h = v.hosts.first().map(String::as_str).unwrap_or("");
-                    out.proxmox.push(format!("{}: {h}.0,pcie=1  (was {h}: the other functions, e.g. the audio {h}.1, then need their own hostpciN if wanted)", d.name));
+                    let was = v.hosts.join(";");
+                    if v.hosts.len() > 1 {
+                        out.proxmox.push(format!("{}: {h},pcie=1  (was {was}: the other functions then need their own hostpciN if wanted)", d.name));
+                    } else {
+                        out.proxmox.push(format!("{}: {h}.0,pcie=1  (was {h}: the other functions, e.g. the audio {h}.1, then need their own hostpciN if wanted)", d.name));
+                    }
                 }
             }
             let sets: Vec<String> = devices

@@ -24,10 +24,15 @@ use crate::model::pci::PciAddress;
 use crate::model::platform::CpuVendor;
 use crate::model::size::human;
 use crate::parse::nccl::{level_setting, LevelSetting};
-use crate::parse::p2p_text::P2pText;
 use crate::read::cpuid::CpuidView;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+#[cfg(test)]
+mod tests;
+mod text;
+
+pub(crate) use text::from_text;
 
 const NVIDIA: u16 = 0x10de;
 
@@ -127,6 +132,21 @@ pub(crate) struct Gates {
     pub driver: Gate,
     pub path: Gate,
     pub host: Gate,
+}
+
+impl Gates {
+    /// `refused` when a gate refuses, `granted` when all grant, else
+    /// `unknown`.
+    pub(crate) fn overall(&self) -> GateVerdict {
+        let all = [self.driver.verdict, self.path.verdict, self.host.verdict];
+        if all.contains(&GateVerdict::Refused) {
+            GateVerdict::Refused
+        } else if all.iter().all(|v| *v == GateVerdict::Granted) {
+            GateVerdict::Granted
+        } else {
+            GateVerdict::Unknown
+        }
+    }
 }
 
 /// A P2P fix, in the form of the BAR hints (`side`, `restart`, `change`).
@@ -368,6 +388,15 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
         );
         hints.push(clique_hint(nvidia.len(), &why));
         gate(GateVerdict::Refused, why)
+    } else if visible.is_none() {
+        gate(
+            GateVerdict::Unknown,
+            format!(
+                "all {} NVIDIA GPUs carry clique {}, but whether KVM's signature is visible is not known (CPUID not read, no kernel log from the boot's start)",
+                nvidia.len(),
+                cliques.first().copied().flatten().unwrap_or(0)
+            ),
+        )
     } else {
         gate(
             GateVerdict::Granted,
@@ -400,17 +429,27 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
     let setting = level_setting(get("NCCL_P2P_DISABLE"), get("NCCL_P2P_LEVEL"));
     let topo_file = get("NCCL_TOPO_FILE");
     let (allowed, level_source) = match setting {
-        LevelSetting::Default => (Some(default_level(ev.cpu_vendor, n)), "default"),
+        LevelSetting::Default | LevelSetting::Ignored => {
+            (Some(default_level(ev.cpu_vendor, n)), "default")
+        }
         LevelSetting::Level(l) => (Some(l), "NCCL_P2P_LEVEL"),
         LevelSetting::Off => (
             None,
-            if get("NCCL_P2P_DISABLE").is_some_and(|v| v.trim() == "1") {
+            if level_setting(get("NCCL_P2P_DISABLE"), None) == LevelSetting::Off {
                 "NCCL_P2P_DISABLE"
             } else {
                 "NCCL_P2P_LEVEL"
             },
         ),
-        LevelSetting::Unreadable => (None, "NCCL_P2P_LEVEL"),
+    };
+    // A level NCCL does not read leaves its default in force: say so.
+    let ignored = if setting == LevelSetting::Ignored {
+        format!(
+            "NCCL ignores NCCL_P2P_LEVEL={:?} (it knows only its path names, upper case, and numbers), so its default applies: ",
+            get("NCCL_P2P_LEVEL").unwrap_or_default()
+        )
+    } else {
+        String::new()
     };
     let path = match (worst, setting) {
         (None, _) => gate(GateVerdict::Unknown, "fewer than two GPUs: no pair"),
@@ -423,8 +462,12 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
         ),
         (Some(_), LevelSetting::Off) => {
             let mut change = P2pChange::default();
-            change.nccl_env.insert("NCCL_P2P_DISABLE".into(), String::new());
-            change.nccl_env.insert("NCCL_P2P_LEVEL".into(), String::new());
+            change
+                .nccl_env
+                .insert("NCCL_P2P_DISABLE".into(), String::new());
+            change
+                .nccl_env
+                .insert("NCCL_P2P_LEVEL".into(), String::new());
             hints.push(P2pHint {
                 id: "p2p-nccl-enable",
                 text: format!(
@@ -440,31 +483,32 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                 restart: None,
                 change,
             });
-            gate(GateVerdict::Refused, format!("{level_source} turns NCCL's P2P off"))
+            gate(
+                GateVerdict::Refused,
+                format!("{level_source} turns NCCL's P2P off"),
+            )
         }
-        (Some(_), LevelSetting::Unreadable) => gate(
-            GateVerdict::Unknown,
-            "NCCL_P2P_LEVEL or NCCL_P2P_DISABLE has a value this check does not read (a number or a typo)",
-        ),
         (Some(w), _) => {
             let a = allowed.unwrap_or(PathLevel::Pxb);
             if w <= a {
                 gate(
                     GateVerdict::Granted,
                     format!(
-                        "the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
+                        "{ignored}the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
                         w.as_str(),
                         a.as_str()
                     ),
                 )
             } else {
                 let why = format!(
-                    "the farthest GPUs are {} apart and NCCL allows P2P only up to {} ({level_source}): it will copy through host memory (`via SHM`).",
+                    "{ignored}the farthest GPUs are {} apart and NCCL allows P2P only up to {} ({level_source}): it will copy through host memory (`via SHM`).",
                     w.as_str(),
                     a.as_str()
                 );
                 let mut change = P2pChange::default();
-                change.nccl_env.insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
+                change
+                    .nccl_env
+                    .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
                 hints.push(P2pHint {
                     id: "p2p-nccl-level",
                     text: format!(
@@ -528,14 +572,7 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
     };
 
     let gates = Gates { driver, path, host };
-    let all = [gates.driver.verdict, gates.path.verdict, gates.host.verdict];
-    let verdict = if all.contains(&GateVerdict::Refused) {
-        GateVerdict::Refused
-    } else if all.iter().all(|v| *v == GateVerdict::Granted) {
-        GateVerdict::Granted
-    } else {
-        GateVerdict::Unknown
-    };
+    let verdict = gates.overall();
     P2p {
         verdict,
         expected,
@@ -608,352 +645,5 @@ pub(crate) fn vram(g: &P2pGpuReport) -> String {
     match (g.vram_bar, g.vram_bar_bytes) {
         (Some(i), Some(b)) => format!("BAR {i} {}", human(b)),
         _ => "no 64-bit prefetchable BAR".into(),
-    }
-}
-
-/// The same gates from pasted text (`explain`): `nvidia-smi topo -p2p r`
-/// is the driver's own answer, `topo -m` the paths, NCCL's `via` lines
-/// what it did, QEMU's warning the host's refusal.
-pub(crate) fn from_text(t: &P2pText, expected: bool) -> P2p {
-    let mut hints = Vec::new();
-    let refused: Vec<&(u32, u32, bool)> = t.p2p_read.iter().filter(|p| !p.2).collect();
-    let driver = if !refused.is_empty() {
-        let why = format!(
-            "the driver reports P2P not supported between {} GPU pair(s) (`nvidia-smi topo -p2p r`): in a KVM guest, the GPUs lack one shared GPUDirect clique, or KVM is hidden.",
-            refused.len() / 2 + refused.len() % 2
-        );
-        let n = t
-            .p2p_read
-            .iter()
-            .map(|p| p.0.max(p.1) as usize + 1)
-            .max()
-            .unwrap_or(2);
-        hints.push(clique_hint(n, &why));
-        hints.push(kvm_hint());
-        gate(GateVerdict::Refused, why)
-    } else if !t.p2p_read.is_empty() {
-        gate(
-            GateVerdict::Granted,
-            "the driver reports OK for every pair (`nvidia-smi topo -p2p r`)",
-        )
-    } else {
-        gate(
-            GateVerdict::Unknown,
-            "no `nvidia-smi topo -p2p r` matrix in the input",
-        )
-    };
-    let worst = t.paths.iter().map(|p| p.2).max();
-    let allowed = match t
-        .nccl_level
-        .as_deref()
-        .map(|l| level_setting(None, Some(l)))
-    {
-        Some(LevelSetting::Level(l)) => Some(l),
-        Some(_) => None,
-        None => Some(PathLevel::Pxb),
-    };
-    let level_source = if t.nccl_level.is_some() {
-        "NCCL_P2P_LEVEL"
-    } else {
-        "default"
-    };
-    let path = if t.nccl_shm > 0 && t.nccl_p2p == 0 {
-        let why = format!(
-            "NCCL connected {} channel(s) through host memory (`via SHM`) and none `via P2P`.",
-            t.nccl_shm
-        );
-        if let Some(w) = worst.filter(|w| allowed.is_some_and(|a| *w > a)) {
-            let mut change = P2pChange::default();
-            change
-                .nccl_env
-                .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
-            hints.push(P2pHint {
-                id: "p2p-nccl-level",
-                text: format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), allowed.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
-                side: Side::Guest,
-                restart: None,
-                change,
-            });
-        }
-        gate(GateVerdict::Refused, why)
-    } else if t.nccl_p2p > 0 {
-        gate(
-            GateVerdict::Granted,
-            format!("NCCL connected {} channel(s) `via P2P`", t.nccl_p2p),
-        )
-    } else if let (Some(w), Some(a)) = (worst, allowed) {
-        if w <= a {
-            gate(
-                GateVerdict::Granted,
-                format!(
-                    "the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
-                    w.as_str(),
-                    a.as_str()
-                ),
-            )
-        } else {
-            let why = format!("the farthest GPUs are {} apart (`nvidia-smi topo -m`) and NCCL allows P2P only up to {} ({level_source}).", w.as_str(), a.as_str());
-            let mut change = P2pChange::default();
-            change
-                .nccl_env
-                .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
-            hints.push(P2pHint {
-                id: "p2p-nccl-level",
-                text: format!(
-                    "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.",
-                    w.as_str()
-                ),
-                side: Side::Guest,
-                restart: None,
-                change,
-            });
-            gate(GateVerdict::Refused, why)
-        }
-    } else {
-        gate(
-            GateVerdict::Unknown,
-            "no `nvidia-smi topo -m` matrix or NCCL `via` lines in the input",
-        )
-    };
-    let host = if t.qemu_bar_warning {
-        hints.push(P2pHint {
-            id: "p2p-host-bar-mapping",
-            text: "QEMU could not map a peer's BARs into the host IOMMU (\"PCI peer-to-peer transactions on BARs are not supported\"): the host IOMMU's address width is narrower than the guest's BAR addresses (see the host's `DMAR: Host address width` or AMD-Vi lines and `/sys/class/iommu/*/intel-iommu/cap`), or the VFIO backend is iommufd on a kernel that cannot map device memory. Give the vCPU no more physical address bits than the host IOMMU translates (`phys-bits=`), so the firmware places the BARs lower, or use the legacy VFIO container. Then stop and start the VM.".into(),
-            side: Side::Host,
-            restart: Some(Restart::Vm),
-            change: P2pChange::default(),
-        });
-        gate(
-            GateVerdict::Refused,
-            "QEMU said \"PCI peer-to-peer transactions on BARs are not supported\"",
-        )
-    } else {
-        gate(GateVerdict::Unknown, "no QEMU log in the input")
-    };
-    let gates = Gates { driver, path, host };
-    let all = [gates.driver.verdict, gates.path.verdict, gates.host.verdict];
-    let verdict = if all.contains(&GateVerdict::Refused) {
-        GateVerdict::Refused
-    } else if all.iter().all(|v| *v == GateVerdict::Granted) {
-        GateVerdict::Granted
-    } else {
-        GateVerdict::Unknown
-    };
-    P2p {
-        verdict,
-        expected,
-        gpus: Vec::new(),
-        one_clique: None,
-        kvm: KvmReport {
-            visible: None,
-            cpuid_signature: None,
-            cpuinfo_hypervisor: None,
-            kernel_log: None,
-        },
-        pairs: Vec::new(),
-        p2p_path: worst,
-        nccl: NcclReport {
-            settings: t
-                .nccl_level
-                .iter()
-                .map(|l| NcclSettingReport {
-                    name: "NCCL_P2P_LEVEL".into(),
-                    value: l.clone(),
-                    source: "log".into(),
-                })
-                .collect(),
-            p2p_level: allowed,
-            level_source,
-        },
-        viommu: ViommuReport {
-            present: false,
-            tables: Vec::new(),
-            address_width_bits: None,
-            iommu_units: Vec::new(),
-            gpu_iommu_groups: false,
-        },
-        gates,
-        hints,
-        note: NOTE.into(),
-        from_text: true,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::evidence::p2p::{NcclSetting, Viommu};
-    use crate::model::pci::RootBus;
-
-    fn a(s: &str) -> PciAddress {
-        s.parse().unwrap()
-    }
-
-    fn gpu(bdf: &str, up: &[&str], bus: u8, numa: i64, clique: CliqueCap) -> P2pGpu {
-        P2pGpu {
-            addr: a(bdf),
-            vendor: NVIDIA,
-            class: 0x030200,
-            clique,
-            config_bytes: 4096,
-            upstream: up.iter().map(|u| a(u)).collect(),
-            root_bus: Some(RootBus { domain: 0, bus }),
-            numa_node: Some(numa),
-            vram_bar: Some((2, 1 << 38)),
-            bar_end: Some(0x1040_0300_0000),
-        }
-    }
-
-    const C0: CliqueCap = CliqueCap::Found {
-        offset: 0xc8,
-        clique: 0,
-        version: 0,
-    };
-
-    #[test]
-    fn paths_as_nccl_names_them() {
-        let root_ports = (
-            gpu("0000:01:00.0", &["0000:00:01.0"], 0, 0, C0),
-            gpu("0000:02:00.0", &["0000:00:02.0"], 0, 0, C0),
-        );
-        assert_eq!(path_level(&root_ports.0, &root_ports.1), PathLevel::Phb);
-        let switch = (
-            gpu(
-                "0000:03:00.0",
-                &["0000:02:00.0", "0000:01:00.0", "0000:00:02.0"],
-                0,
-                0,
-                C0,
-            ),
-            gpu(
-                "0000:04:00.0",
-                &["0000:02:01.0", "0000:01:00.0", "0000:00:02.0"],
-                0,
-                0,
-                C0,
-            ),
-        );
-        assert_eq!(path_level(&switch.0, &switch.1), PathLevel::Pxb);
-        let one_bridge = (
-            gpu("0000:03:00.0", &["0000:02:00.0"], 0, 0, C0),
-            gpu("0000:03:00.1", &["0000:02:00.0"], 0, 0, C0),
-        );
-        assert_eq!(path_level(&one_bridge.0, &one_bridge.1), PathLevel::Pix);
-        let on_root_bus = (
-            gpu("0000:00:06.0", &[], 0, 0, C0),
-            gpu("0000:00:07.0", &[], 0, 0, C0),
-        );
-        assert_eq!(path_level(&on_root_bus.0, &on_root_bus.1), PathLevel::Phb);
-        let numa = (
-            gpu("0000:41:00.0", &[], 0x40, 0, C0),
-            gpu("0000:c1:00.0", &[], 0xc0, 1, C0),
-        );
-        assert_eq!(path_level(&numa.0, &numa.1), PathLevel::Sys);
-        let same_numa = (
-            gpu("0000:41:00.0", &[], 0x40, 0, C0),
-            gpu("0000:61:00.0", &[], 0x60, 0, C0),
-        );
-        assert_eq!(path_level(&same_numa.0, &same_numa.1), PathLevel::Phb);
-    }
-
-    fn ev(cpuid: CpuidView, cpu: Option<CpuVendor>, nccl: &[(&str, &str)]) -> P2pEvidence {
-        P2pEvidence {
-            gpus: vec![
-                gpu("0000:01:00.0", &["0000:00:01.0"], 0, 0, C0),
-                gpu("0000:02:00.0", &["0000:00:02.0"], 0, 0, C0),
-            ],
-            cpuid,
-            hypervisor_flag: Some(true),
-            log_hypervisor: None,
-            cpu_vendor: cpu,
-            nccl: nccl
-                .iter()
-                .map(|(k, v)| NcclSetting {
-                    name: (*k).into(),
-                    value: (*v).into(),
-                    source: "environment".into(),
-                })
-                .collect(),
-            viommu: Viommu::default(),
-            warnings: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_cpuid_signature_decides_the_driver_gate() {
-        let kvm = CpuidView::Hypervisor {
-            signature: "KVMKVMKVM".into(),
-        };
-        let hidden = CpuidView::Hypervisor {
-            signature: String::new(),
-        };
-        let hyperv = CpuidView::Hypervisor {
-            signature: "Microsoft Hv".into(),
-        };
-        let intel = Some(CpuVendor::Intel);
-        assert_eq!(
-            decide(&ev(kvm, intel, &[]), false).gates.driver.verdict,
-            GateVerdict::Granted
-        );
-        let p = decide(&ev(hidden, intel, &[]), false);
-        assert_eq!(p.gates.driver.verdict, GateVerdict::Refused);
-        assert!(p.hints.iter().any(|h| h.id == "p2p-kvm-visible"));
-        assert_eq!(
-            decide(&ev(hyperv, intel, &[]), false).gates.driver.verdict,
-            GateVerdict::Unknown
-        );
-        // Without CPUID (a captured tree) and without a log: not known.
-        assert_eq!(
-            decide(&ev(CpuidView::NotRead, intel, &[]), false)
-                .kvm
-                .visible,
-            None
-        );
-    }
-
-    #[test]
-    fn nccl_levels_and_settings_decide_the_path_gate() {
-        let kvm = || CpuidView::Hypervisor {
-            signature: "KVMKVMKVM".into(),
-        };
-        let path =
-            |cpu, nccl: &[(&str, &str)]| decide(&ev(kvm(), cpu, nccl), false).gates.path.verdict;
-        use GateVerdict::*;
-        assert_eq!(path(Some(CpuVendor::Intel), &[]), Refused, "PHB past PXB");
-        assert_eq!(
-            path(Some(CpuVendor::Amd), &[]),
-            Granted,
-            "two GPUs on AMD: SYS"
-        );
-        assert_eq!(
-            path(Some(CpuVendor::Intel), &[("NCCL_P2P_LEVEL", "PHB")]),
-            Granted
-        );
-        assert_eq!(
-            path(
-                Some(CpuVendor::Intel),
-                &[("NCCL_P2P_LEVEL", "PHB"), ("NCCL_P2P_DISABLE", "1")]
-            ),
-            Refused
-        );
-        assert_eq!(
-            path(
-                Some(CpuVendor::Intel),
-                &[("NCCL_TOPO_FILE", "/etc/topo.xml")]
-            ),
-            Unknown
-        );
-        assert_eq!(
-            path(Some(CpuVendor::Intel), &[("NCCL_P2P_LEVEL", "5")]),
-            Unknown
-        );
-
-        // On bare metal the path fix is NCCL's level, never an emulated switch.
-        let mut bare = ev(CpuidView::NoHypervisor, Some(CpuVendor::Intel), &[]);
-        bare.hypervisor_flag = Some(false);
-        let p = decide(&bare, false);
-        assert_eq!(p.gates.driver.verdict, Unknown);
-        let ids: Vec<&str> = p.hints.iter().map(|h| h.id).collect();
-        assert_eq!(ids, ["p2p-nccl-level"]);
     }
 }
