@@ -113,7 +113,7 @@ vt_kver() {
 # /init. Its applets are linked at boot by INIT itself.
 vt_busybox_image() {
     local out=$1 init=$2 tree
-    tree=$(mktemp -d "$VT_WORK/bbimg.XXXXXX")
+    tree=$(mktemp -d "$VT_WORK/bbimg.XXXXXX") || vt_die "cannot make a directory in $VT_WORK"
     mkdir -p "$tree/bin" "$tree/dev" "$tree/proc" "$tree/sys" "$tree/tmp" "$tree/run"
     cp /bin/busybox "$tree/bin/busybox"
     ln -s busybox "$tree/bin/sh"

@@ -134,6 +134,14 @@ vt_matrix_fetch() {
             touch "$VT_MATRIX/$build/.$pkg.$sha"
         fi
     done < <(vt_matrix_rows)
+    # A QEMU build other than the system's loads its own modules (qxl is
+    # one): QEMU looks for them in the system's module directory and
+    # refuses another build's, so it runs in a private mount namespace where
+    # that directory is its own.
+    local q
+    for q in $VT_MATRIX_QEMUS; do
+        [ "$q" = qemu-7.2 ] || [ ! -x "$VT_MATRIX/$q/usr/bin/qemu-system-x86_64" ] || vt_matrix_wrapper "$q"
+    done
     local b why
     for b in $(vt_matrix_rows | cut -f1 | awk '!seen[$0]++'); do
         why=${bad[$b]-}
@@ -157,6 +165,22 @@ vt_matrix_fetch() {
     vt_log "matrix: $(du -sh "$a/debs" | cut -f1) of packages, $(du -sh --exclude=apt "$VT_MATRIX" | cut -f1) in all, in $(($(date +%s) - start))s"
 }
 
+# vt_matrix_wrapper BUILD: writes $VT_MATRIX/BUILD/qemu, the build's QEMU
+# with its data directory (-L) and its modules.
+vt_matrix_wrapper() {
+    local d=$VT_MATRIX/$1
+    cat >"$d/qemu" <<'WRAP'
+#!/bin/sh
+# QEMU of a matrix build, with its own data directory and modules
+# (written by vm-tests/matrix.sh).
+d=$(cd "$(dirname "$0")" && pwd)
+exec unshare -m --propagation private sh -c '
+    mount --bind "$0/usr/lib/x86_64-linux-gnu/qemu" /usr/lib/x86_64-linux-gnu/qemu || exit 1
+    exec "$0/usr/bin/qemu-system-x86_64" -L "$0/usr/share/qemu" "$@"' "$d" "$@"
+WRAP
+    chmod 0755 "$d/qemu"
+}
+
 # vt_matrix_file BUILD: the file a build is used by (firmware image or the
 # QEMU binary).
 vt_matrix_file() {
@@ -178,8 +202,8 @@ vt_matrix_check() {
     fi
     case $1 in
     qemu-*)
-        if ! "$f" -L "$VT_MATRIX/$1/usr/share/qemu" --version >/dev/null 2>&1; then
-            echo "$f does not run here: $("$f" --version 2>&1 | head -n 1)"
+        if ! "$VT_MATRIX/$1/qemu" --version >/dev/null 2>&1; then
+            echo "$f does not run here: $("$VT_MATRIX/$1/qemu" --version 2>&1 | head -n 1)"
             return 1
         fi
         ;;
@@ -195,12 +219,12 @@ vt_matrix_have() {
     esac
 }
 
-# vt_matrix_qemu BUILD: the QEMU binary and its data-directory option, as
-# words for a command line.
+# vt_matrix_qemu BUILD: the build's QEMU command (the system's, or the
+# wrapper with its own data and modules).
 vt_matrix_qemu() {
     case $1 in
     qemu-7.2) echo qemu-system-x86_64 ;;
-    *) echo "$VT_MATRIX/$1/usr/bin/qemu-system-x86_64 -L $VT_MATRIX/$1/usr/share/qemu" ;;
+    *) echo "$VT_MATRIX/$1/qemu" ;;
     esac
 }
 
