@@ -44,6 +44,8 @@ vt_score() {
     if [ "$truth" != null ]; then
         tw=$(vt_hex2dec "$(jq -r '.window64_start // empty' "$d/truth.json")")
     fi
+    # The record's configuration; only some of its fields are scored here.
+    # shellcheck disable=SC2034
     local qemu fw machine mtype topo gpus vram ram maxmem slots bits model vendor pdpe1gb ports mmio64 hole64 realloc
     eval "$(cat "$d/config")"
     jq -n -c --arg id "$(basename "$d")" --arg out "$out" --argjson gpus "$gpus" \

@@ -155,12 +155,13 @@ vt_qemu_args() {
     build=$(sc "$name" build)
     qemu=$(sc "$name" qemu qemu-7.2)
     local qcmd=(qemu-system-x86_64)
-    # shellcheck disable=SC2207 # the matrix's QEMU may be a wrapper
-    [ "$qemu" = qemu-7.2 ] || qcmd=($(vt_matrix_qemu "$qemu"))
+    # The matrix's QEMU: a wrapper with its own data and modules.
+    [ "$qemu" = qemu-7.2 ] || qcmd=("$(vt_matrix_qemu "$qemu")")
     if [ -n "$ram" ]; then
         # Guest RAM backed by a sparse file: the firmware sees all of it in
         # the e820 map, the guest (booted with mem=1G) touches one GiB.
         truncate -s "$ram" "$dir/ram.mem"
+        # shellcheck disable=SC2054 # commas belong to QEMU's syntax
         VT_QEMU=("${qcmd[@]}" -object "memory-backend-file,id=ram0,size=$ram,mem-path=$dir/ram.mem,share=on"
             -machine q35,memory-backend=ram0 -m "$ram")
     else

@@ -47,6 +47,7 @@ vt_matrix_mirror() {
     if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
         while read -r line; do
             # deb [opts] URI SUITE COMPONENTS
+            # shellcheck disable=SC2001 # a bracketed option list, any text
             line=$(sed 's/\[[^]]*\]//' <<<"$line")
             read -r _ u s _ <<<"$line"
             if [ "$s" = bookworm ]; then
