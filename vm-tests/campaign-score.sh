@@ -117,8 +117,8 @@ vt_table() {
         echo "agreement per firmware build and topology (agree/scored; placed = GPUs with every memory BAR"
         echo "assigned by the kernel; window = the 64-bit root window's start; unprog = GPUs the firmware"
         echo "left unprogrammed; plan_err = plan refused the flags, numbers then from the base flags):"
-        printf '%-15s %-11s %4s %6s %7s %5s %6s %8s %9s %9s %9s %9s %9s\n' build topology n booted refused hang unread plan_err \
-            placed window unprog outcome check
+        printf '%-15s %-11s %4s %6s %7s %5s %6s %8s %9s %9s %9s %9s %9s %8s %9s\n' build topology n booted refused hang unread plan_err \
+            placed window unprog outcome check fw_unpr abandoned
         jq -r '
             def ag(f): [.[] | select(f != null)] as $s | "\([$s[] | select(f == true)] | length)/\($s | length)";
             group_by([.fw, .topology])[] |
@@ -133,11 +133,15 @@ vt_table() {
               ag(if .outcome == "booted" and .plan.unprogrammed != null then (.classes | index("unprogrammed") | not) else null end),
               ag(if .via != "none" and (.outcome == "booted" or .outcome == "qemu_refused" or .outcome == "firmware_hang")
                  then (.classes | (index("qemu_refused_unpredicted") or index("firmware_hang_unpredicted") or index("predicted_no_boot_but_booted") or index("no_boot_kind")) | not) else null end),
-              ag(if .outcome == "booted" then (.classes | (index("check_verdict") or index("check_missing")) | not) else null end)
+              ag(if .outcome == "booted" then (.classes | (index("check_verdict") or index("check_missing")) | not) else null end),
+              "\([.[] | select(.outcome == "booted") | .truth.unprogrammed] | add // 0)/\([.[] | select(.outcome == "booted") | .gpus] | add // 0)",
+              ([.[] | select(.truth.bus_abandoned == true)] | length)
             ] | @tsv' <<<"$all" |
-            while IFS=$'\t' read -r b t n bo re ha un pe pl wi up oc ch; do
-                printf '%-15s %-11s %4s %6s %7s %5s %6s %8s %9s %9s %9s %9s %9s\n' "$b" "$t" "$n" "$bo" "$re" "$ha" "$un" "$pe" "$pl" "$wi" "$up" "$oc" "$ch"
+            while IFS=$'\t' read -r b t n bo re ha un pe pl wi up oc ch fu ab; do
+                printf '%-15s %-11s %4s %6s %7s %5s %6s %8s %9s %9s %9s %9s %9s %8s %9s\n' "$b" "$t" "$n" "$bo" "$re" "$ha" "$un" "$pe" "$pl" "$wi" "$up" "$oc" "$ch" "$fu" "$ab"
             done
+        echo "(fw_unpr: GPUs of booted records the firmware left unprogrammed, of all their GPUs;"
+        echo " abandoned: records where the firmware programmed no memory BAR at all)"
         echo
         echo "totals: $(jq -r '"\(length) configurations, \([.[] | select(.outcome == "booted")] | length) booted, \([.[] | select(.outcome == "qemu_refused")] | length) qemu_refused, \([.[] | select(.outcome == "firmware_hang")] | length) firmware_hang, \([.[] | select(.outcome == "truth_unread" or .outcome == "hang_escaped")] | length) unmeasured, \([.[] | select(.classes | length == 0)] | length) in full agreement; boot time \([.[].secs // 0] | add) s in all"' <<<"$all")"
         echo "per QEMU build: $(jq -r 'group_by(.qemu) | map("\(.[0].qemu) \(length)") | join(", ")' <<<"$all"); per machine type: $(jq -r 'group_by(.machine) | map("\(.[0].machine) \(length)") | join(", ")' <<<"$all")"
