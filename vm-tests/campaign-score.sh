@@ -162,5 +162,7 @@ vt_table() {
             "$(cat "$d/qemu-cmdline" 2>/dev/null || echo -)" \
             "$(jq -c '.truth + {outcome}' "$d/score.json")" "$(jq -c '.plan' "$d/score.json")"
     done >"$r/disagreements.txt"
-    echo "reproducers of $(grep -c . "$r/disagreements.txt") disagreement(s): $r/disagreements.txt"
+    echo
+    echo "disagreements, one reproducer a line ($(grep -c . "$r/disagreements.txt"), also in $r/disagreements.txt):"
+    cat "$r/disagreements.txt"
 }
