@@ -52,7 +52,7 @@ vt_score() {
         --arg fw "$fw" --arg qemu "$qemu" --arg machine "$mtype" --arg topo "$topo" \
         --argjson truth "$truth" --argjson plan "$plan" --argjson base "$base" \
         --argjson prc "$prc" --argjson brc "$brc" --arg tw "$tw" \
-        --arg secs "$(cat "$d/secs" 2>/dev/null)" '
+        --arg secs "$(cat "$d/secs" 2>/dev/null)" --arg cpu "$(cut -d' ' -f2 "$d/cpu_secs" 2>/dev/null)" '
     ($prc == 0 or $prc == 1) as $full_ok
     | (if $full_ok then $plan elif ($brc == 0 or $brc == 1) then $base else null end) as $p
     | (if $full_ok then "full" elif $p != null then "base" else "none" end) as $via
@@ -95,7 +95,7 @@ vt_score() {
          elif (($chk.verdict == "ok") != ($tp == $gpus)) then "check_verdict" else empty end)
       ] as $classes
     | {id: $id, fw: $fw, qemu: $qemu, machine: $machine, topology: $topo, gpus: $gpus,
-       outcome: $out, secs: ($secs | tonumber? // null), via: $via, plan_rc: $prc,
+       outcome: $out, secs: ($secs | tonumber? // null), cpu_secs: ($cpu | tonumber? // null), via: $via, plan_rc: $prc,
        truth: {placed: $tp, window64_start: $twn, unprogrammed: $tu,
                bus_abandoned: (if $truth == null then null else $truth.bus_abandoned end)},
        plan: {placed: $pp, window64_start: $pw, unprogrammed: ($pr.firmware_unprogrammed_gpus // null),
@@ -149,9 +149,9 @@ vt_table() {
         echo "disagreement classes (records):"
         jq -r '[.[].classes[]] | group_by(.) | map("  \(.[0]): \(length)") | .[]' <<<"$all"
         echo
-        echo "boot seconds per firmware build (median / max over boots that reached the kernel):"
-        jq -r 'map(select(.outcome == "booted")) | group_by(.fw)[] | (map(.secs) | sort) as $s |
-            "  \(.[0].fw): \($s[(($s | length) - 1) / 2 | floor]) / \($s[-1]) over \($s | length)"' <<<"$all"
+        echo "per firmware build, over the boots that read the truth: wall seconds median / max, QEMU CPU seconds median / max:"
+        jq -r 'map(select(.outcome == "booted")) | group_by(.fw)[] | (map(.secs) | sort) as $s | (map(.cpu_secs // empty) | sort) as $c |
+            "  \(.[0].fw): \($s[(($s | length) - 1) / 2 | floor]) / \($s[-1]) s wall, \(if ($c | length) > 0 then "\($c[(($c | length) - 1) / 2 | floor]) / \($c[-1])" else "-" end) CPU s, over \($s | length)"' <<<"$all"
     } | tee "$r/table.txt"
     local d
     for d in "$r"/[0-9][0-9][0-9][0-9]; do
