@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+#!/bin/bash
 # The firmware matrix: the SeaBIOS, OVMF and QEMU builds of
 # vm-tests/firmware/matrix.tsv, fetched from Debian's archive with
 # `apt-get download` against a private sources list and extracted with
