@@ -113,7 +113,7 @@ vt_kver() {
 # /init. Its applets are linked at boot by INIT itself.
 vt_busybox_image() {
     local out=$1 init=$2 tree
-    tree=$(mktemp -d "$VT_WORK/bbimg.XXXXXX")
+    tree=$(mktemp -d "$VT_WORK/bbimg.XXXXXX") || vt_die "cannot make a directory in $VT_WORK"
     mkdir -p "$tree/bin" "$tree/dev" "$tree/proc" "$tree/sys" "$tree/tmp" "$tree/run"
     cp /bin/busybox "$tree/bin/busybox"
     ln -s busybox "$tree/bin/sh"
@@ -150,22 +150,35 @@ vt_qemu_args() {
     nic=$(sc "$name" nic none)
     host=$(sc "$name" host)
     ram=$(sc "$name" ram)
+    # A scenario may name a build of the firmware matrix (vm-tests/matrix.sh)
+    # and its QEMU: build=seabios-1.16.3, qemu=qemu-10.0.2.
+    local build qemu
+    build=$(sc "$name" build)
+    qemu=$(sc "$name" qemu qemu-7.2)
+    local qcmd=(qemu-system-x86_64)
+    # The matrix's QEMU: a wrapper with its own data and modules.
+    [ "$qemu" = qemu-7.2 ] || qcmd=("$(vt_matrix_qemu "$qemu")")
     if [ -n "$ram" ]; then
         # Guest RAM backed by a sparse file: the firmware sees all of it in
         # the e820 map, the guest (booted with mem=1G) touches one GiB.
         truncate -s "$ram" "$dir/ram.mem"
-        VT_QEMU=(qemu-system-x86_64 -object "memory-backend-file,id=ram0,size=$ram,mem-path=$dir/ram.mem,share=on"
+        # shellcheck disable=SC2054 # commas belong to QEMU's syntax
+        VT_QEMU=("${qcmd[@]}" -object "memory-backend-file,id=ram0,size=$ram,mem-path=$dir/ram.mem,share=on"
             -machine q35,memory-backend=ram0 -m "$ram")
     else
-        VT_QEMU=(qemu-system-x86_64 -machine q35 -m 1G)
+        VT_QEMU=("${qcmd[@]}" -machine q35 -m 1G)
     fi
     VT_QEMU+=(-accel tcg -cpu "$(sc "$name" cpu qemu64)"
         -smp 1 -nodefaults -display none -vga "$vga" -no-reboot)
-    case $fw in
-    seabios) ;;
-    ovmf) VT_QEMU+=(-bios "$VT_OVMF") ;;
-    *) vt_die "scenario $name: unknown firmware $fw" ;;
-    esac
+    if [ -n "$build" ]; then
+        VT_QEMU+=(-bios "$(vt_matrix_file "$build")")
+    else
+        case $fw in
+        seabios) ;;
+        ovmf) VT_QEMU+=(-bios "$VT_OVMF") ;;
+        *) vt_die "scenario $name: unknown firmware $fw" ;;
+        esac
+    fi
     count=${gpus%%x*}
     size=${gpus#*x}
     [ "$gpus" = 0 ] && count=0
@@ -182,6 +195,11 @@ vt_qemu_args() {
         ;;
     *) vt_die "scenario $name: unknown topo $topo" ;;
     esac
+    if [ "$(sc "$name" standin)" = gpu ]; then
+        # GPU-shaped stand-ins (vm-tests/standins.sh), then the empty ports.
+        vt_gpu_devices "$(sc "$name" topology root-ports)" "$count" "$size" "$ports" "$dir"
+        count=0 ports=0
+    fi
     for ((i = 0; i < count; i++)); do
         # Sparse: the stand-in's BAR costs neither RAM nor disk.
         truncate -s "$size" "$dir/gpu$i.mem"

@@ -210,6 +210,43 @@ scenario strict-healthy-boots kind=fault fault=strict-ok fw=seabios cpu=qemu64,p
   args="$sel2 gpu_preflight.mode=strict" init=yes \
   verdict=ok diagnosis=ok unassigned=- hints=-
 
+# The closed loop on every build of the firmware matrix (vm-tests/matrix.sh,
+# vm-tests/firmware/matrix.tsv), with GPU-shaped stand-ins (standin=gpu,
+# vm-tests/standins.sh: per GPU a 128 GiB and a 32 MiB 64-bit prefetchable
+# BAR, qxl's 32-bit BARs, an audio function), each GPU behind its own root
+# port beside Proxmox's four empty ich9-pcie-ports. The seed case is
+# Proxmox's: q35, pcie=1, SeaBIOS 1.16.3 (pve-qemu-kvm's bundled build),
+# kvm64, AMD and Intel hosts, 64-512 GiB of RAM. The first verdict is not
+# declared: the loop must reach a healthy guest from whatever it is.
+#   build     the matrix's firmware build; qemu  the matrix's QEMU
+#   standin   gpu: GPU-shaped stand-ins; topology root-ports|bridge|bus0
+# Both ivshmem functions of each GPU match 1af4:1110: 16 for 8 GPUs.
+# The builds from sid (SeaBIOS 1.17.0, OVMF 2026.08) are required=no: a
+# pinned sid version leaves the archive when it is superseded, and a build
+# that cannot be fetched is skipped (loudly, with the reason), not failed.
+sel8g='gpu_preflight.match=1af4:1110 gpu_preflight.expect=16'
+scenario loop-seabios-1.16.3-8x128g-amd-64g loop=yes gens=itools standin=gpu topology=root-ports \
+  build=seabios-1.16.3 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
+  ram=64G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-seabios-1.16.3-8x128g-intel-512g loop=yes gens=itools standin=gpu topology=root-ports \
+  build=seabios-1.16.3 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=GenuineIntel gpus=8x128G ports=4 \
+  ram=512G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-seabios-1.16.2-8x128g-amd-256g loop=yes gens=itools standin=gpu topology=root-ports \
+  build=seabios-1.16.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
+  ram=256G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-seabios-1.17.0-8x128g-intel-128g loop=yes required=no gens=itools standin=gpu topology=root-ports \
+  build=seabios-1.17.0 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=GenuineIntel gpus=8x128G ports=4 \
+  ram=128G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-ovmf-2022.11-8x128g-amd-64g loop=yes gens=itools standin=gpu topology=root-ports \
+  build=ovmf-2022.11 fw=ovmf cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
+  ram=64G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-ovmf-2025.02-8x128g-intel-256g loop=yes gens=itools standin=gpu topology=root-ports \
+  build=ovmf-2025.02 qemu=qemu-10.0.2 fw=ovmf cpu=kvm64,vendor=GenuineIntel gpus=8x128G ports=4 \
+  ram=256G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-ovmf-2026.08-8x128g-amd-512g loop=yes required=no gens=itools standin=gpu topology=root-ports \
+  build=ovmf-2026.08 qemu=qemu-10.0.2 fw=ovmf cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
+  ram=512G guest=mem=1G args="$sel8g" timeout=240
+
 # End to end on a Debian disk: OVMF -> GRUB -> initramfs-tools image with
 # the hook -> systemd, the package installed by `make install`, remediation
 # enabled (vm-tests/disk.sh, vt_e2e_run, says what each boot must show).
