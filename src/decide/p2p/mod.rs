@@ -159,6 +159,24 @@ pub(crate) struct P2pHint {
     pub change: P2pChange,
 }
 
+impl P2pHint {
+    /// `p2p-nccl-level`: let NCCL use P2P up to `level`, a guest setting
+    /// the next NCCL process reads.
+    pub(crate) fn nccl_level(level: PathLevel, text: String) -> P2pHint {
+        let mut change = P2pChange::default();
+        change
+            .nccl_env
+            .insert("NCCL_P2P_LEVEL".into(), level.as_str().into());
+        P2pHint {
+            id: "p2p-nccl-level",
+            text,
+            side: Side::Guest,
+            restart: None,
+            change,
+        }
+    }
+}
+
 /// Machine-readable; absent keys: no change.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct P2pChange {
@@ -505,20 +523,13 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                     w.as_str(),
                     a.as_str()
                 );
-                let mut change = P2pChange::default();
-                change
-                    .nccl_env
-                    .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
-                hints.push(P2pHint {
-                    id: "p2p-nccl-level",
-                    text: format!(
+                hints.push(P2pHint::nccl_level(
+                    w,
+                    format!(
                         "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf (or the job's environment); no restart, the next NCCL process reads it.",
                         w.as_str()
                     ),
-                    side: Side::Guest,
-                    restart: None,
-                    change,
-                });
+                ));
                 let same_bus = ev.gpus.windows(2).all(|p| p[0].root_bus == p[1].root_bus);
                 // An emulated switch is a VM's remedy only.
                 if w == PathLevel::Phb && same_bus && in_vm {

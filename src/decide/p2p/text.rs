@@ -78,17 +78,10 @@ pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> 
             allowed
         };
         if let Some(w) = worst.filter(|w| reached.is_some_and(|a| *w > a)) {
-            let mut change = P2pChange::default();
-            change
-                .nccl_env
-                .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
-            hints.push(P2pHint {
-                id: "p2p-nccl-level",
-                text: format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), reached.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
-                side: Side::Guest,
-                restart: None,
-                change,
-            });
+            hints.push(P2pHint::nccl_level(
+                w,
+                format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), reached.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
+            ));
         }
         gate(GateVerdict::Refused, why)
     } else if t.nccl_p2p > 0 {
@@ -124,20 +117,13 @@ pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> 
             )
         } else {
             let why = format!("the farthest GPUs are {} apart (`nvidia-smi topo -m`) and NCCL allows P2P only up to {} ({level_source}).", w.as_str(), a.as_str());
-            let mut change = P2pChange::default();
-            change
-                .nccl_env
-                .insert("NCCL_P2P_LEVEL".into(), w.as_str().into());
-            hints.push(P2pHint {
-                id: "p2p-nccl-level",
-                text: format!(
+            hints.push(P2pHint::nccl_level(
+                w,
+                format!(
                     "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.",
                     w.as_str()
                 ),
-                side: Side::Guest,
-                restart: None,
-                change,
-            });
+            ));
             gate(GateVerdict::Refused, why)
         }
     } else {
