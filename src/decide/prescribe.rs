@@ -438,15 +438,7 @@ impl Model {
 
 /// A GPU's root port window as the kernel sizes it.
 fn kernel_window(bars: &[u64]) -> Option<Block> {
-    let blocks: Vec<Block> = bars
-        .iter()
-        .map(|s| {
-            Some(Block {
-                size: *s,
-                align: s.checked_next_power_of_two()?,
-            })
-        })
-        .collect::<Option<_>>()?;
+    let blocks: Vec<Block> = bars.iter().map(|s| Block::bar(*s)).collect::<Option<_>>()?;
     bridge_window(&blocks)
 }
 

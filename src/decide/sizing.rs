@@ -21,6 +21,17 @@ pub(crate) struct Block {
     pub align: u64,
 }
 
+impl Block {
+    /// A BAR of `size` bytes: a BAR is aligned to its size, a power of two
+    /// (None past 2^63).
+    pub(crate) fn bar(size: u64) -> Option<Block> {
+        Some(Block {
+            size,
+            align: size.checked_next_power_of_two()?,
+        })
+    }
+}
+
 /// One BAR to place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Item {
@@ -97,10 +108,7 @@ pub(crate) fn top_blocks(items: &[Item]) -> Option<Vec<(Option<RootBus>, Block)>
         BTreeMap::new();
     let mut top = Vec::new();
     for it in items {
-        let block = Block {
-            size: it.size,
-            align: it.size.checked_next_power_of_two()?,
-        };
+        let block = Block::bar(it.size)?;
         match it.chain.first() {
             Some(b) => children.entry(*b).or_default().push(block),
             None => top.push((it.bus, block)),

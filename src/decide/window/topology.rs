@@ -50,12 +50,7 @@ impl GpuBars {
         let mut b: Vec<Block> = self
             .bars
             .iter()
-            .map(|s| {
-                Some(Block {
-                    size: *s,
-                    align: s.checked_next_power_of_two()?,
-                })
-            })
+            .map(|s| Block::bar(*s))
             .collect::<Option<_>>()?;
         b.sort_by(|x, y| y.align.cmp(&x.align).then(y.size.cmp(&x.size)));
         Some(b)
