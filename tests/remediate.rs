@@ -8,7 +8,7 @@ pub mod support;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
-use support::{bin, copy_root, diff, fixture, put, snapshot};
+use support::{bin, copy_root, diff, fixture, put, snapshot, text};
 
 const CASE: &str = "ovmf-8x32g-hole1t";
 const FRAGMENT: &str = "etc/default/grub.d/99-gpu-preflight.cfg";
@@ -34,15 +34,6 @@ fn remediate(root: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// GRUB_CMDLINE_LINUX_DEFAULT as update-grub would see it: the defaults,

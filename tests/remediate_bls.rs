@@ -13,7 +13,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{bin, copy_root, diff, fixture, put, snapshot};
+use support::{bin, copy_root, diff, fixture, put, snapshot, text};
 
 const CASE: &str = "ovmf-8x32g-hole1t";
 const STATE: &str = "var/lib/gpu-preflight/remediate.json";
@@ -155,15 +155,6 @@ fn rhel(kernelopts: bool) -> Rhel {
         bin_dir,
         log,
     }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn entries(r: &Rhel) -> Vec<(String, String)> {

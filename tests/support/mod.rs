@@ -14,7 +14,17 @@ pub use tree::{diff, snapshot};
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// A finished command's status and output, for an assertion's message.
+pub fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_gpu-preflight")
