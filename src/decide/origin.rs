@@ -151,7 +151,11 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
     let base = Setup {
         firmware: match kind {
             FirmwareKind::Ovmf => Firmware::Ovmf(OvmfRules::STABLE_202211),
-            FirmwareKind::SeaBios => Firmware::SEABIOS_1_16_2,
+            // SeaBIOS names its release in DMI (lab: `1.16.3-debian-1.16.3-2`
+            // read by check in the campaign's boots); OVMF says 0.0.0.
+            FirmwareKind::SeaBios => ev.seabios_release().map_or(Firmware::SEABIOS_1_16_2, |v| {
+                Firmware::SeaBios(SeabiosRules::of(v))
+            }),
             _ => return None,
         },
         machine,
@@ -186,6 +190,7 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
                 });
             }
         }
+        _ if ev.seabios_release().is_some() => {}
         _ => {
             for v in [SeabiosVersion(1, 16, 3), SeabiosVersion(1, 17, 0)] {
                 variants.push(Setup {

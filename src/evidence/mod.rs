@@ -11,8 +11,10 @@ pub(crate) mod text;
 
 use crate::model::bar::{Bar, BridgeWindow};
 use crate::model::pci::{PciAddress, RootBus};
-use crate::model::platform::{Cpu, Firmware};
+use crate::model::platform::{Cpu, Firmware, FirmwareKind};
 use crate::model::range::Range;
+use crate::model::release::SeabiosVersion;
+use crate::parse::release::seabios_version;
 use serde::Serialize;
 
 /// A selected GPU and its BARs.
@@ -113,4 +115,21 @@ pub(crate) struct Evidence {
     /// GPU is not `ok`; it failed where its driver complained (`true`: a
     /// failed probe, an NVRM region it calls invalid).
     pub unproven: Vec<(PciAddress, String, bool)>,
+}
+
+impl Evidence {
+    /// The SeaBIOS release the guest booted, from the version DMI carries:
+    /// Debian's `1.16.3-debian-1.16.3-2`, QEMU's bundled
+    /// `rel-1.16.3-0-ga6ed6b701f0a-prebuilt.qemu.org` (what Proxmox runs).
+    /// `None` for any other firmware, or a version that names no release.
+    pub(crate) fn seabios_release(&self) -> Option<SeabiosVersion> {
+        if self.firmware.kind() != FirmwareKind::SeaBios {
+            return None;
+        }
+        self.firmware
+            .bios_version
+            .as_deref()
+            .and_then(seabios_version)
+            .filter(|v| v.0 >= 1)
+    }
 }
