@@ -170,13 +170,22 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
                 end: c.end,
                 size: c.size(),
             });
-            let placed = boot.as_ref().map(|b| b.placed).unwrap_or(0);
+            let placed = boot.as_ref().map(|b| b.firmware_placed).unwrap_or(0);
+            // What the guest kernel places itself, of what the firmware
+            // left where it cannot claim it (decide/window/kernel.rs).
+            let by_kernel = boot.as_ref().map_or(0, |b| b.placed.saturating_sub(b.firmware_placed));
             let aperture = boot
                 .as_ref()
                 .map(|b| format!("a {} window at {:#x}", human(b.aperture.size()), b.aperture.start))
                 .unwrap_or_default();
+            let aperture = if by_kernel > 0 {
+                format!("{aperture}, and the guest kernel places {by_kernel} more itself")
+            } else {
+                aperture
+            };
             let why = match p.kind {
                 DiagnosisKind::Ok if placed >= n => format!("the firmware places all {n} GPUs in {aperture}"),
+                DiagnosisKind::Ok if placed + by_kernel >= n => format!("the firmware places {placed} of {n} GPUs in {aperture}"),
                 DiagnosisKind::Ok => format!(
                     "the firmware places {placed} of {n} GPUs in {aperture}; with pci=realloc the guest kernel places the rest"
                 ),
@@ -198,7 +207,7 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
                         || b.aperture.start < crate::model::range::FOUR_GIB)
             });
             let why = if wrapped {
-                format!("SeaBIOS moves its window below an e820 reservation it overlaps (QEMU's AMD HyperTransport range) by its own size, which takes it below zero or onto RAM: no GPU is usable ({why})")
+                format!("SeaBIOS moves its window below an e820 reservation it overlaps (QEMU's AMD HyperTransport range) by its own size, which takes it below zero or onto RAM: the BARs it maps there are unusable ({why})")
             } else if boot.as_ref().is_some_and(|b| b.bus_abandoned) {
                 format!("OVMF cannot reject a device on the root bus and abandons its whole allocation: no GPU, and not the disk controller, is programmed ({why})")
             } else {

@@ -13,6 +13,7 @@
 //! what is out of scope and why.
 
 pub(crate) mod cpu_models;
+mod kernel;
 mod ovmf;
 pub(crate) mod qemu;
 pub(crate) mod rules;
@@ -157,6 +158,9 @@ pub(crate) struct FwBoot {
     used: Option<(u64, u64)>,
     gpus: Vec<Fate>,
     abandoned: bool,
+    /// What it left on the root bus for the kernel to claim (SeaBIOS;
+    /// empty where the kernel's part is not modelled).
+    left: Vec<kernel::Left>,
 }
 
 /// What a boot with a setup would look like.
@@ -167,9 +171,13 @@ pub(crate) struct Boot {
     pub width: u32,
     /// The firmware's own window (SeaBIOS: what it used).
     pub aperture: Range,
-    /// How many of the GPUs the firmware placed where the guest can reach
-    /// them.
+    /// How many of the GPUs the guest kernel ends with placed, without
+    /// `pci=realloc`: what it keeps of the firmware's placement and what it
+    /// places itself (kernel.rs).
     pub placed: usize,
+    /// How many the firmware itself placed where the kernel keeps them
+    /// (what a firmware-only probe sees: lab L1-L20).
+    pub firmware_placed: usize,
     /// The window the guest kernel is offered (`root bus resource`), cut
     /// at what the vCPU addresses.
     pub crs: Option<Range>,
@@ -178,6 +186,9 @@ pub(crate) struct Boot {
     /// OVMF abandoned the allocation of the whole root bus (D4): nothing
     /// on it was programmed, not even the disk controller.
     pub bus_abandoned: bool,
+    /// Each GPU placed once the guest boots with `pci=realloc`, where the
+    /// kernel's rounds are modelled (kernel.rs: SeaBIOS's layouts).
+    pub realloc_gpus: Option<Vec<bool>>,
 }
 
 /// Why a setup does not boot at all.
@@ -221,14 +232,29 @@ impl Setup {
         // B8: the kernel drops what the vCPU cannot address.
         let crs = (start < self.addressable() && start >= FOUR_GIB)
             .then(|| Range::new(start, end.min(self.addressable()).saturating_sub(1)));
+        let mut gpus = fw.gpus;
+        let firmware_placed = gpus.iter().filter(|g| g.usable).count();
+        let mut realloc_gpus = None;
+        // The kernel's claim, and its own placement of what it could not
+        // claim (kernel.rs), around RAM and the reserved ranges.
+        if let (Some(c), false) = (crs, fw.left.is_empty()) {
+            let usable: Vec<bool> = gpus.iter().map(|g| g.usable).collect();
+            let placed = kernel::place(c, &fw.left, &usable, &map.e820);
+            for (g, p) in gpus.iter_mut().zip(placed.without_realloc) {
+                g.usable = p;
+            }
+            realloc_gpus = Some(placed.with_realloc);
+        }
         Ok(Boot {
             origin: fw.origin,
             width: fw.width,
             aperture: fw.aperture,
-            placed: fw.gpus.iter().filter(|g| g.usable).count(),
+            placed: gpus.iter().filter(|g| g.usable).count(),
+            firmware_placed,
             crs,
-            gpus: fw.gpus,
+            gpus,
             bus_abandoned: fw.abandoned,
+            realloc_gpus,
         })
     }
 }

@@ -203,5 +203,6 @@ pub(super) fn boot(
         used: (!abandoned && used_end > base).then_some((base, used_end)),
         gpus: fates,
         abandoned,
+        left: Vec::new(),
     })
 }

@@ -4,11 +4,12 @@
 //! of docs/firmware-window.md, each beside its code; all arithmetic wraps
 //! as SeaBIOS's u64 does (E8 can take the window below zero).
 
+use super::kernel::{qemu_w64, Left};
 use super::qemu::{MemoryMap, GIB};
 use super::rules::PadMode;
 use super::topology::{bridges, Attach, GpuBars};
 use super::{width_trusted, Fate, FwBoot, NoBoot, OriginKind, SeabiosRules, Setup};
-use crate::decide::sizing::align_up;
+use crate::decide::sizing::{align_up, bridge_window as kernel_bridge_window, Block};
 use crate::model::range::{Range, FOUR_GIB};
 
 /// `PCI_BRIDGE_MEM_MIN` (pciinit.c L29, 1.16.2 to 1.17.0).
@@ -29,6 +30,9 @@ struct Entry {
     size: u64,
     align: u64,
     bars: Vec<(usize, u64)>,
+    /// The window the guest kernel gives it when it must place it again
+    /// (a bridge: its children as the kernel sizes them; a BAR: itself).
+    kernel: Option<Block>,
 }
 
 /// A hot-plug bridge's window over these BARs (E3, E9): the BARs summed,
@@ -58,10 +62,16 @@ fn bridge_entry(bars: Vec<(usize, u64)>, rules: SeabiosRules, pad: bool, top: u6
     if align > sum {
         sum = align;
     }
+    let kernel = bars
+        .iter()
+        .map(|(_, s)| Block::bar(*s))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|b| kernel_bridge_window(&b));
     Entry {
         size: walign(sum, align),
         align,
         bars,
+        kernel,
     }
 }
 
@@ -94,22 +104,35 @@ pub(super) fn boot(
         PadMode::RamAndWidth => top > 0 && s.phys_bits >= 36 && over4g > 0,
         PadMode::RamOrFwCfg => over4g > 0,
     };
+    // The root bus's entries in the order SeaBIOS creates them
+    // (pci_bios_check_devices): the BARs of bus-0 devices in device order
+    // (E4: they are entries of the root bus themselves), then a window per
+    // bridge from the highest secondary bus down, so the empty hot-plug
+    // ports (numbered after the GPUs' ports) come first and the GPUs'
+    // ports last to first.
     let mut entries: Vec<Entry> = Vec::new();
     for (i, g) in gpus.iter().enumerate() {
-        match g.attach {
-            Attach::RootPort => entries.push(bridge_entry(
+        if g.attach == Attach::Bus0 {
+            entries.extend(g.bars.iter().map(|b| Entry {
+                size: *b,
+                align: b.next_power_of_two(),
+                bars: vec![(i, *b)],
+                kernel: Block::bar(*b),
+            }));
+        }
+    }
+    // D2 for SeaBIOS: each empty hot-plug port reserves its alignment.
+    for _ in 0..s.empty_ports {
+        entries.push(bridge_entry(Vec::new(), rules, pad, top));
+    }
+    for (i, g) in gpus.iter().enumerate().rev() {
+        if g.attach == Attach::RootPort {
+            entries.push(bridge_entry(
                 g.bars.iter().map(|b| (i, *b)).collect(),
                 rules,
                 pad,
                 top,
-            )),
-            // E4: bus-0 BARs are entries of the root bus themselves.
-            Attach::Bus0 => entries.extend(g.bars.iter().map(|b| Entry {
-                size: *b,
-                align: b.next_power_of_two(),
-                bars: vec![(i, *b)],
-            })),
-            Attach::Bridge(_) => {}
+            ));
         }
     }
     for (_, members) in bridges(gpus) {
@@ -119,12 +142,10 @@ pub(super) fn boot(
             .collect();
         entries.push(bridge_entry(bars, rules, pad, top));
     }
-    // D2 for SeaBIOS: each empty hot-plug port reserves its alignment.
-    for _ in 0..s.empty_ports {
-        entries.push(bridge_entry(Vec::new(), rules, pad, top));
-    }
-    // The region's list is kept sorted by alignment, equals in order.
-    entries.sort_by_key(|e| std::cmp::Reverse(e.align));
+    // pci_region_create_entry keeps the list sorted by alignment, then
+    // size, both descending; an entry goes after its equals (lab: SeaBIOS
+    // 1.16.3, 8 equal ports, the GPU of bus 8 mapped lowest).
+    entries.sort_by_key(|e| std::cmp::Reverse((e.align, e.size)));
     let sum: u64 = entries.iter().map(|e| e.size).sum();
     let align = entries.first().map_or(1, |e| e.align);
     // E1: without pad mode the 64-bit BARs stay in the 32-bit window when
@@ -156,6 +177,7 @@ pub(super) fn boot(
                     gpus.len()
                 ],
                 abandoned: false,
+                left: Vec::new(),
             });
         }
     }
@@ -185,8 +207,16 @@ pub(super) fn boot(
     // further alignment (pci_region_map_entries).
     let limit = s.addressable();
     let mut usable = vec![true; gpus.len()];
+    let mut left = Vec::new();
     let mut cur = start;
     for e in &entries {
+        let mut members: Vec<usize> = e.bars.iter().map(|(i, _)| *i).collect();
+        members.dedup();
+        left.push(Left {
+            range: cur.checked_add(e.size).map(|end| (cur, end)),
+            gpus: members,
+            kernel: e.kernel,
+        });
         let mut at = cur;
         for (i, size) in &e.bars {
             // The kernel keeps a BAR that is aligned (a misaligned one reads
@@ -203,13 +233,14 @@ pub(super) fn boot(
         }
         cur = cur.wrapping_add(e.size);
     }
-    let end = cur;
-    let wrapped = end < start || start < FOUR_GIB;
+    // A BAR in an entry that wraps past zero fails the checks above; the
+    // others keep what they have (lab: SeaBIOS 1.16.3, AMD, 41 bits: the
+    // entries mapped below zero and the ones after them are placed apart).
     let fates = usable
         .iter()
         .map(|u| Fate {
             programmed: true,
-            usable: *u && !wrapped,
+            usable: *u,
         })
         .collect();
     // Its own window, `pcimem64_start` to `pcimem64_end` (1 GiB aligned);
@@ -222,9 +253,9 @@ pub(super) fn boot(
         origin,
         width: s.phys_bits,
         aperture: Range::new(start, shown_end.max(start)),
-        // QEMU's `_CRS` spans what was programmed, wrapped or not.
-        used: (!entries.is_empty()).then_some((start, if end < start { u64::MAX } else { end })),
+        used: qemu_w64(&left),
         gpus: fates,
         abandoned: false,
+        left,
     })
 }

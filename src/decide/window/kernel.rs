@@ -1,0 +1,270 @@
+//! What QEMU and the guest kernel make of the windows a firmware left on
+//! the root bus (SeaBIOS: it rejects nothing, so what it could not place
+//! well is left at addresses the kernel cannot claim).
+//!
+//! - QEMU's 64-bit window (`_CRS`) spans the 64-bit windows and BARs in use
+//!   on the root bus, each raised to 4 GiB at least; one that wraps past
+//!   zero is not in use (hw/pci/pci.c `pci_dev_get_w64`: `lob = MAX(lob,
+//!   4G)`, `limit >= base`; `pci_bar_address` gives a wrapping BAR as
+//!   unmapped). Lab: SeaBIOS 1.16.3, AMD, 40 and 41 bits, 8 x 128 GiB: the
+//!   kernel's window starts at 4 GiB once the layout wraps.
+//! - The guest kernel without `pci=realloc` (drivers/pci/setup-bus.c,
+//!   Linux 6.1, `pci_assign_unassigned_root_bus_resources`) keeps every
+//!   window it can claim, even one whose BARs do not fit in it (only
+//!   realloc releases it), sizes again each window it could not claim, and
+//!   places those in the free space of its root window: most aligned
+//!   first, equals in device order, each at the lowest free place
+//!   (`pbus_assign_resources_sorted`, `__find_resource`), around what is
+//!   reserved (QEMU's AMD HyperTransport range) and RAM. Lab: the same
+//!   boot at 41 bits, the four ports left above 2 TiB placed again at 576,
+//!   768, 1024 (past the HT range) and 1216 GiB. With realloc it then
+//!   releases the windows still short and places them again (`Placed`).
+
+use crate::decide::sizing::{align_up, Block};
+use crate::model::range::{Range, FOUR_GIB};
+
+/// A window (or a bus-0 BAR) a firmware programmed on the root bus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Left {
+    /// [start, end) as programmed; `None` when it wraps past zero.
+    pub range: Option<(u64, u64)>,
+    /// The GPUs whose BARs are in it.
+    pub gpus: Vec<usize>,
+    /// The window the kernel gives it when it places it again.
+    pub kernel: Option<Block>,
+}
+
+/// QEMU's span of what is in use above 4 GiB: (start, end exclusive).
+pub(crate) fn qemu_w64(left: &[Left]) -> Option<(u64, u64)> {
+    left.iter()
+        .filter_map(|l| l.range)
+        .filter(|(s, e)| e > s && *e > FOUR_GIB)
+        .map(|(s, e)| (s.max(FOUR_GIB), e))
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+}
+
+/// Free space in the kernel's root window, [start, end) pieces in order.
+struct Free(Vec<(u64, u64)>);
+
+impl Free {
+    fn new(w: Range) -> Free {
+        Free(vec![(w.start, w.end.saturating_add(1))])
+    }
+
+    fn take(&mut self, s: u64, e: u64) {
+        let mut out = Vec::with_capacity(self.0.len() + 1);
+        for &(a, b) in &self.0 {
+            if e <= a || s >= b {
+                out.push((a, b));
+                continue;
+            }
+            if a < s {
+                out.push((a, s));
+            }
+            if e < b {
+                out.push((e, b));
+            }
+        }
+        self.0 = out;
+    }
+
+    /// Gives [s, e) back.
+    fn give(&mut self, s: u64, e: u64) {
+        self.0.push((s, e));
+        self.0.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
+        for (a, b) in self.0.drain(..) {
+            match out.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => out.push((a, b)),
+            }
+        }
+        self.0 = out;
+    }
+
+    /// The lowest place for the block, taken.
+    fn alloc(&mut self, b: Block) -> Option<u64> {
+        let at = self.0.iter().find_map(|&(a, e)| {
+            let s = align_up(a, b.align)?;
+            (s.checked_add(b.size)? <= e).then_some(s)
+        })?;
+        self.take(at, at + b.size);
+        Some(at)
+    }
+}
+
+/// Which GPUs the kernel ends with placed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Placed {
+    pub without_realloc: Vec<bool>,
+    /// With `pci=realloc`: the windows of the GPUs still short are released
+    /// and placed again in what is free, the windows that worked kept
+    /// (`pci_prepare_next_assign_round` releases only the failed bridges;
+    /// lab: SeaBIOS 1.16.3, AMD, 46 bits, realloc: the two ports SeaBIOS
+    /// aligned kept, four of the six others fit in the gaps, 6 of 8).
+    pub with_realloc: Vec<bool>,
+}
+
+/// The kernel's part: `usable` (what of the firmware's placement works)
+/// kept, the windows it could not claim placed again in `crs`, around
+/// `reserved`; then, with realloc, the windows still short.
+pub(crate) fn place(crs: Range, left: &[Left], usable: &[bool], reserved: &[(u64, u64)]) -> Placed {
+    let mut placed = usable.to_vec();
+    let mut free = Free::new(crs);
+    for (s, e) in reserved {
+        free.take(*s, *e);
+    }
+    let claimable = |l: &Left| {
+        l.range
+            .is_some_and(|(s, e)| s >= crs.start && e > s && e - 1 <= crs.end)
+    };
+    for l in left.iter().filter(|l| claimable(l)) {
+        let (s, e) = l.range.expect("claimable");
+        free.take(s, e);
+    }
+    let unclaimed: Vec<&Left> = left
+        .iter()
+        .filter(|l| !claimable(l) && !l.gpus.is_empty())
+        .collect();
+    let lost = assign(&mut free, &unclaimed, &mut placed);
+    for (p, l) in placed.iter_mut().zip(&lost) {
+        *p &= !l;
+    }
+    let without_realloc = placed.clone();
+    // realloc: release the claimed windows of the GPUs still short.
+    let short: Vec<&Left> = left
+        .iter()
+        .filter(|l| {
+            claimable(l)
+                && l.gpus
+                    .iter()
+                    .any(|g| !placed.get(*g).copied().unwrap_or(true))
+        })
+        .collect();
+    for l in &short {
+        let (s, e) = l.range.expect("claimable");
+        free.give(s, e);
+    }
+    let lost = assign(&mut free, &short, &mut placed);
+    for (p, l) in placed.iter_mut().zip(&lost) {
+        *p &= !l;
+    }
+    Placed {
+        without_realloc,
+        with_realloc: placed,
+    }
+}
+
+/// Places each window, most aligned first, equals in device order (the
+/// firmware lists its entries in its own order: by the first GPU in
+/// each); marks their GPUs placed, and returns the GPUs a window of which
+/// found no room (a GPU with several, bus-0 BARs, needs them all).
+fn assign(free: &mut Free, windows: &[&Left], placed: &mut [bool]) -> Vec<bool> {
+    let mut todo = windows.to_vec();
+    todo.sort_by_key(|l| {
+        (
+            std::cmp::Reverse(l.kernel.map_or(0, |b| b.align)),
+            l.gpus[0],
+        )
+    });
+    let mut lost = vec![false; placed.len()];
+    for l in todo {
+        let ok = l.kernel.and_then(|b| free.alloc(b)).is_some();
+        for g in &l.gpus {
+            if let Some(p) = placed.get_mut(*g) {
+                *p |= ok;
+            }
+            if let (false, Some(x)) = (ok, lost.get_mut(*g)) {
+                *x = true;
+            }
+        }
+    }
+    lost
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    fn port(gpu: usize, start: u64, size: u64) -> Left {
+        Left {
+            range: start.checked_add(size).map(|e| (start, e)),
+            gpus: vec![gpu],
+            kernel: Some(Block {
+                size: 192 * GIB,
+                align: 64 * GIB,
+            }),
+        }
+    }
+
+    /// Lab (SeaBIOS 1.16.3, AMD, 41 bits, 8 x (128 GiB + 32 MiB) on root
+    /// ports): the window starts at 4 GiB, and the four ports mapped
+    /// below zero are placed again at 576, 768, 1024 and 1216 GiB.
+    #[test]
+    fn wrapped_ports_are_placed_again_around_the_ht_range() {
+        let b = 129 * GIB;
+        let minus = |g: u64| 0u64.wrapping_sub(g * GIB);
+        let left = vec![
+            port(7, minus(512), b),
+            port(6, minus(383), b),
+            port(5, minus(254), b),
+            port(4, minus(125), b),
+            port(3, 4 * GIB, b),
+            port(2, 133 * GIB, b),
+            port(1, 262 * GIB, b),
+            port(0, 391 * GIB, b),
+        ];
+        let (s, e) = qemu_w64(&left).unwrap();
+        assert_eq!(s, FOUR_GIB);
+        assert!(e > 1 << 41);
+        let crs = Range::new(s, (1u64 << 41) - 1);
+        let ht = [(0xFD_0000_0000, 1 << 40)];
+        let p = place(crs, &left, &[false; 8], &ht);
+        assert_eq!(
+            p.without_realloc,
+            [false, false, false, false, true, true, true, true]
+        );
+        // Lab, the same with pci=realloc: all eight.
+        assert_eq!(p.with_realloc, [true; 8]);
+    }
+
+    /// Lab (the same at 40 bits): the port mapped across zero is not in
+    /// use, the one from 0.5 GiB counts from 4 GiB, and 125 GiB below the
+    /// claimed ports cannot take a 192 GiB window.
+    #[test]
+    fn a_wrapping_window_is_not_in_use_and_no_room_places_nothing() {
+        let b = (128 * GIB) + (GIB / 2);
+        let mut left = vec![port(7, 0u64.wrapping_sub(128 * GIB), b)];
+        left.extend((0..7).map(|i| port(6 - i, GIB / 2 + i as u64 * b, b)));
+        let (s, e) = qemu_w64(&left).unwrap();
+        assert_eq!(s, FOUR_GIB);
+        assert_eq!(e, GIB / 2 + 7 * b);
+        let p = place(Range::new(s, e - 1), &left, &[false; 8], &[]);
+        assert_eq!(p.without_realloc, [false; 8]);
+    }
+
+    /// Lab (SeaBIOS 1.16.3, AMD, 46 bits, pci=realloc): ports of 160 GiB
+    /// from 56 TiB, the GPUs of buses 8 and 4 aligned; realloc keeps those
+    /// two and fits four more 192 GiB windows in the gaps: 6 of 8.
+    #[test]
+    fn realloc_keeps_what_works_and_fills_the_gaps() {
+        let base = 56u64 << 40;
+        let mut left: Vec<Left> = (0..8)
+            .map(|i| port(7 - i, base + i as u64 * 160 * GIB, 160 * GIB))
+            .collect();
+        left.extend((0..4).map(|j| Left {
+            range: Some((base + (1280 + 32 * j) * GIB, base + (1312 + 32 * j) * GIB)),
+            gpus: vec![],
+            kernel: None,
+        }));
+        let mut usable = [false; 8];
+        usable[7] = true;
+        usable[3] = true;
+        let (s, e) = qemu_w64(&left).unwrap();
+        let p = place(Range::new(s, e - 1), &left, &usable, &[]);
+        assert_eq!(p.without_realloc.iter().filter(|x| **x).count(), 2);
+        assert_eq!(p.with_realloc.iter().filter(|x| **x).count(), 6);
+    }
+}
