@@ -147,6 +147,9 @@ struct DeviceSeen {
     /// A GPU driver kept its BAR after a resize that fell back: the driver
     /// read the BAR's address.
     resized: bool,
+    /// A GPU driver said its BAR resize failed and fell back (`Failed to
+    /// resize BAR`, `Small BAR device`).
+    resize_fell_back: bool,
     bars: BTreeMap<u8, BarSeen>,
 }
 
@@ -285,6 +288,7 @@ pub(crate) fn gather(
                 // for the larger size, and the old BAR stayed in place.
                 let d = devs.entry(*bdf).or_default();
                 d.resized = true;
+                d.resize_fell_back = true;
                 for b in d.bars.values_mut().filter(|b| !b.io) {
                     if b.outcome == Outcome::Failed {
                         b.outcome = Outcome::Assigned;
@@ -335,6 +339,19 @@ pub(crate) fn gather(
     if !evidence && hyperv_mmio_short.is_none() {
         return None;
     }
+    // NVIDIA's third region alone, where no PCI core line failed the
+    // device: the sign of a BAR the VMM exposes non-prefetchable (see
+    // `Evidence::nvrm_third_region_only`). A window too small fails the
+    // large VRAM BAR (region 1) first, or with it.
+    let nvrm_third_region_only: Vec<PciAddress> = devs
+        .iter()
+        .filter(|(_, d)| {
+            !d.nvrm_zero.is_empty()
+                && d.nvrm_zero.iter().all(|n| *n == 2)
+                && !d.bars.values().any(|b| b.outcome == Outcome::Failed)
+        })
+        .map(|(a, _)| *a)
+        .collect();
     for d in devs.values_mut() {
         for n in std::mem::take(&mut d.nvrm_zero) {
             if let Some(i) = nvrm_pci_index(d, n) {
@@ -472,6 +489,17 @@ pub(crate) fn gather(
     // root bus sits on a conventional PCI bridge: a PCIe port has one slot.
     // No real machine seats a GPU of 64-bit BARs there; QEMU's pci-bridge
     // is where a VM's hot-plugged devices go (Kata's default).
+    // A resize that fell back and still left a BAR without an address: the
+    // last word on the BAR came after the driver's fallback.
+    let resize_lost: Vec<PciAddress> = gpus
+        .iter()
+        .filter(|g| devs[&g.addr].resize_fell_back && !g.ok())
+        .map(|g| g.addr)
+        .collect();
+    let nvrm_third_region_only: Vec<PciAddress> = nvrm_third_region_only
+        .into_iter()
+        .filter(|a| gpus.iter().any(|g| g.addr == *a))
+        .collect();
     let mut hotplug = platform::hotplug_signs(text);
     if let Some(a) = devs.iter().find_map(|(a, d)| {
         let on_bridge = a.bus > 0 && a.device > 0 && !d.is_bridge();
@@ -516,6 +544,8 @@ pub(crate) fn gather(
         hyperv_mmio_short,
         unproven,
         hotplug,
+        nvrm_third_region_only,
+        resize_lost,
     })
 }
 
@@ -763,6 +793,47 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
                 "{what}: {:?}",
                 ev.unproven
             );
+        }
+    }
+
+    #[test]
+    fn driver_messages_that_are_signs_of_their_own() {
+        // (what, text, third region alone, resize lost)
+        for (what, text, third, lost) in [
+            (
+                "NVRM's third region alone, no PCI core line",
+                "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+                true,
+                false,
+            ),
+            (
+                "NVRM's VRAM region and the third: a window too small",
+                "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+                false,
+                false,
+            ),
+            (
+                "NVRM's third region and the kernel failed BAR 3 itself",
+                "pci 0000:01:00.0: BAR 3: no space for [mem size 0x02000000 64bit pref]\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+                false,
+                false,
+            ),
+            (
+                "xe's resize fell back and the old size found no place",
+                "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\nxe 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: [drm] Failed to resize BAR2 to 16384M (-ENOSPC)\nxe 0000:01:00.0: BAR 2 [mem size 0x10000000 64bit pref]: can't assign; no space\n",
+                false,
+                true,
+            ),
+            (
+                "xe's resize fell back and the old BAR stayed",
+                "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\nxe 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: [drm] Failed to resize BAR2 to 16384M (-ENOSPC)\n",
+                false,
+                false,
+            ),
+        ] {
+            let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+            assert_eq!(!ev.nvrm_third_region_only.is_empty(), third, "{what}");
+            assert_eq!(!ev.resize_lost.is_empty(), lost, "{what}");
         }
     }
 
