@@ -174,7 +174,7 @@ fn is_report_heading(line: &str) -> bool {
         && key.ends_with(':')
         && key[..key.len() - 1]
             .chars()
-            .all(|c| c.is_ascii_uppercase() || c == '-')
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged,
@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn a_reports_heading_is_no_sign() {
-        let text = "# ENV: VM, Kata Containers on QEMU, Thunderbolt dock\n#   Hypervisor detected: KVM\n# dmesg | grep kata\n";
+        let text = "# ENV: VM, Kata Containers on QEMU, Thunderbolt dock\n#   Hypervisor detected: KVM\n# NOTE2: not a Thunderbolt sign\n# dmesg | grep kata\n";
         assert_eq!(hotplug_signs(text).len(), 1, "the prompt line counts");
         assert_eq!(signs_from_log(text).hypervisor_line, None);
     }
