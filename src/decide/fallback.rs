@@ -534,11 +534,13 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
         out.extend(realloc);
     }
     out.extend(qemu_window(c, guest).into_iter().take(1));
-    out.push(plain(
+    let collect = plain(
         COLLECT_EVIDENCE,
         format!(
             "The input does not say what machine this is{}. To settle it, run {COLLECT}.",
-            if c.d.needed_bytes.is_none() {
+            if only_inferred(c.ev) {
+                ", nor which BAR failed: a driver says a region is invalid without naming it, and the BAR taken for it is only the first the text shows no address for"
+            } else if c.d.needed_bytes.is_none() {
                 " nor how large the failed BARs are"
             } else {
                 ""
@@ -546,8 +548,28 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
         ),
         Side::Guest,
         None,
-    ));
+    );
+    // Neither the machine nor the failed BAR is in the text: every step
+    // above is a guess at both, and what settles them comes first.
+    if only_inferred(c.ev) {
+        out.insert(0, collect);
+    } else {
+        out.push(collect);
+    }
     out
+}
+
+/// Every failure the text shows is one it does not name: a driver's
+/// complaint placed at the first region without an address
+/// (`Evidence::inferred`), no other device failed.
+fn only_inferred(ev: &Evidence) -> bool {
+    !ev.inferred.is_empty()
+        && ev.other_failed.is_empty()
+        && ev
+            .gpus
+            .iter()
+            .filter(|g| !g.ok())
+            .all(|g| ev.inferred.contains(&g.addr))
 }
 
 /// The firmware placed a GPU's 64-bit BAR and the kernel refused the
@@ -918,6 +940,22 @@ mod tests {
         let h = &hints(&ev, &d)[0];
         assert!(h.text.contains("lspci -vv -s 0000:01:00.0"), "{}", h.text);
         assert!(h.text.contains("<unassigned>"), "{}", h.text);
+        // A failed BAR the text does not name, on a machine it does not
+        // name: what settles both comes first; on a known machine, the
+        // machine's order stays.
+        let inferred = |signs: Signs| {
+            let mut ev = nvrm_only(signs, false);
+            ev.inferred = vec![ev.gpus[0].addr];
+            ev
+        };
+        assert_eq!(first(&inferred(Signs::default())), COLLECT_EVIDENCE);
+        assert_eq!(first(&inferred(kvm())), OVMF_MMIO64_APERTURE);
+        assert_eq!(first(&inferred(metal())), FIRMWARE_ABOVE_4G);
+        let ev = inferred(Signs::default());
+        let d = diagnose(&ev);
+        let h = hints(&ev, &d);
+        assert!(h[0].text.contains("nor which BAR failed"), "{}", h[0].text);
+        assert_eq!(h.iter().filter(|h| h.id == COLLECT_EVIDENCE).count(), 1);
         // Without the sign, an NVRM-only BAR 3 keeps the platform's order.
         let mut ev = third(Signs::default());
         ev.nvrm_third_region_only.clear();

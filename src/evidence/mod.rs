@@ -126,4 +126,9 @@ pub(crate) struct Evidence {
     /// after it: the kernel's roll-back lost the BAR it had, which is a
     /// kernel fault, not a window too small for the old size.
     pub resize_lost: Vec<PciAddress>,
+    /// GPUs whose failed BAR the text does not name: a driver's complaint
+    /// without the line that says which region (`NVRM: ... is invalid`
+    /// alone, NVIDIA's failed probe), placed at the first region the text
+    /// shows no address for.
+    pub inferred: Vec<PciAddress>,
 }

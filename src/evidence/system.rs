@@ -140,6 +140,7 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         // Driver messages, read only from pasted text.
         nvrm_third_region_only: Vec::new(),
         resize_lost: Vec::new(),
+        inferred: Vec::new(),
     };
     Ok((ev, warnings))
 }

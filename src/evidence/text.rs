@@ -371,6 +371,7 @@ pub(crate) fn gather(
         .map(|(a, _)| *a)
         .collect();
     let mut complaints = Vec::new();
+    let mut inferred = Vec::new();
     for (addr, d) in devs.iter_mut() {
         let unnamed_nvrm = nvrm_invalid > named_by_nvrm && nvidia == [*addr] && !d.nvrm_bar;
         // NVIDIA's probe fails with -1 when a region is invalid; other
@@ -381,7 +382,10 @@ pub(crate) fn gather(
             continue;
         }
         match missing_region(d) {
-            Some(i) => d.note(i, Outcome::Failed, None),
+            Some(i) => {
+                d.note(i, Outcome::Failed, None);
+                inferred.push(*addr);
+            }
             None => complaints.push(*addr),
         }
     }
@@ -546,6 +550,7 @@ pub(crate) fn gather(
         hotplug,
         nvrm_third_region_only,
         resize_lost,
+        inferred,
     })
 }
 
@@ -830,8 +835,16 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
                 false,
                 false,
             ),
+            (
+                "NVRM's header alone, BARs 0 and 4 shown: region unnamed",
+                "01:00.0 3D controller: NVIDIA Corporation Device 3182 (rev a1)\nRegion 0: Memory at 2000000000 (64-bit, prefetchable) [size=64M]\nRegion 4: Memory at 2004000000 (64-bit, prefetchable) [size=32M]\nNVRM: This PCI I/O region assigned to your NVIDIA device is invalid\nnvidia: probe of 0000:01:00.0 failed with error -1\n",
+                false,
+                false,
+            ),
         ] {
             let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+            let unnamed = what.contains("unnamed");
+            assert_eq!(!ev.inferred.is_empty(), unnamed, "{what}");
             assert_eq!(!ev.nvrm_third_region_only.is_empty(), third, "{what}");
             assert_eq!(!ev.resize_lost.is_empty(), lost, "{what}");
         }
