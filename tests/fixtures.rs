@@ -40,6 +40,7 @@ const HINT_IDS: &[&str] = &[
     "platform-window-too-small",
     "vmm-bar-prefetchable",
     "kernel-resize-rollback",
+    "kernel-rescan-sizing",
 ];
 
 /// One fixture's expectations, read from its scenario.txt.

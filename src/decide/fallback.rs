@@ -38,6 +38,10 @@ pub(crate) const VMM_BAR_PREFETCHABLE: &str = "vmm-bar-prefetchable";
 /// The kernel lost a BAR when a driver's resize of it failed: a kernel
 /// without that fault (the one before, or a fixed one).
 pub(crate) const KERNEL_RESIZE_ROLLBACK: &str = "kernel-resize-rollback";
+/// The BAR failed on a rescan or hot-add after boot, where the kernel
+/// sized the bridge windows on its own: boot with the device, or a kernel
+/// whose rescan fits the windows the firmware gave.
+pub(crate) const KERNEL_RESCAN_SIZING: &str = "kernel-rescan-sizing";
 
 const GIB: u64 = 1 << 30;
 
@@ -123,6 +127,11 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     if platform != Platform::BareMetal {
         out.extend(vmm_prefetchable(&c));
     }
+    // In a VM a device enumerated late was hot-plugged, which the VM's
+    // hot-plug hint covers; a hot-plug bridge has its own reservation.
+    if matches!(platform, Platform::BareMetal | Platform::Unknown) && ev.hotplug.is_empty() {
+        out.extend(rescan(&c));
+    }
     out.extend(match platform {
         Platform::BareMetal => bare_metal(&c),
         Platform::Vmware => vmware(&c),
@@ -146,6 +155,28 @@ fn resize_rollback(c: &Ctx) -> Option<Hint> {
             "{} The driver of {bdf} tried to resize its BAR, the resize failed and fell back, and the kernel then had no place even for the old size, which the BAR held before the attempt: \
              the kernel lost the BAR in the roll-back, a kernel fault (reported on linux-pci for 6.18-rc1). \
              Boot the kernel this machine ran before (or a later one with the roll-back fixed) and send this log to linux-pci@vger.kernel.org; a larger window is not the first step.",
+            c.why
+        ),
+        Side::Guest,
+        Some(Restart::Reboot),
+    ))
+}
+
+/// The failed device was first enumerated a minute or more after boot: a
+/// rescan (`remove` then `rescan` in sysfs) or a hot-add. At boot the
+/// firmware had placed it; on a rescan the kernel sizes the bridge
+/// windows itself, and before "PCI: Relax bridge window tail sizing
+/// rules" (Ilpo Jarvinen, 2023-12, kernel bugzilla 216795, tests/corpus
+/// 107) it asked for more than the window the firmware had left (an
+/// SR-IOV device's VF BARs as optional size), so the device got nothing.
+fn rescan(c: &Ctx) -> Option<Hint> {
+    let (bdf, secs) = c.ev.rescanned.first()?;
+    Some(plain(
+        KERNEL_RESCAN_SIZING,
+        format!(
+            "{} The kernel enumerated {bdf} {secs} s after boot: it came with a rescan or a hot-add, not with the boot, and on a rescan the kernel sizes the bridge windows itself rather than keeping the firmware's placement. \
+             Boot with the device in place instead of removing and rescanning it (the firmware places it at boot); where it must be rescanned, use a kernel with \"PCI: Relax bridge window tail sizing rules\", \
+             whose rescan fits into the window the firmware gave the bridge (kernel bugzilla 216795: an SR-IOV GPU's VF BARs made the older kernels ask for far more).",
             c.why
         ),
         Side::Guest,
@@ -614,6 +645,7 @@ pub(crate) fn action(id: &str) -> &'static str {
         space::PLATFORM_WINDOW_TOO_SMALL => "enlarge the board's PCIe window (device tree ranges)",
         VMM_BAR_PREFETCHABLE => "check that the VMM exposes the GPU's 64-bit BARs prefetchable",
         KERNEL_RESIZE_ROLLBACK => "boot a kernel that does not lose the BAR in a failed resize",
+        KERNEL_RESCAN_SIZING => "boot with the device rather than rescanning it",
         _ => "see the hints",
     }
 }
@@ -956,6 +988,20 @@ mod tests {
         let h = hints(&ev, &d);
         assert!(h[0].text.contains("nor which BAR failed"), "{}", h[0].text);
         assert_eq!(h.iter().filter(|h| h.id == COLLECT_EVIDENCE).count(), 1);
+        // A failure on a rescan long after boot: boot with the device
+        // first, on bare metal or an unknown machine; in a VM the device
+        // was hot-plugged, and a hot-plug bridge has its own reservation.
+        let rescanned = |signs: Signs| {
+            let mut ev = typed(signs, 0x53, true, true);
+            ev.rescanned = vec![(ev.gpus[0].addr, 150)];
+            ev
+        };
+        assert_eq!(first(&rescanned(Signs::default())), KERNEL_RESCAN_SIZING);
+        assert_eq!(first(&rescanned(metal())), KERNEL_RESCAN_SIZING);
+        assert_eq!(first(&rescanned(kvm())), OVMF_MMIO64_APERTURE);
+        let mut ev = rescanned(metal());
+        ev.hotplug = vec![(false, "a Thunderbolt controller".into())];
+        assert_eq!(first(&ev), KERNEL_HOTPLUG_RESERVE);
         // Without the sign, an NVRM-only BAR 3 keeps the platform's order.
         let mut ev = third(Signs::default());
         ev.nvrm_third_region_only.clear();

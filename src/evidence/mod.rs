@@ -131,4 +131,9 @@ pub(crate) struct Evidence {
     /// alone, NVIDIA's failed probe), placed at the first region the text
     /// shows no address for.
     pub inferred: Vec<PciAddress>,
+    /// Failed GPUs whose enumeration line the kernel printed long after
+    /// boot (a minute or more), with its second: a rescan or hot-add, not
+    /// the boot's enumeration, so the firmware's placement from boot no
+    /// longer holds and the kernel sized the bridge windows on its own.
+    pub rescanned: Vec<(PciAddress, u64)>,
 }

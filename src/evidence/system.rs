@@ -141,6 +141,7 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         nvrm_third_region_only: Vec::new(),
         resize_lost: Vec::new(),
         inferred: Vec::new(),
+        rescanned: Vec::new(),
     };
     Ok((ev, warnings))
 }

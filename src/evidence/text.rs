@@ -504,6 +504,14 @@ pub(crate) fn gather(
         .into_iter()
         .filter(|a| gpus.iter().any(|g| g.addr == *a))
         .collect();
+    // Failed GPUs the kernel first enumerated long after boot: a rescan
+    // or hot-add (see `Evidence::rescanned`).
+    let rescanned: Vec<(PciAddress, u64)> = gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .filter_map(|g| Some((g.addr, enumerated_at(text, g.addr)?)))
+        .filter(|(_, secs)| *secs >= RESCAN_AFTER_SECS)
+        .collect();
     let mut hotplug = platform::hotplug_signs(text);
     if let Some(a) = devs.iter().find_map(|(a, d)| {
         let on_bridge = a.bus > 0 && a.device > 0 && !d.is_bridge();
@@ -551,6 +559,33 @@ pub(crate) fn gather(
         nvrm_third_region_only,
         resize_lost,
         inferred,
+        rescanned,
+    })
+}
+
+/// Boot-time PCI enumeration runs in the kernel's first seconds (the
+/// host bridge scan is a subsys initcall); a device first enumerated this
+/// long after boot came with a rescan (`echo 1 > .../rescan`) or a
+/// hot-add.
+const RESCAN_AFTER_SECS: u64 = 60;
+
+/// The seconds since boot of the kernel's enumeration line for `bdf`
+/// (`[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class ...`),
+/// where the text has one with a timestamp.
+fn enumerated_at(text: &str, bdf: PciAddress) -> Option<u64> {
+    let name = format!("{bdf}: [");
+    text.lines().find_map(|line| {
+        let at = line.find(&name)?;
+        let rest = &line[at + name.len()..];
+        // `[10de:20b7] type 00 class`: the ids, then the header type.
+        if !rest.get(9..).is_some_and(|r| r.starts_with("] type 0")) {
+            return None;
+        }
+        let head = &line[..at];
+        let open = head.find('[')?;
+        let close = open + head[open..].find(']')?;
+        let secs = head[open + 1..close].trim().split('.').next()?;
+        secs.parse().ok()
     })
 }
 
@@ -848,6 +883,28 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
             assert_eq!(!ev.nvrm_third_region_only.is_empty(), third, "{what}");
             assert_eq!(!ev.resize_lost.is_empty(), lost, "{what}");
         }
+    }
+
+    #[test]
+    fn a_device_enumerated_long_after_boot_was_rescanned() {
+        let bdf = |s: &str| s.parse::<PciAddress>().unwrap();
+        for (line, want) in [
+            ("[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(150)),
+            ("> [    2.923533] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(2)),
+            ("Sep 21 10:24:30 host kernel: [   67.48] pci 0000:53:00.0: [10de:15f8] type 00 class 0x030200", Some(67)),
+            // No timestamp, or not the enumeration line.
+            ("pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", None),
+            ("[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]", None),
+            ("[  150.161565] pci 0000:53:00.1: [8086:56c0] type 00 class 0x038000", None),
+        ] {
+            assert_eq!(enumerated_at(line, bdf("0000:53:00.0")), want, "{line}");
+        }
+        let text = "[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000\n[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]\n";
+        let ev = gather(text, &[], None).unwrap();
+        assert_eq!(ev.rescanned, [(bdf("0000:53:00.0"), 150)]);
+        // The same failure at boot is no rescan.
+        let ev = gather(&text.replace("150.16", "  1.16"), &[], None).unwrap();
+        assert!(ev.rescanned.is_empty(), "{:?}", ev.rescanned);
     }
 
     #[test]
