@@ -193,10 +193,15 @@ fn rescan(c: &Ctx) -> Option<Hint> {
 /// metal, whose BARs are the GPU's own.
 fn vmm_prefetchable(c: &Ctx) -> Option<Hint> {
     let bdf = c.ev.nvrm_third_region_only.first()?;
+    let branch = if c.ev.firmware.platform() == Platform::Unknown {
+        "If this is a VM: "
+    } else {
+        ""
+    };
     Some(plain(
         VMM_BAR_PREFETCHABLE,
         format!(
-            "{} NVIDIA's driver says only its third region (PCI BAR 3, the small 64-bit BAR after the VRAM BAR) of {bdf} is 0M at 0x0, and no kernel line says that BAR failed. \
+            "{} {branch}NVIDIA's driver says only its third region (PCI BAR 3, the small 64-bit BAR after the VRAM BAR) of {bdf} is 0M at 0x0, and no kernel line says that BAR failed. \
              The driver takes a 64-bit BAR only when it is prefetchable, so this is what it prints when the VMM exposes the GPU's BARs as non-prefetchable. \
              In the VM run `sudo lspci -vv -s {bdf}`: if Region 3 has an address but does not say `prefetchable`, the BAR is in place and the VMM must expose it prefetchable as the physical GPU does \
              (update the VMM, or report it to its project: cloud-hypervisor did this, open-gpu-kernel-modules issue 344); if Region 3 is `<unassigned>`, the window is short: take the next hint.",
@@ -966,10 +971,15 @@ mod tests {
         ] {
             assert_eq!(first(&ev), want, "{what}");
         }
-        // The hint names the device and how to tell the two causes apart.
+        // The hint names the device and how to tell the two causes apart;
+        // where the platform is unknown, that it is the VM branch.
         let ev = third(Signs::default());
         let d = diagnose(&ev);
         let h = &hints(&ev, &d)[0];
+        assert!(h.text.contains("If this is a VM: NVIDIA's"), "{}", h.text);
+        let kvm_ev = third(kvm());
+        let d = diagnose(&kvm_ev);
+        assert!(!hints(&kvm_ev, &d)[0].text.contains("If this is a VM"));
         assert!(h.text.contains("lspci -vv -s 0000:01:00.0"), "{}", h.text);
         assert!(h.text.contains("<unassigned>"), "{}", h.text);
         // A failed BAR the text does not name, on a machine it does not
