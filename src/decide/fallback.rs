@@ -20,6 +20,7 @@ use crate::decide::prescribe::{
 use crate::decide::space;
 use crate::decide::summary::describe;
 use crate::evidence::Evidence;
+use crate::model::pci::PciAddress;
 use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
 use crate::model::size::human;
 
@@ -142,13 +143,25 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     out
 }
 
+/// Every failing GPU has the sign: a sign of one GPU does not lead the
+/// hints where another failed without it (its space may be short).
+fn explains_all(ev: &Evidence, with_sign: &[PciAddress]) -> bool {
+    ev.gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .all(|g| with_sign.contains(&g.addr))
+}
+
 /// A driver's resize failed and fell back, and the BAR still has no
 /// address: the kernel released the BAR to resize it and did not restore
 /// it (reported for 6.18-rc1 on linux-pci, "BAR resizing broken in 6.18",
 /// tests/corpus 101). The old size had its place before the attempt, so
 /// no window setting is the first step.
 fn resize_rollback(c: &Ctx) -> Option<Hint> {
-    let bdf = c.ev.resize_lost.first()?;
+    let bdf =
+        c.ev.resize_lost
+            .first()
+            .filter(|_| explains_all(c.ev, &c.ev.resize_lost))?;
     Some(plain(
         KERNEL_RESIZE_ROLLBACK,
         format!(
@@ -170,7 +183,11 @@ fn resize_rollback(c: &Ctx) -> Option<Hint> {
 /// 107) it asked for more than the window the firmware had left (an
 /// SR-IOV device's VF BARs as optional size), so the device got nothing.
 fn rescan(c: &Ctx) -> Option<Hint> {
-    let (bdf, secs) = c.ev.rescanned.first()?;
+    let rescanned: Vec<PciAddress> = c.ev.rescanned.iter().map(|(a, _)| *a).collect();
+    let (bdf, secs) =
+        c.ev.rescanned
+            .first()
+            .filter(|_| explains_all(c.ev, &rescanned))?;
     Some(plain(
         KERNEL_RESCAN_SIZING,
         format!(
@@ -192,7 +209,10 @@ fn rescan(c: &Ctx) -> Option<Hint> {
 /// fails the larger VRAM BAR (region 1) first or with it. Not on bare
 /// metal, whose BARs are the GPU's own.
 fn vmm_prefetchable(c: &Ctx) -> Option<Hint> {
-    let bdf = c.ev.nvrm_third_region_only.first()?;
+    let bdf =
+        c.ev.nvrm_third_region_only
+            .first()
+            .filter(|_| explains_all(c.ev, &c.ev.nvrm_third_region_only))?;
     let branch = if c.ev.firmware.platform() == Platform::Unknown {
         "If this is a VM: "
     } else {
@@ -1012,6 +1032,13 @@ mod tests {
         let mut ev = rescanned(metal());
         ev.hotplug = vec![(false, "a Thunderbolt controller".into())];
         assert_eq!(first(&ev), KERNEL_HOTPLUG_RESERVE);
+        // A second failing GPU without the sign: the sign does not lead.
+        let mut ev = third(Signs::default());
+        let mut other = ev.gpus[0].clone();
+        other.addr.bus = 2;
+        other.bars[0].index = 1;
+        ev.gpus.push(other);
+        assert_eq!(first(&ev), FIRMWARE_ABOVE_4G);
         // Without the sign, an NVRM-only BAR 3 keeps the platform's order.
         let mut ev = third(Signs::default());
         ev.nvrm_third_region_only.clear();
