@@ -64,6 +64,9 @@ struct Case {
     /// toward it (`-`: none, or no id of ours is), with `HINT-MATCH`:
     /// whether `hints[0]` is it today. Files 56 on have both.
     hint: Option<(String, bool)>,
+    /// `FIX-KIND`: what the thread established, in a word (a hint id,
+    /// `none`, `other:...`); `-` where the header has none.
+    fix_kind: String,
 }
 
 fn header(text: &str, key: &str) -> Option<String> {
@@ -109,6 +112,7 @@ fn cases() -> Vec<Case> {
                     assert!(m == "yes" || m == "no", "{file}: HINT-MATCH {m}");
                     (h, m == "yes")
                 }),
+                fix_kind: header(&text, "FIX-KIND").unwrap_or_else(|| "-".into()),
                 file,
             }
         })
@@ -179,8 +183,8 @@ fn the_first_hint_is_the_threads_fix_where_the_header_says_so() {
     let mut failures = Vec::new();
     let (mut failing, mut matched) = (0, 0);
     println!(
-        "{:<72} {:<22} {:<22} match",
-        "file", "thread's fix (EXPECT-HINT)", "first hint"
+        "{:<72} {:<28} {:<26} {:<26} match",
+        "file", "thread's fix (FIX-KIND)", "EXPECT-HINT", "first hint"
     );
     for c in cases() {
         let Some((want, matches)) = &c.hint else {
@@ -195,8 +199,9 @@ fn the_first_hint_is_the_threads_fix_where_the_header_says_so() {
             first == "-"
         };
         println!(
-            "{:<72} {want:<22} {first:<22} {}",
+            "{:<72} {:<28} {want:<26} {first:<26} {}",
             c.file,
+            c.fix_kind,
             if shown { "yes" } else { "no" }
         );
         if c.kind == "failing" {

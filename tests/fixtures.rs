@@ -37,6 +37,10 @@ const HINT_IDS: &[&str] = &[
     "kernel-hotplug-reserve",
     "vm-hotplug-reserve",
     "collect-evidence",
+    "platform-window-too-small",
+    "vmm-bar-prefetchable",
+    "kernel-resize-rollback",
+    "kernel-rescan-sizing",
 ];
 
 /// One fixture's expectations, read from its scenario.txt.

@@ -20,6 +20,7 @@ use crate::decide::prescribe::{
 use crate::decide::space;
 use crate::decide::summary::describe;
 use crate::evidence::Evidence;
+use crate::model::pci::PciAddress;
 use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
 use crate::model::size::human;
 
@@ -32,6 +33,16 @@ pub(crate) const KERNEL_HOTPLUG_RESERVE: &str = "kernel-hotplug-reserve";
 pub(crate) const VM_HOTPLUG_RESERVE: &str = "vm-hotplug-reserve";
 /// Not a fix: what to collect so that the next report can name one.
 pub(crate) const COLLECT_EVIDENCE: &str = "collect-evidence";
+/// The VMM exposes a GPU's 64-bit BAR non-prefetchable, which NVIDIA's
+/// driver does not take: the VMM's side, or its update.
+pub(crate) const VMM_BAR_PREFETCHABLE: &str = "vmm-bar-prefetchable";
+/// The kernel lost a BAR when a driver's resize of it failed: a kernel
+/// without that fault (the one before, or a fixed one).
+pub(crate) const KERNEL_RESIZE_ROLLBACK: &str = "kernel-resize-rollback";
+/// The BAR failed on a rescan or hot-add after boot, where the kernel
+/// sized the bridge windows on its own: boot with the device, or a kernel
+/// whose rescan fits the windows the firmware gave.
+pub(crate) const KERNEL_RESCAN_SIZING: &str = "kernel-rescan-sizing";
 
 const GIB: u64 = 1 << 30;
 
@@ -109,13 +120,116 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
         past_limit: d.kind == DiagnosisKind::PhysBitsTooSmall
             || matches!((d.needed_end, limit), (Some(e), Some(l)) if e > l),
     };
-    match ev.firmware.platform() {
+    let platform = ev.firmware.platform();
+    // What the drivers' own messages say comes before the space: a BAR the
+    // kernel lost in a failed resize, or one NVIDIA's driver refuses for
+    // its type, is not fixed by a larger window.
+    let mut out: Vec<Hint> = resize_rollback(&c).into_iter().collect();
+    if platform != Platform::BareMetal {
+        out.extend(vmm_prefetchable(&c));
+    }
+    // In a VM a device enumerated late was hot-plugged, which the VM's
+    // hot-plug hint covers; a hot-plug bridge has its own reservation.
+    if matches!(platform, Platform::BareMetal | Platform::Unknown) && ev.hotplug.is_empty() {
+        out.extend(rescan(&c));
+    }
+    out.extend(match platform {
         Platform::BareMetal => bare_metal(&c),
         Platform::Vmware => vmware(&c),
         Platform::HyperV => vec![hyperv(&c)],
         Platform::Qemu | Platform::OtherVm => vm(&c),
         Platform::Unknown => unknown(&c),
-    }
+    });
+    out
+}
+
+/// Every failing GPU has the sign: a sign of one GPU does not lead the
+/// hints where another failed without it (its space may be short).
+fn explains_all(ev: &Evidence, with_sign: &[PciAddress]) -> bool {
+    ev.gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .all(|g| with_sign.contains(&g.addr))
+}
+
+/// A driver's resize failed and fell back, and the BAR still has no
+/// address: the kernel released the BAR to resize it and did not restore
+/// it (reported for 6.18-rc1 on linux-pci, "BAR resizing broken in 6.18",
+/// tests/corpus 101). The old size had its place before the attempt, so
+/// no window setting is the first step.
+fn resize_rollback(c: &Ctx) -> Option<Hint> {
+    let bdf =
+        c.ev.resize_lost
+            .first()
+            .filter(|_| explains_all(c.ev, &c.ev.resize_lost))?;
+    Some(plain(
+        KERNEL_RESIZE_ROLLBACK,
+        format!(
+            "{} The driver of {bdf} tried to resize its BAR, the resize failed and fell back, and the kernel then had no place even for the old size, which the BAR held before the attempt: \
+             the kernel lost the BAR in the roll-back, a kernel fault (reported on linux-pci for 6.18-rc1). \
+             Boot the kernel this machine ran before (or a later one with the roll-back fixed) and send this log to linux-pci@vger.kernel.org; a larger window is not the first step.",
+            c.why
+        ),
+        Side::Guest,
+        Some(Restart::Reboot),
+    ))
+}
+
+/// The failed device was first enumerated a minute or more after boot: a
+/// rescan (`remove` then `rescan` in sysfs) or a hot-add. At boot the
+/// firmware had placed it; on a rescan the kernel sizes the bridge
+/// windows itself, and before "PCI: Relax bridge window tail sizing
+/// rules" (Ilpo Jarvinen, 2023-12, kernel bugzilla 216795, tests/corpus
+/// 107) it asked for more than the window the firmware had left (an
+/// SR-IOV device's VF BARs as optional size), so the device got nothing.
+fn rescan(c: &Ctx) -> Option<Hint> {
+    let rescanned: Vec<PciAddress> = c.ev.rescanned.iter().map(|(a, _)| *a).collect();
+    let (bdf, secs) =
+        c.ev.rescanned
+            .first()
+            .filter(|_| explains_all(c.ev, &rescanned))?;
+    Some(plain(
+        KERNEL_RESCAN_SIZING,
+        format!(
+            "{} The kernel enumerated {bdf} {secs} s after boot: it came with a rescan or a hot-add, not with the boot, and on a rescan the kernel sizes the bridge windows itself rather than keeping the firmware's placement. \
+             Boot with the device in place instead of removing and rescanning it (the firmware places it at boot); where it must be rescanned, use a kernel with \"PCI: Relax bridge window tail sizing rules\", \
+             whose rescan fits into the window the firmware gave the bridge (kernel bugzilla 216795: an SR-IOV GPU's VF BARs made the older kernels ask for far more).",
+            c.why
+        ),
+        Side::Guest,
+        Some(Restart::Reboot),
+    ))
+}
+
+/// NVIDIA's driver names only its third region (PCI BAR 3) as 0M and no
+/// kernel line failed the BAR: the driver counts a 64-bit BAR only when it
+/// is prefetchable, and a VMM that exposes it non-prefetchable gets this
+/// message with the BAR in place (open-gpu-kernel-modules #344 and
+/// cloud-hypervisor #4353, tests/corpus 58, 61, 83). A window too small
+/// fails the larger VRAM BAR (region 1) first or with it. Not on bare
+/// metal, whose BARs are the GPU's own.
+fn vmm_prefetchable(c: &Ctx) -> Option<Hint> {
+    let bdf =
+        c.ev.nvrm_third_region_only
+            .first()
+            .filter(|_| explains_all(c.ev, &c.ev.nvrm_third_region_only))?;
+    let branch = if c.ev.firmware.platform() == Platform::Unknown {
+        "If this is a VM: "
+    } else {
+        ""
+    };
+    Some(plain(
+        VMM_BAR_PREFETCHABLE,
+        format!(
+            "{} {branch}NVIDIA's driver says only its third region (PCI BAR 3, the small 64-bit BAR after the VRAM BAR) of {bdf} is 0M at 0x0, and no kernel line says that BAR failed. \
+             The driver takes a 64-bit BAR only when it is prefetchable, so this is what it prints when the VMM exposes the GPU's BARs as non-prefetchable. \
+             In the VM run `sudo lspci -vv -s {bdf}`: if Region 3 has an address but does not say `prefetchable`, the BAR is in place and the VMM must expose it prefetchable as the physical GPU does \
+             (update the VMM, or report it to its project: cloud-hypervisor did this, open-gpu-kernel-modules issue 344); if Region 3 is `<unassigned>`, the window is short: take the next hint.",
+            c.why
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+    ))
 }
 
 fn bare_metal(c: &Ctx) -> Vec<Hint> {
@@ -143,7 +257,8 @@ fn bare_metal(c: &Ctx) -> Vec<Hint> {
     // Decoding does not grow); the firmware's otherwise.
     let realloc_first = ev.realloc_advised
         || d.kind == DiagnosisKind::FirmwareLeftUnassigned
-        || space::only_low(ev);
+        || space::only_low(ev)
+        || refused(ev);
     let realloc = (!ev.realloc_active).then(|| realloc(c, "", false));
     if realloc_first {
         out.extend(realloc.clone());
@@ -458,11 +573,12 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
     }
     let realloc = (!c.ev.realloc_active)
         .then(|| realloc(c, "Whether this is a VM or a real machine, the ", false));
-    // The kernel's own advice first, and where only the space below 4 GiB
-    // fell short (Above 4G Decoding does not grow it: the bridge windows
-    // there are the kernel's to re-place); else the firmware setup, which
+    // The kernel's own advice first, where only the space below 4 GiB fell
+    // short (Above 4G Decoding does not grow it: the bridge windows there
+    // are the kernel's to re-place), and where the firmware placed a BAR
+    // the kernel refused (`refused`); else the firmware setup, which
     // on a real machine is the usual fix (and its update), before realloc.
-    let realloc_first = c.ev.realloc_advised || space::only_low(c.ev);
+    let realloc_first = c.ev.realloc_advised || space::only_low(c.ev) || refused(c.ev);
     if realloc_first {
         out.extend(realloc.clone());
     }
@@ -474,11 +590,13 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
         out.extend(realloc);
     }
     out.extend(qemu_window(c, guest).into_iter().take(1));
-    out.push(plain(
+    let collect = plain(
         COLLECT_EVIDENCE,
         format!(
             "The input does not say what machine this is{}. To settle it, run {COLLECT}.",
-            if c.d.needed_bytes.is_none() {
+            if only_inferred(c.ev) {
+                ", nor which BAR failed: a driver says a region is invalid without naming it, and the BAR taken for it is only the first the text shows no address for"
+            } else if c.d.needed_bytes.is_none() {
                 " nor how large the failed BARs are"
             } else {
                 ""
@@ -486,8 +604,43 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
         ),
         Side::Guest,
         None,
-    ));
+    );
+    // Neither the machine nor the failed BAR is in the text: every step
+    // above is a guess at both, and what settles them comes first.
+    if only_inferred(c.ev) {
+        out.insert(0, collect);
+    } else {
+        out.push(collect);
+    }
     out
+}
+
+/// Every failure the text shows is one it does not name: a driver's
+/// complaint placed at the first region without an address
+/// (`Evidence::inferred`), no other device failed.
+fn only_inferred(ev: &Evidence) -> bool {
+    !ev.inferred.is_empty()
+        && ev.other_failed.is_empty()
+        && ev
+            .gpus
+            .iter()
+            .filter(|g| !g.ok())
+            .all(|g| ev.inferred.contains(&g.addr))
+}
+
+/// The firmware placed a GPU's 64-bit BAR and the kernel refused the
+/// address (`Memory at <ignored>` in lspci, `can't claim` with an
+/// address): the address lies outside the windows the kernel took for the
+/// bridges above. The firmware did place the 64-bit BAR, so its setup's
+/// 64-bit decoding is not what is missing; the kernel's own re-placement,
+/// `pci=realloc`, is the step that places it (kvm list 2023, tests/corpus
+/// 134: "I boot with pci=realloc which fixes it"). A 32-bit BAR refused so
+/// is an old firmware's misplacement (corpus 86: a BIOS that put the VRAM
+/// BAR over the AGP aperture), which stays the firmware's to fix.
+fn refused(ev: &Evidence) -> bool {
+    ev.gpus.iter().flat_map(|g| g.bars.iter()).any(|b| {
+        !b.io && b.type_known && b.mem64 && b.state == crate::model::bar::BarState::Ignored
+    })
 }
 
 /// A GPU with a memory BAR that has no address.
@@ -515,6 +668,9 @@ pub(crate) fn action(id: &str) -> &'static str {
         VM_HOTPLUG_RESERVE => "plug the GPU at boot onto a root port that reserves room",
         COLLECT_EVIDENCE => "collect the boot log and lspci of the failing machine",
         space::PLATFORM_WINDOW_TOO_SMALL => "enlarge the board's PCIe window (device tree ranges)",
+        VMM_BAR_PREFETCHABLE => "check that the VMM exposes the GPU's 64-bit BARs prefetchable",
+        KERNEL_RESIZE_ROLLBACK => "boot a kernel that does not lose the BAR in a failed resize",
+        KERNEL_RESCAN_SIZING => "boot with the device rather than rescanning it",
         _ => "see the hints",
     }
 }
@@ -750,6 +906,143 @@ mod tests {
         assert!(h.text.contains("16 MiB"), "{}", h.text);
         assert!(h.text.contains("`ranges`"), "{}", h.text);
         assert!(!h.text.contains("Above 4G"), "{}", h.text);
+    }
+
+    #[test]
+    fn what_the_drivers_say_comes_before_the_space() {
+        let kvm = || Signs {
+            hypervisor_line: Some("KVM".into()),
+            ..Signs::default()
+        };
+        let metal = || Signs {
+            cpu_flag: Some(false),
+            ..Signs::default()
+        };
+        let third = |signs: Signs| {
+            let mut ev = nvrm_only(signs, false);
+            ev.gpus[0].bars[0].index = 3;
+            ev.nvrm_third_region_only = vec![ev.gpus[0].addr];
+            ev
+        };
+        let lost = |signs: Signs| {
+            let mut ev = typed(signs, 3, true, true);
+            ev.resize_lost = vec![ev.gpus[0].addr];
+            ev
+        };
+        let ignored = |signs: Signs| {
+            let mut ev = typed(signs, 6, true, true);
+            let b = &mut ev.gpus[0].bars[0];
+            (b.state, b.size) = (crate::model::bar::BarState::Ignored, None);
+            ev
+        };
+        for (what, ev, want) in [
+            (
+                "NVRM's third region alone, platform unknown: the VMM's BAR type",
+                third(Signs::default()),
+                VMM_BAR_PREFETCHABLE,
+            ),
+            (
+                "NVRM's third region alone in a KVM guest",
+                third(kvm()),
+                VMM_BAR_PREFETCHABLE,
+            ),
+            (
+                "NVRM's third region alone on bare metal: no VMM to blame",
+                third(metal()),
+                FIRMWARE_ABOVE_4G,
+            ),
+            (
+                "a resize that fell back and lost the BAR, bare metal",
+                lost(metal()),
+                KERNEL_RESIZE_ROLLBACK,
+            ),
+            (
+                "a resize that fell back and lost the BAR, on a board",
+                lost(Signs {
+                    device_tree: Some("a device tree".into()),
+                    ..Signs::default()
+                }),
+                KERNEL_RESIZE_ROLLBACK,
+            ),
+            (
+                "a BAR the firmware placed and the kernel refused, platform unknown",
+                ignored(Signs::default()),
+                GUEST_PCI_REALLOC,
+            ),
+            (
+                "a BAR the firmware placed and the kernel refused, bare metal",
+                ignored(metal()),
+                GUEST_PCI_REALLOC,
+            ),
+            (
+                "a 32-bit BAR the firmware placed and the kernel refused: the firmware's",
+                {
+                    let mut ev = ignored(metal());
+                    ev.gpus[0].bars[0].mem64 = false;
+                    ev
+                },
+                FIRMWARE_ABOVE_4G,
+            ),
+            (
+                "the same 64-bit BAR never placed, bare metal: the firmware setup",
+                typed(metal(), 6, true, true),
+                FIRMWARE_ABOVE_4G,
+            ),
+        ] {
+            assert_eq!(first(&ev), want, "{what}");
+        }
+        // The hint names the device and how to tell the two causes apart;
+        // where the platform is unknown, that it is the VM branch.
+        let ev = third(Signs::default());
+        let d = diagnose(&ev);
+        let h = &hints(&ev, &d)[0];
+        assert!(h.text.contains("If this is a VM: NVIDIA's"), "{}", h.text);
+        let kvm_ev = third(kvm());
+        let d = diagnose(&kvm_ev);
+        assert!(!hints(&kvm_ev, &d)[0].text.contains("If this is a VM"));
+        assert!(h.text.contains("lspci -vv -s 0000:01:00.0"), "{}", h.text);
+        assert!(h.text.contains("<unassigned>"), "{}", h.text);
+        // A failed BAR the text does not name, on a machine it does not
+        // name: what settles both comes first; on a known machine, the
+        // machine's order stays.
+        let inferred = |signs: Signs| {
+            let mut ev = nvrm_only(signs, false);
+            ev.inferred = vec![ev.gpus[0].addr];
+            ev
+        };
+        assert_eq!(first(&inferred(Signs::default())), COLLECT_EVIDENCE);
+        assert_eq!(first(&inferred(kvm())), OVMF_MMIO64_APERTURE);
+        assert_eq!(first(&inferred(metal())), FIRMWARE_ABOVE_4G);
+        let ev = inferred(Signs::default());
+        let d = diagnose(&ev);
+        let h = hints(&ev, &d);
+        assert!(h[0].text.contains("nor which BAR failed"), "{}", h[0].text);
+        assert_eq!(h.iter().filter(|h| h.id == COLLECT_EVIDENCE).count(), 1);
+        // A failure on a rescan long after boot: boot with the device
+        // first, on bare metal or an unknown machine; in a VM the device
+        // was hot-plugged, and a hot-plug bridge has its own reservation.
+        let rescanned = |signs: Signs| {
+            let mut ev = typed(signs, 0x53, true, true);
+            ev.rescanned = vec![(ev.gpus[0].addr, 150)];
+            ev
+        };
+        assert_eq!(first(&rescanned(Signs::default())), KERNEL_RESCAN_SIZING);
+        assert_eq!(first(&rescanned(metal())), KERNEL_RESCAN_SIZING);
+        assert_eq!(first(&rescanned(kvm())), OVMF_MMIO64_APERTURE);
+        let mut ev = rescanned(metal());
+        ev.hotplug = vec![(false, "a Thunderbolt controller".into())];
+        assert_eq!(first(&ev), KERNEL_HOTPLUG_RESERVE);
+        // A second failing GPU without the sign: the sign does not lead.
+        let mut ev = third(Signs::default());
+        let mut other = ev.gpus[0].clone();
+        other.addr.bus = 2;
+        other.bars[0].index = 1;
+        ev.gpus.push(other);
+        assert_eq!(first(&ev), FIRMWARE_ABOVE_4G);
+        // Without the sign, an NVRM-only BAR 3 keeps the platform's order.
+        let mut ev = third(Signs::default());
+        ev.nvrm_third_region_only.clear();
+        assert_eq!(first(&ev), FIRMWARE_ABOVE_4G);
     }
 
     #[test]

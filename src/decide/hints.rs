@@ -13,7 +13,10 @@
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
 use crate::decide::fallback;
 #[cfg(test)]
-use crate::decide::fallback::{COLLECT_EVIDENCE, KERNEL_HOTPLUG_RESERVE, VM_HOTPLUG_RESERVE};
+use crate::decide::fallback::{
+    COLLECT_EVIDENCE, KERNEL_HOTPLUG_RESERVE, KERNEL_RESCAN_SIZING, KERNEL_RESIZE_ROLLBACK,
+    VMM_BAR_PREFETCHABLE, VM_HOTPLUG_RESERVE,
+};
 use crate::decide::prescribe::{
     Change, Model, Prescription, Restart, Side, CPU_PDPE1GB, CPU_PHYS_BITS, GUEST_PCI_REALLOC,
     OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE,
@@ -33,7 +36,7 @@ pub(crate) const HYPERV_MMIO: &str = "hyperv-mmio";
 
 /// Every hint id, for tests and documentation.
 #[cfg(test)]
-pub(crate) const ALL_IDS: [&str; 15] = [
+pub(crate) const ALL_IDS: [&str; 18] = [
     CPU_PDPE1GB,
     CPU_PHYS_BITS,
     OVMF_MMIO64_APERTURE,
@@ -49,6 +52,9 @@ pub(crate) const ALL_IDS: [&str; 15] = [
     VM_HOTPLUG_RESERVE,
     COLLECT_EVIDENCE,
     crate::decide::space::PLATFORM_WINDOW_TOO_SMALL,
+    VMM_BAR_PREFETCHABLE,
+    KERNEL_RESIZE_ROLLBACK,
+    KERNEL_RESCAN_SIZING,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -115,6 +115,29 @@ pub(crate) struct Evidence {
     /// GPU is not `ok`; it failed where its driver complained (`true`: a
     /// failed probe, an NVRM region it calls invalid).
     pub unproven: Vec<(PciAddress, String, bool)>,
+    /// NVIDIA GPUs for which the driver's `NVRM: BAR2 is 0M` (its third
+    /// region, PCI BAR 3) is the only failure the text shows: no PCI core
+    /// line says the BAR failed, and the larger VRAM BAR before it is not
+    /// named. The driver takes a 64-bit BAR only when it is prefetchable,
+    /// so a VMM that exposes that BAR non-prefetchable gets this message
+    /// with the BAR in place (open-gpu-kernel-modules #344,
+    /// cloud-hypervisor #4353: tests/corpus 58, 61, 83).
+    pub nvrm_third_region_only: Vec<PciAddress>,
+    /// GPUs whose driver's BAR resize failed and fell back (`Failed to
+    /// resize BAR`), and which still have a memory BAR without an address
+    /// after it: the kernel's roll-back lost the BAR it had, which is a
+    /// kernel fault, not a window too small for the old size.
+    pub resize_lost: Vec<PciAddress>,
+    /// GPUs whose failed BAR the text does not name: a driver's complaint
+    /// without the line that says which region (`NVRM: ... is invalid`
+    /// alone, NVIDIA's failed probe), placed at the first region the text
+    /// shows no address for.
+    pub inferred: Vec<PciAddress>,
+    /// Failed GPUs whose enumeration line the kernel printed long after
+    /// boot (a minute or more), with its second: a rescan or hot-add, not
+    /// the boot's enumeration, so the firmware's placement from boot no
+    /// longer holds and the kernel sized the bridge windows on its own.
+    pub rescanned: Vec<(PciAddress, u64)>,
 }
 
 impl Evidence {

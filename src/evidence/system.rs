@@ -137,6 +137,11 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         hotplug: platform::hotplug_signs(&log_text),
         // sysfs shows every BAR with its address.
         unproven: Vec::new(),
+        // Driver messages, read only from pasted text.
+        nvrm_third_region_only: Vec::new(),
+        resize_lost: Vec::new(),
+        inferred: Vec::new(),
+        rescanned: Vec::new(),
     };
     Ok((ev, warnings))
 }

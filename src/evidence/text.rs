@@ -147,6 +147,9 @@ struct DeviceSeen {
     /// A GPU driver kept its BAR after a resize that fell back: the driver
     /// read the BAR's address.
     resized: bool,
+    /// A GPU driver said its BAR resize failed and fell back (`Failed to
+    /// resize BAR`, `Small BAR device`).
+    resize_fell_back: bool,
     bars: BTreeMap<u8, BarSeen>,
 }
 
@@ -285,6 +288,7 @@ pub(crate) fn gather(
                 // for the larger size, and the old BAR stayed in place.
                 let d = devs.entry(*bdf).or_default();
                 d.resized = true;
+                d.resize_fell_back = true;
                 for b in d.bars.values_mut().filter(|b| !b.io) {
                     if b.outcome == Outcome::Failed {
                         b.outcome = Outcome::Assigned;
@@ -335,6 +339,19 @@ pub(crate) fn gather(
     if !evidence && hyperv_mmio_short.is_none() {
         return None;
     }
+    // NVIDIA's third region alone, where no PCI core line failed the
+    // device: the sign of a BAR the VMM exposes non-prefetchable (see
+    // `Evidence::nvrm_third_region_only`). A window too small fails the
+    // large VRAM BAR (region 1) first, or with it.
+    let nvrm_third_region_only: Vec<PciAddress> = devs
+        .iter()
+        .filter(|(_, d)| {
+            !d.nvrm_zero.is_empty()
+                && d.nvrm_zero.iter().all(|n| *n == 2)
+                && !d.bars.values().any(|b| b.outcome == Outcome::Failed)
+        })
+        .map(|(a, _)| *a)
+        .collect();
     for d in devs.values_mut() {
         for n in std::mem::take(&mut d.nvrm_zero) {
             if let Some(i) = nvrm_pci_index(d, n) {
@@ -354,6 +371,7 @@ pub(crate) fn gather(
         .map(|(a, _)| *a)
         .collect();
     let mut complaints = Vec::new();
+    let mut inferred = Vec::new();
     for (addr, d) in devs.iter_mut() {
         let unnamed_nvrm = nvrm_invalid > named_by_nvrm && nvidia == [*addr] && !d.nvrm_bar;
         // NVIDIA's probe fails with -1 when a region is invalid; other
@@ -364,7 +382,10 @@ pub(crate) fn gather(
             continue;
         }
         match missing_region(d) {
-            Some(i) => d.note(i, Outcome::Failed, None),
+            Some(i) => {
+                d.note(i, Outcome::Failed, None);
+                inferred.push(*addr);
+            }
             None => complaints.push(*addr),
         }
     }
@@ -472,6 +493,25 @@ pub(crate) fn gather(
     // root bus sits on a conventional PCI bridge: a PCIe port has one slot.
     // No real machine seats a GPU of 64-bit BARs there; QEMU's pci-bridge
     // is where a VM's hot-plugged devices go (Kata's default).
+    // A resize that fell back and still left a BAR without an address: the
+    // last word on the BAR came after the driver's fallback.
+    let resize_lost: Vec<PciAddress> = gpus
+        .iter()
+        .filter(|g| devs[&g.addr].resize_fell_back && !g.ok())
+        .map(|g| g.addr)
+        .collect();
+    let nvrm_third_region_only: Vec<PciAddress> = nvrm_third_region_only
+        .into_iter()
+        .filter(|a| gpus.iter().any(|g| g.addr == *a))
+        .collect();
+    // Failed GPUs the kernel first enumerated long after boot: a rescan
+    // or hot-add (see `Evidence::rescanned`).
+    let rescanned: Vec<(PciAddress, u64)> = gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .filter_map(|g| Some((g.addr, enumerated_at(text, g.addr)?)))
+        .filter(|(_, secs)| *secs >= RESCAN_AFTER_SECS)
+        .collect();
     let mut hotplug = platform::hotplug_signs(text);
     if let Some(a) = devs.iter().find_map(|(a, d)| {
         let on_bridge = a.bus > 0 && a.device > 0 && !d.is_bridge();
@@ -516,6 +556,36 @@ pub(crate) fn gather(
         hyperv_mmio_short,
         unproven,
         hotplug,
+        nvrm_third_region_only,
+        resize_lost,
+        inferred,
+        rescanned,
+    })
+}
+
+/// Boot-time PCI enumeration runs in the kernel's first seconds (the
+/// host bridge scan is a subsys initcall); a device first enumerated this
+/// long after boot came with a rescan (`echo 1 > .../rescan`) or a
+/// hot-add.
+const RESCAN_AFTER_SECS: u64 = 60;
+
+/// The seconds since boot of the kernel's enumeration line for `bdf`
+/// (`[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class ...`),
+/// where the text has one with a timestamp.
+fn enumerated_at(text: &str, bdf: PciAddress) -> Option<u64> {
+    let name = format!("{bdf}: [");
+    text.lines().find_map(|line| {
+        let at = line.find(&name)?;
+        let rest = &line[at + name.len()..];
+        // `[10de:20b7] type 00 class`: the ids, then the header type.
+        if !rest.get(9..).is_some_and(|r| r.starts_with("] type 0")) {
+            return None;
+        }
+        let head = &line[..at];
+        let open = head.find('[')?;
+        let close = open + head[open..].find(']')?;
+        let secs = head[open + 1..close].trim().split('.').next()?;
+        secs.parse().ok()
     })
 }
 
@@ -764,6 +834,77 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
                 ev.unproven
             );
         }
+    }
+
+    #[test]
+    fn driver_messages_that_are_signs_of_their_own() {
+        // (what, text, third region alone, resize lost)
+        for (what, text, third, lost) in [
+            (
+                "NVRM's third region alone, no PCI core line",
+                "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+                true,
+                false,
+            ),
+            (
+                "NVRM's VRAM region and the third: a window too small",
+                "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+                false,
+                false,
+            ),
+            (
+                "NVRM's third region and the kernel failed BAR 3 itself",
+                "pci 0000:01:00.0: BAR 3: no space for [mem size 0x02000000 64bit pref]\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+                false,
+                false,
+            ),
+            (
+                "xe's resize fell back and the old size found no place",
+                "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\nxe 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: [drm] Failed to resize BAR2 to 16384M (-ENOSPC)\nxe 0000:01:00.0: BAR 2 [mem size 0x10000000 64bit pref]: can't assign; no space\n",
+                false,
+                true,
+            ),
+            (
+                "xe's resize fell back and the old BAR stayed",
+                "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\nxe 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: [drm] Failed to resize BAR2 to 16384M (-ENOSPC)\n",
+                false,
+                false,
+            ),
+            (
+                "NVRM's header alone, BARs 0 and 4 shown: region unnamed",
+                "01:00.0 3D controller: NVIDIA Corporation Device 3182 (rev a1)\nRegion 0: Memory at 2000000000 (64-bit, prefetchable) [size=64M]\nRegion 4: Memory at 2004000000 (64-bit, prefetchable) [size=32M]\nNVRM: This PCI I/O region assigned to your NVIDIA device is invalid\nnvidia: probe of 0000:01:00.0 failed with error -1\n",
+                false,
+                false,
+            ),
+        ] {
+            let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+            let unnamed = what.contains("unnamed");
+            assert_eq!(!ev.inferred.is_empty(), unnamed, "{what}");
+            assert_eq!(!ev.nvrm_third_region_only.is_empty(), third, "{what}");
+            assert_eq!(!ev.resize_lost.is_empty(), lost, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_device_enumerated_long_after_boot_was_rescanned() {
+        let bdf = |s: &str| s.parse::<PciAddress>().unwrap();
+        for (line, want) in [
+            ("[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(150)),
+            ("> [    2.923533] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(2)),
+            ("Sep 21 10:24:30 host kernel: [   67.48] pci 0000:53:00.0: [10de:15f8] type 00 class 0x030200", Some(67)),
+            // No timestamp, or not the enumeration line.
+            ("pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", None),
+            ("[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]", None),
+            ("[  150.161565] pci 0000:53:00.1: [8086:56c0] type 00 class 0x038000", None),
+        ] {
+            assert_eq!(enumerated_at(line, bdf("0000:53:00.0")), want, "{line}");
+        }
+        let text = "[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000\n[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]\n";
+        let ev = gather(text, &[], None).unwrap();
+        assert_eq!(ev.rescanned, [(bdf("0000:53:00.0"), 150)]);
+        // The same failure at boot is no rescan.
+        let ev = gather(&text.replace("150.16", "  1.16"), &[], None).unwrap();
+        assert!(ev.rescanned.is_empty(), "{:?}", ev.rescanned);
     }
 
     #[test]

@@ -15,8 +15,15 @@ pub(crate) fn firmware_from_log(text: &str) -> Firmware {
         ..Firmware::default()
     };
     for line in text.lines() {
-        if let Some(i) = line.find("DMI: ") {
-            let dmi = &line[i + 5..];
+        // A kernel warning's `Hardware name:` is the same DMI string (the
+        // boot's `DMI:` line feeds `dump_stack`'s arch description; 2.6
+        // kernels printed the product name alone).
+        let at = line.find("DMI: ").map(|i| i + "DMI: ".len()).or_else(|| {
+            line.find("Hardware name: ")
+                .map(|i| i + "Hardware name: ".len())
+        });
+        if let Some(at) = at {
+            let dmi = &line[at..];
             let (machine, bios) = dmi.split_once(", BIOS ").unwrap_or((dmi, ""));
             if let Some(product) = machine.strip_prefix("QEMU ") {
                 fw.sys_vendor = Some("QEMU".into());
@@ -174,7 +181,7 @@ fn is_report_heading(line: &str) -> bool {
         && key.ends_with(':')
         && key[..key.len() - 1]
             .chars()
-            .all(|c| c.is_ascii_uppercase() || c == '-')
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// Signs that a GPU sits behind a hot-plug bridge or was hot-plugged,
@@ -331,6 +338,26 @@ mod tests {
     }
 
     #[test]
+    fn a_warnings_hardware_name_is_the_dmi_line() {
+        for (line, want) in [
+            (
+                "[   15.503108] Hardware name: MCP61M-M3",
+                Platform::BareMetal,
+            ),
+            (
+                "Hardware name: QEMU Standard PC (Q35 + ICH9, 2009), BIOS rel-1.16.2-0-gea1b7a073390-prebuilt.qemu.org 04/01/2014",
+                Platform::Qemu,
+            ),
+            (
+                "Hardware name: VMware, Inc. VMware Virtual Platform/440BX Desktop Reference Platform, BIOS 6.00 11/12/2020",
+                Platform::Vmware,
+            ),
+        ] {
+            assert_eq!(firmware_from_log(line).platform(), want, "{line}");
+        }
+    }
+
+    #[test]
     fn the_hypervisor_line_when_there_is_no_dmi_line() {
         for (line, want) in [
             ("Hypervisor detected: VMware", Platform::Vmware),
@@ -428,7 +455,7 @@ mod tests {
 
     #[test]
     fn a_reports_heading_is_no_sign() {
-        let text = "# ENV: VM, Kata Containers on QEMU, Thunderbolt dock\n#   Hypervisor detected: KVM\n# dmesg | grep kata\n";
+        let text = "# ENV: VM, Kata Containers on QEMU, Thunderbolt dock\n#   Hypervisor detected: KVM\n# NOTE2: not a Thunderbolt sign\n# dmesg | grep kata\n";
         assert_eq!(hotplug_signs(text).len(), 1, "the prompt line counts");
         assert_eq!(signs_from_log(text).hypervisor_line, None);
     }
