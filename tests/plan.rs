@@ -528,7 +528,10 @@ fn the_new_flags_and_predicted_fields() {
     assert_eq!(p["unassigned_gpus"], 1, "{v}");
     assert_eq!(p["placement"].as_array().unwrap().len(), 7);
     assert_eq!(p["placement"][6]["gpu"], 6);
-    assert_eq!(p["placement"][0]["firmware_programmed"], true);
+    // From -768 GiB: GPU 6's port is mapped lowest; GPU 1's BAR at -128
+    // GiB and GPU 0's at 0 read back as unprogrammed.
+    assert_eq!(p["placement"][6]["firmware_programmed"], true);
+    assert_eq!(p["placement"][0]["firmware_programmed"], false);
     assert_eq!(p["placement"][0]["kernel_assigned"], true);
     assert_eq!(p["placement"][6]["kernel_assigned"], false);
     // QEMU 7.2 refuses what 6.2 starts (V13).

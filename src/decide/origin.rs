@@ -127,7 +127,13 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         assumed.push("RAM ending below 4 GiB");
         0
     });
-    let mut firmware_gpus = Vec::new();
+    // The firmware lays out a port's window over every function below it:
+    // the functions of one GPU behind one root port are one entry (the
+    // campaign's GPU-shaped stand-ins, and a real GPU's audio function,
+    // share their port), and GPUs behind one pci-bridge share its window.
+    let mut firmware_gpus: Vec<GpuBars> = Vec::new();
+    let mut keys: Vec<Option<crate::model::pci::PciAddress>> = Vec::new();
+    let mut bridges: Vec<crate::model::pci::PciAddress> = Vec::new();
     for g in &ev.gpus {
         let bars: Vec<u64> = g
             .bars
@@ -135,16 +141,29 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
             .filter(|b| b.counts_for_window())
             .map(|b| b.size)
             .collect::<Option<_>>()?;
-        if !bars.is_empty() {
-            // i440fx has no root ports: the GPUs sit on bus 0 (E4, D4).
-            firmware_gpus.push(GpuBars {
-                bars,
-                attach: if machine == Machine::I440fx {
-                    Attach::Bus0
-                } else {
-                    Attach::RootPort
-                },
-            });
+        if bars.is_empty() {
+            continue;
+        }
+        // i440fx has no root ports: the GPUs sit on bus 0 (E4, D4).
+        let (attach, key) = match (machine, g.upstream.as_slice()) {
+            (Machine::I440fx, _) => (Attach::Bus0, None),
+            // Where the chain is not known (a pasted log), a port each.
+            (_, []) => (Attach::RootPort, None),
+            (_, [port]) => (Attach::RootPort, Some(*port)),
+            (_, [near, ..]) => {
+                let n = bridges.iter().position(|b| b == near).unwrap_or_else(|| {
+                    bridges.push(*near);
+                    bridges.len() - 1
+                });
+                (Attach::Bridge(u8::try_from(n).unwrap_or(u8::MAX)), None)
+            }
+        };
+        match keys.iter().position(|k| key.is_some() && *k == key) {
+            Some(i) => firmware_gpus[i].bars.extend(bars),
+            None => {
+                keys.push(key);
+                firmware_gpus.push(GpuBars { bars, attach });
+            }
         }
     }
     let seen = observed_window(ev);
