@@ -84,6 +84,11 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub ram: Option<u64>,
 
+    /// The RAM the guest kernel uses, when its command line limits it
+    /// (`mem=`): what the kernel keeps clear of BARs it places itself.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub guest_mem: Option<u64>,
+
     /// ovmf or seabios, with a version where known (ovmf:2022.11, seabios:1.16.2).
     #[arg(long, value_name = "FIRMWARE[:VERSION]")]
     pub firmware: Option<String>,
@@ -166,6 +171,7 @@ impl PlanArgs {
             gpus: self.gpus,
             bar: self.bar.clone(),
             ram: self.ram,
+            guest_mem: self.guest_mem,
             firmware: self.firmware.clone(),
             machine: self.machine.clone(),
             phys_bits: self.phys_bits,

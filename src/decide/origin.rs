@@ -190,6 +190,9 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         hole64: None,
         mmio64: None,
         empty_ports: ev.empty_root_ports,
+        // What the guest's kernel keeps is in its own iomem; the window
+        // was read from it, not predicted.
+        guest_mem: None,
     };
     // The variants the window's place can tell apart; the first whose
     // firmware window starts where the guest's does is taken.

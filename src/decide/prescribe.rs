@@ -12,7 +12,7 @@
 
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::sizing::{align_up, bridge_window, fits, max_align, packed_size, Block};
-use crate::decide::window::{Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
+use crate::decide::window::{Attach, Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
 use serde::{Serialize, Serializer};
 
 const GIB: u64 = 1 << 30;
@@ -180,21 +180,20 @@ impl Model {
             });
         }
         let kernel_fits = fits(&self.kernel_gpus, &[crs]);
-        if realloc && kernel_fits {
+        let unassigned = n - if realloc {
+            self.realloc_placed(&boot, crs)
+                .iter()
+                .filter(|p| **p)
+                .count()
+        } else {
+            boot.placed
+        };
+        if unassigned == 0 {
             return Ok(Predicted {
                 kind: DiagnosisKind::Ok,
                 unassigned: 0,
             });
         }
-        let kernel_k = (0..=n)
-            .rev()
-            .find(|k| fits(&self.kernel_gpus[..*k], &[crs]))
-            .unwrap_or(0);
-        let unassigned = n - if realloc {
-            kernel_k.max(boot.placed)
-        } else {
-            boot.placed
-        };
         let limit = 1u64.checked_shl(setup.phys_bits).unwrap_or(u64::MAX);
         let needed_end = align_up(crs.start, max_align(&self.kernel_gpus))
             .and_then(|s| s.checked_add(packed_size(&self.kernel_gpus)?));
@@ -215,29 +214,91 @@ impl Model {
         let mut out: Vec<(bool, bool)> =
             boot.gpus.iter().map(|g| (g.programmed, g.usable)).collect();
         out.resize(n, (false, false));
-        if let (true, Some(r)) = (realloc, &boot.realloc_gpus) {
-            for (o, p) in out.iter_mut().zip(r) {
-                o.1 = *p;
+        if let (true, Some(crs)) = (realloc, boot.crs) {
+            for (o, p) in out.iter_mut().zip(self.realloc_placed(boot, crs)) {
+                o.1 = p;
             }
             return out;
         }
-        if realloc {
-            if let Some(crs) = boot.crs {
-                let k = (0..=n)
-                    .rev()
-                    .find(|k| fits(&self.kernel_gpus[..*k], &[crs]))
-                    .unwrap_or(0);
-                let mut extra = k.saturating_sub(boot.placed);
-                for g in out.iter_mut().filter(|g| !g.1) {
-                    if extra == 0 {
-                        break;
+        out
+    }
+
+    /// Each GPU after a boot with `pci=realloc`: the kernel's rounds where
+    /// they are modelled (`Boot::realloc_gpus`), else a fresh packing of
+    /// the kernel's windows in `crs`, the first that fit in port order,
+    /// together with what the firmware placed. GPUs behind one pci-bridge
+    /// are one window, placed whole or not at all: realloc releases the
+    /// bridge's window (campaign record 0008: OVMF placed one of four GPUs
+    /// behind the bridge; with realloc the kernel placed none).
+    fn realloc_placed(&self, boot: &Boot, crs: crate::model::range::Range) -> Vec<bool> {
+        let n = self.kernel_gpus.len();
+        if let Some(r) = &boot.realloc_gpus {
+            let mut v = r.clone();
+            v.resize(n, false);
+            return v;
+        }
+        let mut placed: Vec<bool> = boot.gpus.iter().map(|g| g.usable).collect();
+        placed.resize(n, false);
+        // Units: a GPU on its own, or every GPU behind one bridge.
+        let mut units: Vec<(Vec<usize>, Option<Block>)> = Vec::new();
+        for (i, g) in self.firmware_gpus.iter().enumerate().take(n) {
+            match g.attach {
+                Attach::Bridge(b) => {
+                    let at = units.iter().position(|(m, _)| {
+                        m.first()
+                            .is_some_and(|j| self.firmware_gpus[*j].attach == Attach::Bridge(b))
+                    });
+                    match at {
+                        Some(u) => units[u].0.push(i),
+                        None => units.push((vec![i], None)),
                     }
-                    g.1 = true;
-                    extra -= 1;
                 }
+                _ => units.push((vec![i], Some(self.kernel_gpus[i]))),
             }
         }
-        out
+        for (members, block) in units.iter_mut() {
+            if block.is_none() {
+                let bars: Option<Vec<Block>> = members
+                    .iter()
+                    .flat_map(|i| self.firmware_gpus[*i].bars.iter().map(|b| Block::bar(*b)))
+                    .collect();
+                *block = bars.and_then(|b| bridge_window(&b));
+            }
+        }
+        let blocks: Option<Vec<Block>> = units.iter().map(|(_, b)| *b).collect();
+        let k = blocks.map_or(0, |b| {
+            (0..=b.len())
+                .rev()
+                .find(|k| fits(&b[..*k], &[crs]))
+                .unwrap_or(0)
+        });
+        let mut fresh = vec![false; n];
+        for (u, (members, _)) in units.iter().enumerate() {
+            for i in members {
+                fresh[*i] = u < k;
+            }
+        }
+        // A bridge's members follow the fresh packing; a GPU on its own
+        // port keeps the firmware's placement, and the fresh packing's
+        // count stands for the rest (as many as fit).
+        let bridged = |i: usize| matches!(self.firmware_gpus[i].attach, Attach::Bridge(_));
+        for i in (0..n).filter(|i| bridged(*i)) {
+            placed[i] = fresh[i];
+        }
+        let own = (0..n).filter(|i| !bridged(*i));
+        let have = own.clone().filter(|i| placed[*i]).count();
+        let want = own.clone().filter(|i| fresh[*i]).count();
+        let mut extra = want.saturating_sub(have);
+        for i in own {
+            if extra == 0 {
+                break;
+            }
+            if !placed[i] {
+                placed[i] = true;
+                extra -= 1;
+            }
+        }
+        placed
     }
 
     /// Every change predicted to end with all GPUs placed, best first.
@@ -627,8 +688,10 @@ mod tests {
         let fw = Firmware::SeaBios(crate::decide::window::SeabiosRules::of(
             crate::decide::window::SeabiosVersion(1, 16, 3),
         ));
+        // The lab's guests boot with mem=1G.
         let setup = Setup {
             ram_end: crate::decide::window::ram_end(Machine::Q35, 64 * GIB),
+            guest_mem: Some(GIB),
             ..Setup::q35(fw, 40, CpuVendor::Amd)
         };
         let g = vec![GpuBars::port(vec![128 * GIB, 32 << 20]); 8];

@@ -30,6 +30,8 @@ pub(crate) struct PlanOptions {
     pub gpus: Option<usize>,
     pub bar: Vec<u64>,
     pub ram: Option<u64>,
+    /// The guest kernel's `mem=`.
+    pub guest_mem: Option<u64>,
     /// `ovmf`, `ovmf:2022.11`, `seabios`, `seabios:1.16.3`.
     pub firmware: Option<String>,
     /// `q35` or `pc`.

@@ -284,6 +284,7 @@ pub(super) fn resolve(
         hole64,
         mmio64,
         empty_ports: o.empty_ports.or(c.empty_ports).unwrap_or(0),
+        guest_mem: o.guest_mem,
     };
     let vm = VmReport {
         source: c.source.clone(),

@@ -75,6 +75,9 @@ pub(crate) struct Setup {
     pub mmio64: Option<u64>,
     /// Hot-plug root ports without a device (each takes padding).
     pub empty_ports: usize,
+    /// The RAM the guest kernel uses when its command line limits it
+    /// (`mem=`): the rest of RAM is free space to it.
+    pub guest_mem: Option<u64>,
 }
 
 impl Setup {
@@ -94,6 +97,7 @@ impl Setup {
             hole64: None,
             mmio64: None,
             empty_ports: 0,
+            guest_mem: None,
         }
     }
 }
@@ -158,9 +162,12 @@ pub(crate) struct FwBoot {
     used: Option<(u64, u64)>,
     gpus: Vec<Fate>,
     abandoned: bool,
-    /// What it left on the root bus for the kernel to claim (SeaBIOS;
-    /// empty where the kernel's part is not modelled).
+    /// What it left on the root bus for the kernel to claim (empty where
+    /// the kernel's part is not modelled).
     left: Vec<kernel::Left>,
+    /// The kernel's realloc rounds are modelled on this layout (SeaBIOS,
+    /// whose every window is known); otherwise a fresh packing stands in.
+    realloc_rounds: bool,
 }
 
 /// What a boot with a setup would look like.
@@ -239,11 +246,17 @@ impl Setup {
         // claim (kernel.rs), around RAM and the reserved ranges.
         if let (Some(c), false) = (crs, fw.left.is_empty()) {
             let usable: Vec<bool> = gpus.iter().map(|g| g.usable).collect();
-            let placed = kernel::place(c, &fw.left, &usable, &map.e820);
+            let placed = kernel::place(
+                c,
+                &fw.left,
+                &usable,
+                &map.kernel_ram(self.guest_mem),
+                &map.reserved(),
+            );
             for (g, p) in gpus.iter_mut().zip(placed.without_realloc) {
                 g.usable = p;
             }
-            realloc_gpus = Some(placed.with_realloc);
+            realloc_gpus = fw.realloc_rounds.then_some(placed.with_realloc);
         }
         Ok(Boot {
             origin: fw.origin,

@@ -2,6 +2,7 @@
 //! which devices its PCI bus driver places there or rejects.
 //! Rows C1-C14 and D1-D7 of docs/firmware-window.md, each beside its code.
 
+use super::kernel::Left;
 use super::qemu::{MemoryMap, GIB};
 use super::topology::{bridge_window, bridges, Attach, GpuBars};
 use super::{width_trusted, Fate, FwBoot, NoBoot, OriginKind, OvmfRules, Setup};
@@ -203,6 +204,37 @@ pub(super) fn boot(
         used: (!abandoned && used_end > base).then_some((base, used_end)),
         gpus: fates,
         abandoned,
-        left: Vec::new(),
+        left: left_unprogrammed(gpus, abandoned, base, used_end),
+        realloc_rounds: false,
     })
+}
+
+/// What the kernel finds on the root bus after OVMF: the span it used,
+/// and each BAR of a bus-0 device it left unprogrammed (only when it
+/// abandoned the bus, D4), which the kernel then places itself. Campaign
+/// record 0016: OVMF 2022.11 on i440fx abandons the bus; the kernel places
+/// the 256 GiB BAR in QEMU's window. A rejected device behind a port keeps
+/// the port's padded window, which the kernel claims: it stays short
+/// without realloc (FIELD-NOTES §2).
+fn left_unprogrammed(gpus: &[GpuBars], abandoned: bool, base: u64, used_end: u64) -> Vec<Left> {
+    let mut left = Vec::new();
+    if !abandoned && used_end > base {
+        left.push(Left {
+            range: Some((base, used_end)),
+            gpus: Vec::new(),
+            kernel: None,
+        });
+    }
+    if abandoned {
+        for (i, g) in gpus.iter().enumerate() {
+            if g.attach == Attach::Bus0 {
+                left.extend(g.bars.iter().map(|b| Left {
+                    range: None,
+                    gpus: vec![i],
+                    kernel: Block::bar(*b),
+                }));
+            }
+        }
+    }
+    left
 }

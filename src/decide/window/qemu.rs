@@ -61,6 +61,34 @@ pub(crate) struct MemoryMap {
 }
 
 impl MemoryMap {
+    /// The e820 entries that are not RAM (QEMU's AMD HT range).
+    pub(crate) fn reserved(&self) -> Vec<(u64, u64)> {
+        self.e820
+            .iter()
+            .filter(|e| !self.ram.contains(e))
+            .copied()
+            .collect()
+    }
+
+    /// The RAM the guest kernel uses: all of it, or the first `guest_mem`
+    /// bytes when `mem=` limits it (the campaign boots with mem=1G: lab
+    /// record 0001, SeaBIOS 1.16.3 at 41 bits, a port window over RAM
+    /// beyond it claimed).
+    pub(crate) fn kernel_ram(&self, guest_mem: Option<u64>) -> Vec<(u64, u64)> {
+        let Some(mut left) = guest_mem else {
+            return self.ram.clone();
+        };
+        let mut out = Vec::new();
+        for (s, e) in &self.ram {
+            let take = (e - s).min(left);
+            if take > 0 {
+                out.push((*s, s + take));
+            }
+            left -= take;
+        }
+        out
+    }
+
     /// Any e820 entry overlapping [start, start + size) (SeaBIOS
     /// `e820_is_used`).
     pub(crate) fn e820_used(&self, start: u64, size: u64) -> Option<(u64, u64)> {

@@ -182,6 +182,7 @@ pub(super) fn boot(
                 ],
                 abandoned: false,
                 left: Vec::new(),
+                realloc_rounds: false,
             });
         }
     }
@@ -210,6 +211,7 @@ pub(super) fn boot(
     // Every entry, and every BAR in it, mapped one after the other without
     // further alignment (pci_region_map_entries).
     let limit = s.addressable();
+    let ram = map.kernel_ram(s.guest_mem);
     let mut usable = vec![true; gpus.len()];
     let mut programmed = vec![true; gpus.len()];
     let mut left = Vec::new();
@@ -248,8 +250,7 @@ pub(super) fn boot(
             let ok = at % size.next_power_of_two() == 0
                 && at >= FOUR_GIB
                 && at.checked_add(*size).is_some_and(|end| end <= limit)
-                && !map
-                    .ram
+                && !ram
                     .iter()
                     .any(|(s, e)| at.wrapping_add(*size) > *s && at < *e);
             usable[*i] &= ok;
@@ -282,5 +283,6 @@ pub(super) fn boot(
         gpus: fates,
         abandoned: false,
         left,
+        realloc_rounds: true,
     })
 }
