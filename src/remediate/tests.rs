@@ -1033,3 +1033,11 @@ fn systemd_boot_plugin_under_the_real_kernel_install() {
         "{entry}"
     );
 }
+
+/// The package's postrm recognises the GRUB fragment (first line) and the
+/// plugin (second line) by one header.
+#[test]
+fn the_plugin_and_the_fragment_share_the_header() {
+    assert_eq!(systemd_boot::header(), header());
+    assert!(systemd_boot::PLUGIN_TEXT.starts_with("#!/bin/sh\n"));
+}
