@@ -339,6 +339,9 @@ vt_e2e_run() {
         obs+=("b$i:${verdict:-none}/${diag:-none}")
         grep -q 'gpu-preflight:' "$b/report/kernel.log" ||
             why+=("boot $i: no 'gpu-preflight:' line in journalctl -k")
+        if [ "$loader" = sdboot ] && ! grep -q '^systemd-boot' "$b/report/loader-info" 2>/dev/null; then
+            why+=("boot $i: not started by systemd-boot (LoaderInfo: $(cat "$b/report/loader-info" 2>/dev/null || echo none))")
+        fi
         case $expect:$i in
         fix:1)
             [ "$verdict/$diag" = fail/firmware_left_unassigned ] ||
