@@ -80,9 +80,12 @@ vt_need() {
     [ ${#pkgs[@]} -eq 0 ] && return 0
     [ "$(id -u)" = 0 ] || vt_die "missing packages ${pkgs[*]} and not root to install them"
     vt_log "installing ${pkgs[*]}"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${pkgs[@]}" >&2; then
-        apt-get update >&2 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${pkgs[@]}" >&2 ||
+    # Several scripts (or sessions) may install at once: wait for the dpkg
+    # lock instead of failing on it.
+    local lock=(-o DPkg::Lock::Timeout=600)
+    if ! DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y --no-install-recommends "${pkgs[@]}" >&2; then
+        apt-get "${lock[@]}" update >&2 || true
+        DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y --no-install-recommends "${pkgs[@]}" >&2 ||
             vt_die "could not install ${pkgs[*]}"
     fi
 }

@@ -35,6 +35,8 @@
 #   required  yes (default) | no: a required scenario that is skipped fails
 #             the suite
 #   kind      direct (default) | fault | disk
+#   loader    for kind=disk: grub (default) | sdboot (systemd-boot and
+#             kernel-install); the job's generator picks the initramfs
 #   init      yes (default) | no: whether the boot must reach the test
 #             root's init
 #   log, nolog  extended regex (case-insensitive) that a gpu-preflight:
@@ -254,14 +256,21 @@ scenario loop-ovmf-2026.08-8x128g-amd-512g loop=yes required=no gens=itools stan
   build=ovmf-2026.08 qemu=qemu-10.0.2 fw=ovmf cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
   ram=512G guest=mem=1G args="$sel8g" timeout=240
 
-# End to end on a Debian disk: OVMF -> GRUB -> initramfs-tools image with
-# the hook -> systemd, the package installed by `make install`, remediation
-# enabled (vm-tests/disk.sh, vt_e2e_run, says what each boot must show).
+# End to end on a Debian disk: OVMF -> GRUB -> initramfs image with the
+# hook (initramfs-tools, and dracut from dracut-core for the dracut job) ->
+# systemd, the package installed by dpkg, remediation enabled
+# (vm-tests/disk.sh, vt_e2e_run, says what each boot must show);
+# loader=sdboot: OVMF -> systemd-boot -> initramfs-tools -> systemd, with
+# /etc/kernel/cmdline and kernel-install (Debian 12: systemd-boot 252).
+# A boot takes 50-60 s on an idle machine, 2-4 times as long under load:
+# timeout is per boot.
 VT_E2E_CONF='match=1af4:1110
 expect=8'
 VT_E2E_CMDLINE='console=ttyS0 panic=1 oops=panic gpu_preflight.remediate=1'
 export VT_E2E_CONF VT_E2E_CMDLINE
-scenario disk-hole1t-realloc-fix kind=disk expect=fix boots=3 gens=itools \
+scenario disk-hole1t-realloc-fix kind=disk expect=fix boots=3 gens="itools dracut" timeout=600 \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t"
+scenario disk-sdboot-hole1t-realloc-fix kind=disk loader=sdboot expect=fix boots=3 gens=itools timeout=600 \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t"
 scenario disk-default-hole-nofix kind=disk expect=nofix boots=2 gens=itools \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G

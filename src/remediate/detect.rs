@@ -17,7 +17,8 @@ pub(crate) enum Backend {
     GrubD,
     /// Fedora/RHEL BLS entries edited by grubby (its path on the target).
     Grubby(PathBuf),
-    /// systemd-boot / kernel-install: instructions only.
+    /// systemd-boot / kernel-install: a plugin of ours in
+    /// /etc/kernel/install.d.
     SystemdBoot,
     /// Nothing we know how to edit; the reason.
     Manual(String),

@@ -9,7 +9,7 @@
 //!
 //! The backend is chosen from what the target root holds (`detect`):
 //! `grub_d` (Debian/Ubuntu), `grubby` (Fedora/RHEL BLS), `systemd_boot`
-//! (instructions only, as for anything else we do not know).
+//! (a kernel-install plugin of ours); anything else gets instructions only.
 //!
 //! Boot loader tools probe the running system's disks, so for a `--root`
 //! other than `/` they are not run unless `--chroot` says the caller has
@@ -159,10 +159,21 @@ pub(crate) fn remediate(ctx: &Ctx, report: &Report) -> Transcript {
         Decision::Apply => match detect(ctx) {
             Backend::GrubD => grub_d::apply(ctx, report, t),
             Backend::Grubby(tool) => grubby::apply(ctx, report, &tool, t),
-            Backend::SystemdBoot => systemd_boot::instructions(report, t),
-            Backend::Manual(why) => systemd_boot::manual(report, &why, t),
+            Backend::SystemdBoot => systemd_boot::apply(ctx, report, t),
+            Backend::Manual(why) => manual(report, &why, t),
         },
     }
+}
+
+/// No boot loader configuration we know how to edit; `why` says what was
+/// found.
+fn manual(report: &Report, why: &str, mut t: Transcript) -> Transcript {
+    t.say(format!(
+        "gpu-preflight: the next boot needs {PARAM} (diagnosis {}), but {why}. \
+         Changing nothing: add {PARAM} to the kernel command line in your boot loader's configuration.",
+        report.diagnosis.as_str()
+    ));
+    t.done(Status::NeedsHand)
 }
 
 fn host_hints(t: &mut Transcript, report: &Report) {
@@ -198,6 +209,25 @@ fn already_done(ctx: &Ctx, mut s: State, same_boot: bool, mut t: Transcript) -> 
                 }
                 t.say(format!(
                     "gpu-preflight: {PARAM} was added {when}; boot loader configuration regenerated now"
+                ));
+                return t.done(Status::Done);
+            }
+        }
+    }
+    // The same for the plugin: its kernel-install runs.
+    if !s.regenerated && s.backend == systemd_boot::BACKEND && ctx.regenerate {
+        match systemd_boot::finish(ctx, &mut t) {
+            None => {}
+            Some(Err(msg)) => return t.error(format!("{msg}; rerun to retry")),
+            Some(Ok(_)) if ctx.dry_run => return t.done(Status::Done),
+            Some(Ok(first)) => {
+                s.regenerated = true;
+                s.command = Some(first);
+                if let Err(e) = write_state(&ctx.root, &s) {
+                    t.say(format!("warning: could not update the record: {e}"));
+                }
+                t.say(format!(
+                    "gpu-preflight: {PARAM} was added {when}; boot entries written again now"
                 ));
                 return t.done(Status::Done);
             }
@@ -243,6 +273,27 @@ pub(crate) fn undo(ctx: &Ctx) -> Transcript {
         }
     };
     let state_path = root.join(STATE_FILE);
+
+    // The kernel-install plugin: by the record, or by its mark when there
+    // is no readable record.
+    let plugin_backend = match &state {
+        Some(s) => s.backend == systemd_boot::BACKEND,
+        None => root.join(systemd_boot::PLUGIN).is_file(),
+    };
+    if plugin_backend {
+        let t = match systemd_boot::undo(ctx, t) {
+            Ok(t) => t,
+            Err(t) => return t,
+        };
+        if ctx.dry_run {
+            let mut t = t;
+            if state_path.exists() {
+                t.say(format!("would remove {}", state_path.display()));
+            }
+            return t.done(Status::Done);
+        }
+        return remove_state(root, state.as_ref(), t);
+    }
 
     if state.as_ref().is_some_and(|s| s.backend == "grubby") {
         let t = match grubby::undo(ctx, t) {

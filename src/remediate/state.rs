@@ -14,7 +14,7 @@ const STATE_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct State {
     pub version: u32,
-    /// `grub.d` or `grubby`.
+    /// `grub.d`, `grubby` or `kernel-install`.
     pub backend: String,
     pub parameter: String,
     /// The kernel that was running (`/proc/sys/kernel/osrelease`).

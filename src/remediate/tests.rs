@@ -674,17 +674,295 @@ fn grubby_for_another_root_without_chroot_only_says_what_to_run() {
     assert_eq!(snapshot(f.r()), before);
 }
 
-#[test]
-fn systemd_boot_and_unknown_systems_get_instructions_only() {
+/// A Debian system booted by systemd-boot: the ESP at /boot/efi, one
+/// kernel with its entry as kernel-install 252 wrote it, and a stand-in
+/// kernel-install that does what the real one does for us: writes the
+/// entry from /etc/kernel/cmdline (90-loaderentry.install), then runs the
+/// plugins of /etc/kernel/install.d in name order with its environment.
+/// `layout` other than bls writes no entry (as a UKI setup); a file
+/// `fail-kernel-install` beside the log makes it fail.
+fn sdboot(layout: &str) -> Fake {
     let f = Fake::debian();
-    f.file("efi/loader/loader.conf", "timeout 3\n", 0o644);
-    f.file("etc/kernel/cmdline", "root=/dev/vda2 ro\n", 0o644);
+    fs::remove_file(f.r().join("etc/default/grub")).unwrap();
+    f.file("boot/efi/loader/loader.conf", "timeout 0\n", 0o644);
+    f.file(
+        "etc/kernel/cmdline",
+        "root=UUID=1234 ro console=ttyS0\n",
+        0o644,
+    );
+    f.file("boot/vmlinuz-6.1.0-57-amd64", "kernel image\n", 0o644);
+    let r = f.r().display().to_string();
+    let body = format!(
+        "echo \"kernel-install $*\" >> '{log}'\n\
+         [ -e '{fail}' ] && exit 1\n\
+         [ \"$1\" = add ] || exit 0\n\
+         export KERNEL_INSTALL_BOOT_ROOT='{r}/boot/efi' KERNEL_INSTALL_ENTRY_TOKEN=abc \\\n\
+           KERNEL_INSTALL_LAYOUT={layout} KERNEL_INSTALL_MACHINE_ID=abc\n\
+         if [ {layout} = bls ]; then\n\
+           mkdir -p '{r}/boot/efi/loader/entries'\n\
+           printf 'title      Debian GNU/Linux 12 (bookworm)\\nversion    %s\\noptions    %s\\nlinux      /abc/%s/linux\\n' \\\n\
+             \"$2\" \"$(tr -s ' \\n' ' ' < '{r}/etc/kernel/cmdline' | sed 's/ $//')\" \"$2\" \\\n\
+             > '{r}/boot/efi/loader/entries/abc-'\"$2\"'.conf'\n\
+         fi\n\
+         for p in '{r}'/etc/kernel/install.d/*.install; do\n\
+           [ -x \"$p\" ] || continue\n\
+           sh \"$p\" add \"$2\" '{r}/boot/efi/abc/'\"$2\" \"$3\" || exit 1\n\
+         done\n",
+        log = f.log_path().display(),
+        fail = f.tools.path().join("fail-kernel-install").display(),
+    );
+    f.file(
+        "usr/bin/kernel-install",
+        &format!("#!/bin/sh\n{body}"),
+        0o755,
+    );
+    // The system as installed: its entry written once.
+    let st = Command::new(f.r().join("usr/bin/kernel-install"))
+        .args(["add", "6.1.0-57-amd64", "/boot/vmlinuz-6.1.0-57-amd64"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    fs::remove_file(f.log_path()).unwrap();
+    f
+}
+
+const ENTRY: &str = "boot/efi/loader/entries/abc-6.1.0-57-amd64.conf";
+
+fn options(f: &Fake) -> String {
+    fs::read_to_string(f.r().join(ENTRY))
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("options"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn systemd_boot_plugin_adds_once_and_undo_restores_the_tree() {
+    let f = sdboot("bls");
+    assert_eq!(detect(&f.ctx(true, true)), Backend::SystemdBoot);
+    let before = snapshot(f.r());
+    let report = failing_report();
+    let root = f.r().display().to_string();
+
+    let o = remediate(&f.ctx(true, true), &report);
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert_eq!(
+        f.calls(),
+        vec![
+            format!(
+                "chroot {root} /usr/bin/kernel-install add 6.1.0-57-amd64 /boot/vmlinuz-6.1.0-57-amd64"
+            ),
+            "kernel-install add 6.1.0-57-amd64 /boot/vmlinuz-6.1.0-57-amd64".to_string(),
+        ]
+    );
+    assert_eq!(
+        options(&f),
+        "options    root=UUID=1234 ro console=ttyS0 pci=realloc"
+    );
+    let plugin = f.r().join(&systemd_boot::PLUGIN[1..]);
+    assert_eq!(
+        fs::read_to_string(&plugin).unwrap(),
+        systemd_boot::PLUGIN_TEXT
+    );
+    assert_eq!(
+        fs::metadata(&plugin).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    // Only the plugin, the record and their directories are new; the
+    // entry is kernel-install's output, written again; nothing else moved.
+    let changed = diff(&before, &snapshot(f.r()));
+    assert_eq!(
+        changed,
+        vec![
+            format!("~{ENTRY}"),
+            "+etc/kernel/install.d".to_string(),
+            "+etc/kernel/install.d/95-gpu-preflight.install".to_string(),
+            "+var".to_string(),
+            "+var/lib".to_string(),
+            "+var/lib/gpu-preflight".to_string(),
+            "+var/lib/gpu-preflight/remediate.json".to_string(),
+        ]
+    );
+    let s = load_state(&Root::new(f.r())).unwrap().unwrap();
+    assert_eq!(
+        (s.backend.as_str(), s.regenerated),
+        ("kernel-install", true)
+    );
+    assert_eq!(s.written, vec![systemd_boot::PLUGIN.to_string()]);
+    assert!(!fs::read_to_string(f.r().join("etc/kernel/cmdline"))
+        .unwrap()
+        .contains("pci=realloc"));
+
+    // A second run changes nothing and runs nothing.
+    let after_first = snapshot(f.r());
+    let o = remediate(&f.ctx(true, true), &report);
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert_eq!(snapshot(f.r()), after_first);
+    assert_eq!(f.calls().len(), 2);
+    // A kernel-install of its own (an upgrade, an initramfs update) keeps
+    // the parameter: the plugin runs every time.
+    Command::new(f.r().join("usr/bin/kernel-install"))
+        .args(["add", "6.1.0-57-amd64", "/boot/vmlinuz-6.1.0-57-amd64"])
+        .status()
+        .unwrap();
+    assert_eq!(snapshot(f.r()), after_first);
+
+    let o = undo(&f.ctx(true, true));
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert!(!o.text().contains("note:"), "{}", o.text());
+    assert_eq!(
+        f.calls().last().unwrap(),
+        "kernel-install add 6.1.0-57-amd64 /boot/vmlinuz-6.1.0-57-amd64"
+    );
+    assert_eq!(diff(&before, &snapshot(f.r())), Vec::<String>::new());
+}
+
+#[test]
+fn systemd_boot_dry_run_and_another_root_without_chroot() {
+    let f = sdboot("bls");
+    let before = snapshot(f.r());
+    let mut ctx = f.ctx(true, true);
+    ctx.dry_run = true;
+    let o = remediate(&ctx, &failing_report());
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert!(o.text().contains("would write"), "{}", o.text());
+    assert!(
+        o.text().contains("would run: ")
+            && o.text()
+                .contains("/usr/bin/kernel-install add 6.1.0-57-amd64"),
+        "{}",
+        o.text()
+    );
+    assert_eq!(snapshot(f.r()), before);
+    assert!(f.calls().is_empty());
+
+    // Another root, no --chroot: the plugin is written, kernel-install is
+    // named, not run.
+    let o = remediate(&f.ctx(true, false), &failing_report());
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert!(
+        o.text()
+            .contains("kernel-install add 6.1.0-57-amd64 /boot/vmlinuz-6.1.0-57-amd64"),
+        "{}",
+        o.text()
+    );
+    assert!(f.r().join(&systemd_boot::PLUGIN[1..]).exists());
+    assert!(f.calls().is_empty());
+    assert!(!options(&f).contains("pci=realloc"));
+    let o = undo(&f.ctx(true, false));
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert_eq!(diff(&before, &snapshot(f.r())), Vec::<String>::new());
+}
+
+#[test]
+fn systemd_boot_failed_kernel_install_is_retried_by_the_next_run() {
+    let f = sdboot("bls");
+    fs::write(f.tools.path().join("fail-kernel-install"), "").unwrap();
+    let o = remediate(&f.ctx(true, true), &failing_report());
+    assert_eq!(o.status, Status::Failed, "{}", o.text());
+    let s = load_state(&Root::new(f.r())).unwrap().unwrap();
+    assert!(!s.regenerated);
+    assert!(!options(&f).contains("pci=realloc"));
+
+    fs::remove_file(f.tools.path().join("fail-kernel-install")).unwrap();
+    let o = remediate(&f.ctx(true, true), &failing_report());
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert!(o.text().contains("written again"), "{}", o.text());
+    assert!(options(&f).ends_with(" pci=realloc"));
+    assert!(load_state(&Root::new(f.r())).unwrap().unwrap().regenerated);
+}
+
+#[test]
+fn systemd_boot_without_bls_entries_is_an_error() {
+    let f = sdboot("uki");
+    let o = remediate(&f.ctx(true, true), &failing_report());
+    assert_eq!(o.status, Status::Failed, "{}", o.text());
+    assert!(o.text().contains("no boot entry carries"), "{}", o.text());
+}
+
+#[test]
+fn systemd_boot_plugin_not_ours_is_left_alone() {
+    let f = sdboot("bls");
+    f.file(
+        &systemd_boot::PLUGIN[1..],
+        "#!/bin/sh\n# someone else's\nexit 0\n",
+        0o755,
+    );
     let before = snapshot(f.r());
     let o = remediate(&f.ctx(true, true), &failing_report());
-    assert_eq!(o.status, Status::NeedsHand, "{}", o.text());
-    assert!(o.text().contains("/etc/kernel/cmdline"), "{}", o.text());
+    assert_eq!(o.status, Status::Failed, "{}", o.text());
+    assert!(
+        o.text().contains("not written by gpu-preflight"),
+        "{}",
+        o.text()
+    );
     assert_eq!(snapshot(f.r()), before);
+    let o = undo(&f.ctx(true, true));
+    assert!(o.text().contains("leaving it"), "{}", o.text());
+    assert!(f.r().join(&systemd_boot::PLUGIN[1..]).exists());
+}
 
+/// The plugin itself, run by sh on entries as kernel-install 252 names
+/// them: once, idempotent, boot counting, an entry without options, and
+/// never a failure.
+#[test]
+fn systemd_boot_plugin_script_edits_only_the_added_kernels_entry() {
+    let d = tempfile::tempdir().unwrap();
+    let plugin = d.path().join("95-gpu-preflight.install");
+    fs::write(&plugin, systemd_boot::PLUGIN_TEXT).unwrap();
+    let entries = d.path().join("boot/loader/entries");
+    fs::create_dir_all(&entries).unwrap();
+    let write = |name: &str, text: &str| fs::write(entries.join(name), text).unwrap();
+    write("tok-6.1.conf", "title T\noptions    ro quiet\nlinux /l\n");
+    write("tok-6.2+3.conf", "title T\nlinux /l\n");
+    write("tok-6.3.conf", "options ro\n");
+    let run = |args: &[&str], layout: &str| {
+        let o = Command::new("sh")
+            .arg(&plugin)
+            .args(args)
+            .env("KERNEL_INSTALL_BOOT_ROOT", d.path().join("boot"))
+            .env("KERNEL_INSTALL_ENTRY_TOKEN", "tok")
+            .env("KERNEL_INSTALL_LAYOUT", layout)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+    };
+    let read = |name: &str| fs::read_to_string(entries.join(name)).unwrap();
+    run(&["add", "6.1", "/x", "/vmlinuz"], "bls");
+    assert_eq!(
+        read("tok-6.1.conf"),
+        "title T\noptions    ro quiet pci=realloc\nlinux /l\n"
+    );
+    run(&["add", "6.1", "/x", "/vmlinuz"], "bls");
+    assert_eq!(
+        read("tok-6.1.conf"),
+        "title T\noptions    ro quiet pci=realloc\nlinux /l\n"
+    );
+    run(&["add", "6.2", "/x", "/vmlinuz"], "bls");
+    assert_eq!(
+        read("tok-6.2+3.conf"),
+        "title T\nlinux /l\noptions    pci=realloc\n"
+    );
+    assert_eq!(
+        read("tok-6.3.conf"),
+        "options ro\n",
+        "another kernel's entry"
+    );
+    run(&["remove", "6.3", "/x"], "bls");
+    run(&["add", "6.3", "/x", "/vmlinuz"], "other");
+    assert_eq!(read("tok-6.3.conf"), "options ro\n");
+    // A kernel without an entry, an unwritable directory: still exit 0.
+    run(&["add", "9.9", "/x", "/vmlinuz"], "bls");
+    assert_eq!(
+        fs::read_dir(&entries).unwrap().count(),
+        3,
+        "no temporary file left"
+    );
+}
+
+#[test]
+fn unknown_systems_get_instructions_only() {
     let g = Fake::debian();
     fs::remove_file(g.r().join("etc/default/grub")).unwrap();
     let before = snapshot(g.r());
@@ -707,4 +985,59 @@ fn another_root_without_chroot_writes_the_fragment_and_says_what_to_run() {
     assert!(o.text().contains("not running update-grub"), "{}", o.text());
     assert!(f.r().join(&FRAGMENT[1..]).exists());
     assert!(f.calls().is_empty());
+}
+
+/// The plugin under the real kernel-install (systemd 252 on Debian 12, where
+/// the tests run) and its own 90-loaderentry.install, kept away from the
+/// machine's /boot and /etc by kernel-install's environment variables.
+#[test]
+fn systemd_boot_plugin_under_the_real_kernel_install() {
+    let ki = Path::new("/usr/bin/kernel-install");
+    let loaderentry = Path::new("/usr/lib/kernel/install.d/90-loaderentry.install");
+    assert!(
+        ki.is_file() && loaderentry.is_file(),
+        "this test needs systemd's kernel-install and 90-loaderentry.install (Debian: systemd)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let (boot, conf) = (d.path().join("boot"), d.path().join("conf"));
+    let mid = "0123456789abcdef0123456789abcdef";
+    fs::create_dir_all(boot.join(mid)).unwrap();
+    fs::create_dir_all(&conf).unwrap();
+    fs::write(conf.join("cmdline"), "root=UUID=1234 ro\n").unwrap();
+    let plugin = d.path().join("95-gpu-preflight.install");
+    fs::write(&plugin, systemd_boot::PLUGIN_TEXT).unwrap();
+    fs::set_permissions(&plugin, fs::Permissions::from_mode(0o755)).unwrap();
+    let image = d.path().join("vmlinuz");
+    fs::write(&image, "kernel").unwrap();
+    let o = Command::new(ki)
+        .args(["add", "6.1.0-test"])
+        .arg(&image)
+        .env("BOOT_ROOT", &boot)
+        .env("MACHINE_ID", mid)
+        .env("KERNEL_INSTALL_CONF_ROOT", &conf)
+        .env(
+            "KERNEL_INSTALL_PLUGINS",
+            format!("{} {}", loaderentry.display(), plugin.display()),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let entry =
+        fs::read_to_string(boot.join(format!("loader/entries/{mid}-6.1.0-test.conf"))).unwrap();
+    let opts: Vec<&str> = entry.lines().filter(|l| l.starts_with("options")).collect();
+    assert_eq!(
+        opts,
+        vec![format!(
+            "options    root=UUID=1234 ro systemd.machine_id={mid} pci=realloc"
+        )],
+        "{entry}"
+    );
+}
+
+/// The package's postrm recognises the GRUB fragment (first line) and the
+/// plugin (second line) by one header.
+#[test]
+fn the_plugin_and_the_fragment_share_the_header() {
+    assert_eq!(systemd_boot::header(), header());
+    assert!(systemd_boot::PLUGIN_TEXT.starts_with("#!/bin/sh\n"));
 }
