@@ -24,7 +24,7 @@ use crate::remediate::detect::{
     as_strings, find_tool, not_running, run_tool, shell_words, wrap_for_root,
 };
 use crate::remediate::state::{new_state, write_state, STATE_FILE};
-use crate::remediate::txn::{ensure_dir, Rollback};
+use crate::remediate::txn::install_file;
 use crate::remediate::{Ctx, Status, Transcript, PARAM};
 use crate::report::Report;
 use std::ffi::OsString;
@@ -265,23 +265,17 @@ pub(crate) fn apply(ctx: &Ctx, report: &Report, mut t: Transcript) -> Transcript
         return t.done(Status::Done);
     }
 
-    let mut undo_log = Rollback::default();
-    let result = (|| -> Result<Vec<String>, String> {
-        let mut created = ensure_dir(root, "/etc/kernel/install.d", &mut undo_log)?;
-        if plugin_needed {
-            atomic_file::write(&plugin, PLUGIN_TEXT.as_bytes(), 0o755)
-                .map_err(|e| format!("cannot write {}: {e}", plugin.display()))?;
-            undo_log.file = Some((plugin.clone(), previous.clone()));
-        }
-        created.extend(ensure_dir(root, "/var/lib/gpu-preflight", &mut undo_log)?);
-        Ok(created)
-    })();
-    let created_dirs = match result {
-        Ok(c) => c,
-        Err(msg) => {
-            undo_log.take_back();
-            return t.error(format!("{msg}; nothing was changed"));
-        }
+    let (created_dirs, mut undo_log) = match install_file(
+        root,
+        "/etc/kernel/install.d",
+        &plugin,
+        PLUGIN_TEXT.as_bytes(),
+        0o755,
+        previous.clone(),
+        plugin_needed,
+    ) {
+        Ok(done) => done,
+        Err(msg) => return t.error(format!("{msg}; nothing was changed")),
     };
     let mut state = new_state(
         root,

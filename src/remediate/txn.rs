@@ -53,3 +53,37 @@ pub(crate) fn ensure_dir(
     }
     Ok(created)
 }
+
+/// Writes one file of ours (`text` at `path`, when `needed`), creating
+/// `dir` and the state directory as needed, as one step: on failure
+/// everything done is taken back. Returns the directories created, as
+/// system paths, and the log that takes the step back if a later one
+/// fails.
+pub(crate) fn install_file(
+    root: &Root,
+    dir: &str,
+    path: &Path,
+    text: &[u8],
+    mode: u32,
+    previous: Option<Vec<u8>>,
+    needed: bool,
+) -> Result<(Vec<String>, Rollback), String> {
+    let mut undo_log = Rollback::default();
+    let result = (|| -> Result<Vec<String>, String> {
+        let mut created = ensure_dir(root, dir, &mut undo_log)?;
+        if needed {
+            atomic_file::write(path, text, mode)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            undo_log.file = Some((path.to_path_buf(), previous));
+        }
+        created.extend(ensure_dir(root, "/var/lib/gpu-preflight", &mut undo_log)?);
+        Ok(created)
+    })();
+    match result {
+        Ok(created) => Ok((created, undo_log)),
+        Err(msg) => {
+            undo_log.take_back();
+            Err(msg)
+        }
+    }
+}
