@@ -388,6 +388,7 @@ impl Model {
                         .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
                 };
                 if ok(self.realloc) || (!self.realloc && ok(true)) {
+                    let before = out.borrow().len();
                     let effect = window_effect(&next, &self.firmware_gpus);
                     consider(
                         1,
@@ -401,7 +402,11 @@ impl Model {
                         self.realloc,
                         effect,
                     );
-                    break;
+                    // `consider` drops a width whose next boot shows a
+                    // failure realloc cannot mend; a wider one may do.
+                    if out.borrow().len() > before {
+                        break;
+                    }
                 }
             }
         }

@@ -105,8 +105,9 @@ pub(crate) struct Predicted {
     /// QEMU will start and the firmware come up.
     pub boots: bool,
     pub why: String,
-    /// GPUs with a BAR the firmware leaves at address 0 (OVMF rejected
-    /// them, or abandoned the root bus).
+    /// GPUs with a BAR the firmware leaves at address 0 as the guest reads
+    /// it (OVMF rejected them, or abandoned the root bus; SeaBIOS wrapped
+    /// its layout past zero).
     pub firmware_unprogrammed_gpus: usize,
     /// OVMF abandoned the allocation of the whole root bus: nothing on it
     /// is programmed, the disk controller neither.

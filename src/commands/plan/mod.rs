@@ -203,7 +203,7 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
                 .as_ref()
                 .map(|b| m.placement(b, o.realloc))
                 .unwrap_or_default();
-            let wrapped = boot.as_ref().is_some_and(|b| {
+            let wrapped = p.kind != DiagnosisKind::Ok && boot.as_ref().is_some_and(|b| {
                 b.origin == crate::decide::window::OriginKind::SeabiosTop
                     && (b.aperture.start >= 1u64.checked_shl(phys_bits).unwrap_or(u64::MAX)
                         || b.aperture.start < crate::model::range::FOUR_GIB)

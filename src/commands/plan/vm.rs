@@ -284,7 +284,15 @@ pub(super) fn resolve(
         hole64,
         mmio64,
         empty_ports: o.empty_ports.or(c.empty_ports).unwrap_or(0),
-        guest_mem: o.guest_mem,
+        guest_mem: match o.guest_mem {
+            // mem=0 boots no kernel.
+            Some(0) => {
+                return Err(usage(
+                    "--guest-mem: the guest kernel needs some RAM (a size above 0)",
+                ))
+            }
+            g => g,
+        },
     };
     let vm = VmReport {
         source: c.source.clone(),

@@ -70,23 +70,18 @@ impl MemoryMap {
             .collect()
     }
 
-    /// The RAM the guest kernel uses: all of it, or the first `guest_mem`
-    /// bytes when `mem=` limits it (the campaign boots with mem=1G: lab
-    /// record 0001, SeaBIOS 1.16.3 at 41 bits, a port window over RAM
-    /// beyond it claimed).
+    /// The RAM the guest kernel uses: all of it, or what lies below
+    /// `guest_mem` when `mem=` limits it (Linux `parse_memopt` removes RAM
+    /// from that address up; the campaign boots with mem=1G: lab record
+    /// 0001, SeaBIOS 1.16.3 at 41 bits, a port window over RAM beyond it
+    /// claimed).
     pub(crate) fn kernel_ram(&self, guest_mem: Option<u64>) -> Vec<(u64, u64)> {
-        let Some(mut left) = guest_mem else {
-            return self.ram.clone();
-        };
-        let mut out = Vec::new();
-        for (s, e) in &self.ram {
-            let take = (e - s).min(left);
-            if take > 0 {
-                out.push((*s, s + take));
-            }
-            left -= take;
-        }
-        out
+        let limit = guest_mem.unwrap_or(u64::MAX);
+        self.ram
+            .iter()
+            .filter(|(s, _)| *s < limit)
+            .map(|(s, e)| (*s, (*e).min(limit)))
+            .collect()
     }
 
     /// Any e820 entry overlapping [start, start + size) (SeaBIOS
