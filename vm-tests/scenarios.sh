@@ -246,6 +246,16 @@ scenario loop-seabios-1.17.0-8x128g-intel-128g \
   loop=yes required=no gens=itools standin=gpu topology=root-ports \
   build=seabios-1.17.0 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=GenuineIntel gpus=8x128G ports=4 \
   ram=128G guest=mem=1G args="$sel8g" timeout=240
+# Proxmox's pcie=0 on q35: every GPU behind one pci-bridge (behind the
+# DMI-PCI bridge), with its four empty root ports beside them.
+scenario loop-seabios-1.16.3-bridge-8x128g-amd-64g \
+  loop=yes gens=itools standin=gpu topology=bridge \
+  build=seabios-1.16.3 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
+  ram=64G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-ovmf-2025.02-bridge-8x32g-intel-64g \
+  loop=yes gens=itools standin=gpu topology=bridge \
+  build=ovmf-2025.02 qemu=qemu-10.0.2 fw=ovmf cpu=kvm64,vendor=GenuineIntel gpus=8x32G ports=4 \
+  ram=64G guest=mem=1G args="$sel8g" timeout=240
 scenario loop-ovmf-2022.11-8x128g-amd-64g loop=yes gens=itools standin=gpu topology=root-ports \
   build=ovmf-2022.11 fw=ovmf cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
   ram=64G guest=mem=1G args="$sel8g" timeout=240
