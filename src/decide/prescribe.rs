@@ -545,32 +545,38 @@ fn kernel_window(bars: &[u64]) -> Option<Block> {
 
 /// `the firmware's window becomes 8 TiB at 0x380000000000`.
 fn window_effect(s: &Setup, gpus: &[GpuBars]) -> String {
-    match s.boot(gpus) {
-        Ok(b) if b.firmware_placed >= gpus.len() => format!(
+    let Ok(b) = s.boot(gpus) else {
+        return String::new();
+    };
+    if b.firmware_placed >= gpus.len() {
+        return format!(
             "the firmware's window becomes {} at {:#x}, room for all {} GPUs",
             crate::model::size::human(b.aperture.size()),
             b.aperture.start,
             gpus.len()
-        ),
-        // SeaBIOS's layout, which the kernel redoes in part (kernel.rs).
-        Ok(Boot { crs: Some(c), .. }) => format!(
-            "the guest kernel is offered {:#x}-{:#x} ({}) and places {} of {} GPUs there itself{}",
-            c.start,
-            c.end,
-            crate::model::size::human(c.size()),
-            s.boot(gpus).map_or(0, |b| b.placed),
-            gpus.len(),
-            if s.boot(gpus)
-                .is_ok_and(|b| b.placed < gpus.len()
-                    && b.realloc_gpus.is_some_and(|r| r.iter().all(|p| *p)))
-            {
-                ", all of them with pci=realloc"
-            } else {
-                ""
-            }
-        ),
-        _ => String::new(),
+        );
     }
+    // SeaBIOS's layout, which the kernel redoes in part (kernel.rs).
+    let Some(c) = b.crs else {
+        return String::new();
+    };
+    let all_with_realloc = b.placed < gpus.len()
+        && b.realloc_gpus
+            .as_ref()
+            .is_some_and(|r| r.iter().all(|p| *p));
+    format!(
+        "the guest kernel is offered {:#x}-{:#x} ({}) and places {} of {} GPUs there itself{}",
+        c.start,
+        c.end,
+        crate::model::size::human(c.size()),
+        b.placed,
+        gpus.len(),
+        if all_with_realloc {
+            ", all of them with pci=realloc"
+        } else {
+            ""
+        }
+    )
 }
 
 #[cfg(test)]

@@ -167,17 +167,7 @@ pub(crate) fn place(
         .collect();
     let failed1 = assign(&mut free, left, &unclaimed);
     let mut placed = usable.to_vec();
-    for &w in &unclaimed {
-        for &g in left[w].gpus.iter().filter(|g| **g < n) {
-            placed[g] =
-                !failed1.contains(&w) && (placed[g] || all_placed(left, g, &unclaimed, &failed1));
-        }
-    }
-    for &w in &failed1 {
-        for &g in left[w].gpus.iter().filter(|g| **g < n) {
-            placed[g] = false;
-        }
-    }
+    settle(&mut placed, left, &unclaimed, &failed1);
     let without_realloc = placed.clone();
     // Round 2, realloc: the claimed windows of the GPUs still short are
     // released, and they and round 1's failures are placed again in what
@@ -193,28 +183,26 @@ pub(crate) fn place(
     keep_out(&mut free);
     redo.extend(failed1.iter().copied());
     let failed2 = assign(&mut free, left, &redo);
-    for (g, p) in placed.iter_mut().enumerate() {
-        let mine: Vec<usize> = redo
-            .iter()
-            .copied()
-            .filter(|w| left[*w].gpus.contains(&g))
-            .collect();
-        if !mine.is_empty() {
-            *p = mine.iter().all(|w| !failed2.contains(w));
-        }
-    }
+    settle(&mut placed, left, &redo, &failed2);
     Placed {
         without_realloc,
         with_realloc: placed,
     }
 }
 
-/// Whether every window of GPU `g` among `windows` found room.
-fn all_placed(left: &[Left], g: usize, windows: &[usize], failed: &[usize]) -> bool {
-    windows
-        .iter()
-        .filter(|w| left[**w].gpus.contains(&g))
-        .all(|w| !failed.contains(w))
+/// After a round that placed `windows`: a GPU with a window among them is
+/// placed exactly when none of its windows there failed; the others keep
+/// what they had.
+fn settle(placed: &mut [bool], left: &[Left], windows: &[usize], failed: &[usize]) {
+    for (g, p) in placed.iter_mut().enumerate() {
+        let mut mine = windows
+            .iter()
+            .filter(|w| left[**w].gpus.contains(&g))
+            .peekable();
+        if mine.peek().is_some() {
+            *p = mine.all(|w| !failed.contains(w));
+        }
+    }
 }
 
 /// Places the windows `todo` (indices into `left`), most aligned first,
