@@ -48,6 +48,22 @@ fn parse_size(s: &str) -> Result<u64, String> {
     crate::parse::size::size(s)
 }
 
+/// `--bar SIZE[@FN]`: FN is the GPU's PCI function (0-7) the BAR sits in.
+fn parse_bar(s: &str) -> Result<(u64, u8), String> {
+    let (size, func) = match s.split_once('@') {
+        Some((size, f)) => {
+            let f: u8 = f
+                .parse()
+                .ok()
+                .filter(|f| *f < 8)
+                .ok_or_else(|| format!("{s:?}: the function after @ is 0 to 7"))?;
+            (size, f)
+        }
+        None => (s, 0),
+    };
+    Ok((parse_size(size)?, func))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum PlanFormat {
     Text,
@@ -77,8 +93,10 @@ pub(crate) struct PlanArgs {
     pub gpus: Option<usize>,
 
     /// A 64-bit prefetchable BAR of each GPU (512M, 32G, 1T). Repeatable.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub bar: Vec<u64>,
+    /// SIZE@FN puts it in the GPU's function FN (default 0): OVMF rejects
+    /// a function at a time.
+    #[arg(long, value_name = "SIZE[@FN]", value_parser = parse_bar)]
+    pub bar: Vec<(u64, u8)>,
 
     /// Guest RAM.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]

@@ -158,11 +158,20 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
                 (Attach::Bridge(u8::try_from(n).unwrap_or(u8::MAX)), None)
             }
         };
+        // Each BAR keeps its function: OVMF rejects per function (D3).
+        let funcs = vec![g.addr.function; bars.len()];
         match keys.iter().position(|k| key.is_some() && *k == key) {
-            Some(i) => firmware_gpus[i].bars.extend(bars),
+            Some(i) => {
+                firmware_gpus[i].bars.extend(bars);
+                firmware_gpus[i].funcs.extend(funcs);
+            }
             None => {
                 keys.push(key);
-                firmware_gpus.push(GpuBars { bars, attach });
+                firmware_gpus.push(GpuBars {
+                    bars,
+                    funcs,
+                    attach,
+                });
             }
         }
     }

@@ -67,6 +67,9 @@ pub(crate) struct PlanBar {
     /// Host function, or null for sizes given by hand.
     pub bdf: Option<String>,
     pub index: Option<u8>,
+    /// The GPU's PCI function it sits in (the host function's, or
+    /// `--bar SIZE@FN`): OVMF rejects per function.
+    pub function: u8,
     pub size: u64,
     pub mem64: bool,
     pub prefetchable: bool,

@@ -93,6 +93,7 @@ pub(super) fn gpus(
             let bar32 = o.bar32.iter().map(|s| PlanBar {
                 bdf: None,
                 index: None,
+                function: 0,
                 size: *s,
                 mem64: false,
                 prefetchable: false,
@@ -103,9 +104,10 @@ pub(super) fn gpus(
                 bars: o
                     .bar
                     .iter()
-                    .map(|s| PlanBar {
+                    .map(|(s, f)| PlanBar {
                         bdf: None,
                         index: None,
+                        function: *f,
                         size: *s,
                         mem64: true,
                         prefetchable: true,
@@ -143,6 +145,7 @@ pub(super) fn gpus(
                 bars.extend(host_bars.iter().map(|b| PlanBar {
                     bdf: Some(f.to_string()),
                     index: Some(b.index),
+                    function: f.function,
                     size: b.size.unwrap_or(0),
                     mem64: b.mem64,
                     prefetchable: b.prefetchable,

@@ -28,7 +28,8 @@ pub(crate) struct PlanOptions {
     pub libvirt: Option<PathBuf>,
     pub gpu: Vec<String>,
     pub gpus: Option<usize>,
-    pub bar: Vec<u64>,
+    /// `--bar SIZE[@FN]`: a size and the GPU's function it sits in.
+    pub bar: Vec<(u64, u8)>,
     pub ram: Option<u64>,
     /// The guest kernel's `mem=`.
     pub guest_mem: Option<u64>,
@@ -100,14 +101,13 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
     };
     let firmware_gpus: Vec<GpuBars> = gpus
         .iter()
-        .map(|g| GpuBars {
-            bars: g
-                .bars
-                .iter()
-                .filter(|b| b.counted)
-                .map(|b| b.size)
-                .collect(),
-            attach: flag_attach.or(g.attach).unwrap_or(default_attach),
+        .map(|g| {
+            let counted = || g.bars.iter().filter(|b| b.counted);
+            GpuBars {
+                bars: counted().map(|b| b.size).collect(),
+                funcs: counted().map(|b| b.function).collect(),
+                attach: flag_attach.or(g.attach).unwrap_or(default_attach),
+            }
         })
         .filter(|g| !g.bars.is_empty())
         .collect();

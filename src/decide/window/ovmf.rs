@@ -117,23 +117,51 @@ pub(super) fn boot(
     };
     let n = gpus.len();
     let groups = bridges(gpus);
-    let mut rejected = vec![false; n];
+    // D3 rejects a device, which is a PCI function: (GPU, function, its
+    // BAR sizes), in GPU order. A GPU is programmed when none of its
+    // functions is rejected.
+    let units: Vec<(usize, u8, u64)> = gpus
+        .iter()
+        .enumerate()
+        .flat_map(|(i, g)| {
+            g.functions()
+                .into_iter()
+                .map(move |(f, bars)| (i, f, bars.into_iter().max().unwrap_or(0)))
+        })
+        .collect();
+    let mut rejected = vec![false; units.len()];
+    let kept = |rejected: &[bool], i: usize, f: u8| {
+        !units
+            .iter()
+            .zip(rejected)
+            .any(|((g, h, _), r)| *r && *g == i && *h == f)
+    };
     let pack = |rejected: &[bool]| -> Option<u64> {
         let mut blocks: Vec<Block> = Vec::new();
         let mut pads = s.empty_ports;
         for (i, g) in gpus.iter().enumerate() {
             match g.attach {
-                Attach::RootPort if rejected[i] => pads += 1,
-                Attach::RootPort => blocks.push(g.port_window()?),
-                Attach::Bus0 if !rejected[i] => blocks.extend(g.blocks()?),
-                _ => {}
+                // A port whose every function was rejected is an empty
+                // port and padded as one; a port that keeps a function
+                // gets a window over it alone (campaign record 0036: the
+                // stand-in's 32 MiB function kept, the port's window
+                // exactly 32 MiB).
+                Attach::RootPort => {
+                    let b = g.blocks_of(|f| kept(rejected, i, f))?;
+                    match bridge_window(&b) {
+                        Some(w) => blocks.push(w),
+                        None => pads += 1,
+                    }
+                }
+                Attach::Bus0 => blocks.extend(g.blocks_of(|f| kept(rejected, i, f))?),
+                Attach::Bridge(_) => {}
             }
         }
         // D5: one window per bridge over its remaining devices' BARs.
         for (_, members) in &groups {
             let mut children = Vec::new();
-            for i in members.iter().filter(|i| !rejected[**i]) {
-                children.extend(gpus[*i].blocks()?);
+            for i in members {
+                children.extend(gpus[*i].blocks_of(|f| kept(rejected, *i, f))?);
             }
             blocks.extend(bridge_window(&children));
         }
@@ -165,12 +193,11 @@ pub(super) fn boot(
         if let Some(end) = pack(&rejected) {
             break end;
         }
-        let largest = |i: usize| gpus[i].bars.iter().copied().max().unwrap_or(0);
-        let pick = (0..n)
-            .filter(|i| !rejected[*i] && gpus[*i].attach != Attach::Bus0)
+        let pick = (0..units.len())
+            .filter(|u| !rejected[*u] && gpus[units[*u].0].attach != Attach::Bus0)
             .max_by(|a, b| {
-                largest(*a).cmp(&largest(*b)).then_with(|| {
-                    if gpus[*a].attach == Attach::RootPort {
+                units[*a].2.cmp(&units[*b].2).then_with(|| {
+                    if gpus[units[*a].0].attach == Attach::RootPort {
                         a.cmp(b)
                     } else {
                         b.cmp(a)
@@ -178,7 +205,7 @@ pub(super) fn boot(
                 })
             });
         match pick {
-            Some(i) => rejected[i] = true,
+            Some(u) => rejected[u] = true,
             None => {
                 abandoned = true;
                 break base;
@@ -190,7 +217,11 @@ pub(super) fn boot(
     let reachable = base.saturating_add(size) <= s.addressable();
     let fates = (0..n)
         .map(|i| {
-            let programmed = !abandoned && !rejected[i];
+            let programmed = !abandoned
+                && !units
+                    .iter()
+                    .zip(&rejected)
+                    .any(|((g, _, _), r)| *r && *g == i);
             Fate {
                 programmed,
                 usable: programmed && reachable,

@@ -430,10 +430,7 @@ fn v8_ovmf_on_i440fx_abandons_the_root_bus() {
         ..vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB)
     };
     let g: Vec<GpuBars> = (0..3)
-        .map(|_| GpuBars {
-            bars: vec![64 * GIB],
-            attach: Attach::Bus0,
-        })
+        .map(|_| GpuBars::new(vec![64 * GIB], Attach::Bus0))
         .collect();
     let b = s.boot(&g).unwrap();
     assert!(b.bus_abandoned);
@@ -451,10 +448,7 @@ fn v9_seabios_on_i440fx_packs_bars_across_devices() {
         ..vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 512 * MIB)
     };
     let g: Vec<GpuBars> = (0..4)
-        .map(|_| GpuBars {
-            bars: vec![128 * GIB, 32 * MIB],
-            attach: Attach::Bus0,
-        })
+        .map(|_| GpuBars::new(vec![128 * GIB, 32 * MIB], Attach::Bus0))
         .collect();
     let b = s.boot(&g).unwrap();
     assert_eq!(b.placed, 4);
@@ -466,10 +460,7 @@ fn v10_gpus_behind_one_bridge_take_no_padding() {
     // D5, G6 (boot B9): 4 of 8 placed.
     let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, GIB);
     let g: Vec<GpuBars> = (0..8)
-        .map(|_| GpuBars {
-            bars: vec![32 * GIB],
-            attach: Attach::Bridge(0),
-        })
+        .map(|_| GpuBars::new(vec![32 * GIB], Attach::Bridge(0)))
         .collect();
     let b = s.boot(&g).unwrap();
     assert_eq!(b.placed, 4);
@@ -618,4 +609,49 @@ fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
         p.boot(&each(2, &[256 * MIB])).unwrap().origin,
         OriginKind::SeabiosTop
     );
+}
+
+/// A GPU whose small 64-bit BAR sits in function 1, as the campaign's
+/// stand-ins have it.
+fn split(vram: u64, attach: Attach) -> GpuBars {
+    GpuBars {
+        bars: vec![vram, 32 * MIB],
+        funcs: vec![0, 1],
+        attach,
+    }
+}
+
+#[test]
+fn ovmf_rejects_a_function_and_keeps_the_gpus_other_one() {
+    // D3 per function (campaign record 0036: OVMF 2026.08, 37 bits with
+    // pdpe1gb, one 64 GiB stand-in, four empty ports): the VRAM function is
+    // rejected, the 32 MiB one is placed at the aperture's base, 32 GiB,
+    // and the port's window is that function alone.
+    let s = Setup {
+        pdpe1gb: true,
+        empty_ports: 4,
+        ..vm(ovmf_v("2026.08"), 37, CpuVendor::Intel, GIB)
+    };
+    let b = s.boot(&[split(64 * GIB, Attach::RootPort)]).unwrap();
+    assert_eq!(b.placed, 0);
+    assert!(!b.gpus[0].programmed);
+    assert_eq!(b.crs.map(|r| r.start), Some(32 * GIB));
+    // Both BARs in function 0 (a real GPU): rejected together, nothing
+    // of the GPU in the window.
+    let one = s.boot(&[GpuBars::port(vec![64 * GIB, 32 * MIB])]).unwrap();
+    assert_eq!(one.placed, 0);
+    assert_ne!(one.crs.map(|r| r.start), Some(32 * GIB));
+}
+
+#[test]
+fn ovmf_keeps_the_small_functions_behind_a_bridge() {
+    // Campaign record 0021: OVMF 2025.02, AMD qemu64 at 39 bits, six
+    // 32 GiB stand-ins behind one pci-bridge: every VRAM function rejected,
+    // the six 32 MiB functions kept in the bridge's window at 32 GiB.
+    let s = vm(ovmf_v("2025.02-8+deb13u1"), 39, CpuVendor::Amd, GIB);
+    let g: Vec<GpuBars> = (0..6).map(|_| split(32 * GIB, Attach::Bridge(0))).collect();
+    let b = s.boot(&g).unwrap();
+    assert_eq!(b.placed, 0);
+    assert!(b.gpus.iter().all(|g| !g.programmed));
+    assert_eq!(b.crs.map(|r| r.start), Some(32 * GIB));
 }

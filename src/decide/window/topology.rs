@@ -31,26 +31,65 @@ pub(crate) fn parse_topology(s: &str) -> Option<Attach> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GpuBars {
     pub bars: Vec<u64>,
+    /// The PCI function each of `bars` sits in (same length; empty: all in
+    /// function 0). A real GPU has its 64-bit BARs in function 0; the
+    /// campaign's stand-ins put the small one in function 1, and OVMF
+    /// rejects per function (D3), so the two can part.
+    pub funcs: Vec<u8>,
     pub attach: Attach,
 }
 
 impl GpuBars {
+    /// A GPU whose 64-bit BARs are all in function 0.
+    #[cfg(test)]
+    pub(crate) fn new(bars: Vec<u64>, attach: Attach) -> GpuBars {
+        GpuBars {
+            bars,
+            funcs: Vec::new(),
+            attach,
+        }
+    }
+
     /// A GPU on its own root port.
     #[cfg(test)]
     pub(crate) fn port(bars: Vec<u64>) -> GpuBars {
-        GpuBars {
-            bars,
-            attach: Attach::RootPort,
+        GpuBars::new(bars, Attach::RootPort)
+    }
+
+    /// The function of BAR `k`.
+    fn func(&self, k: usize) -> u8 {
+        self.funcs.get(k).copied().unwrap_or(0)
+    }
+
+    /// Its functions, in order, each with the sizes of its BARs: what
+    /// OVMF can reject one at a time.
+    pub(crate) fn functions(&self) -> Vec<(u8, Vec<u64>)> {
+        let mut out: Vec<(u8, Vec<u64>)> = Vec::new();
+        for (k, size) in self.bars.iter().enumerate() {
+            let f = self.func(k);
+            match out.iter_mut().find(|(g, _)| *g == f) {
+                Some((_, v)) => v.push(*size),
+                None => out.push((f, vec![*size])),
+            }
         }
+        out.sort_by_key(|(f, _)| *f);
+        out
     }
 
     /// Its BARs as blocks, most aligned first (the order both firmwares
     /// place them in).
     pub(crate) fn blocks(&self) -> Option<Vec<Block>> {
+        self.blocks_of(|_| true)
+    }
+
+    /// The blocks of the BARs in the functions `keep` accepts.
+    pub(crate) fn blocks_of(&self, keep: impl Fn(u8) -> bool) -> Option<Vec<Block>> {
         let mut b: Vec<Block> = self
             .bars
             .iter()
-            .map(|s| Block::bar(*s))
+            .enumerate()
+            .filter(|(k, _)| keep(self.func(*k)))
+            .map(|(_, s)| Block::bar(*s))
             .collect::<Option<_>>()?;
         b.sort_by(|x, y| y.align.cmp(&x.align).then(y.size.cmp(&x.size)));
         Some(b)
