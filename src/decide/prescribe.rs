@@ -239,6 +239,12 @@ impl Model {
         }
         let mut placed: Vec<bool> = boot.gpus.iter().map(|g| g.usable).collect();
         placed.resize(n, false);
+        // Nothing failed to assign: realloc releases nothing and the
+        // firmware's placement stands (campaign record 0156: OVMF 2022.11
+        // placed 8 x 256 GiB behind a bridge; with realloc all 8 kept).
+        if placed.iter().all(|p| *p) {
+            return placed;
+        }
         // Units: a GPU on its own, or every GPU behind one bridge.
         let mut units: Vec<(Vec<usize>, Option<Block>)> = Vec::new();
         for (i, g) in self.firmware_gpus.iter().enumerate().take(n) {
