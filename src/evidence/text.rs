@@ -563,11 +563,9 @@ pub(crate) fn gather(
     })
 }
 
-/// Boot-time PCI enumeration runs in the kernel's first seconds (the
-/// host bridge scan is a subsys initcall); a device first enumerated this
-/// long after boot came with a rescan (`echo 1 > .../rescan`) or a
-/// hot-add.
-const RESCAN_AFTER_SECS: u64 = 60;
+/// A device first enumerated this long after boot came with a rescan
+/// (`echo 1 > .../rescan`) or a hot-add (`platform::BOOT_ENUMERATION_SECS`).
+const RESCAN_AFTER_SECS: u64 = platform::BOOT_ENUMERATION_SECS;
 
 /// The seconds since boot of the kernel's enumeration line for `bdf`
 /// (`[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class ...`),

@@ -119,8 +119,10 @@ pub(crate) struct Signs {
     /// that translates addresses): its PCIe windows are the board's.
     pub device_tree: Option<String>,
     /// Devices only a hypervisor has: QEMU's, VMware's or Hyper-V's
-    /// emulated or paravirtual hardware, a QEMU monitor listing. The
-    /// platform each points at, with the words for the report.
+    /// emulated or paravirtual hardware, a QEMU monitor listing, a
+    /// passed-through device's settings under an emulated port. The
+    /// platform each points at (`OtherVm` where the sign says only "a
+    /// VM"), with the words for the report.
     pub vm_devices: Vec<(Platform, String)>,
     /// Devices a VM does not have: a BMC's VGA, a Thunderbolt controller.
     pub metal_devices: Vec<String>,
@@ -357,15 +359,22 @@ impl Firmware {
             signs.push(format!("{} firmware", fw.as_str()));
             return found(Platform::Qemu, Confidence::High, signs);
         }
+        // A sign that names its hypervisor (QEMU's VGA, VMware's port)
+        // before one that says only "a VM".
+        let vm_device = s
+            .vm_devices
+            .iter()
+            .find(|(p, _)| *p != Platform::OtherVm)
+            .or(s.vm_devices.first());
         if s.cpu_flag == Some(true) {
             signs.push("the CPU's hypervisor flag".into());
-            let p = s.vm_devices.first().map(|(p, what)| {
+            let p = vm_device.map(|(p, what)| {
                 signs.push(what.clone());
                 *p
             });
             return found(p.unwrap_or(Platform::OtherVm), Confidence::High, signs);
         }
-        if let Some((p, what)) = s.vm_devices.first() {
+        if let Some((p, what)) = vm_device {
             signs.push(what.clone());
             return found(*p, Confidence::Medium, signs);
         }

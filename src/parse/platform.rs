@@ -42,6 +42,11 @@ pub(crate) fn firmware_from_log(text: &str) -> Firmware {
     fw
 }
 
+/// Boot-time PCI enumeration runs in the kernel's first seconds (the
+/// host bridge scan is a subsys initcall): a PCI line stamped later than
+/// this came with a rescan or a hot-add, not with the boot.
+pub(crate) const BOOT_ENUMERATION_SECS: u64 = 60;
+
 /// Lowercase names of devices, as lspci words them, that only a
 /// hypervisor has, and the platform each points at.
 const VM_NAMES: [(&str, Platform); 8] = [
@@ -93,6 +98,11 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
                 s.vm_devices.push((Platform::Qemu, what.to_string()));
             }
         }
+        if let Some(what) = payload_set_by_another_firmware(line) {
+            if !s.vm_devices.iter().any(|(_, w)| w == what) {
+                s.vm_devices.push((Platform::OtherVm, what.to_string()));
+            }
+        }
         let lower = line.to_ascii_lowercase();
         if s.device_tree.is_none() {
             s.device_tree = not_a_pc(line, &lower);
@@ -118,6 +128,60 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
         }
     }
     s
+}
+
+/// `pci 0000:02:00.0: Max Payload Size set to 128 (was 256, max 256)` at
+/// boot: the kernel lowered a device's Max Payload Size to its upstream
+/// port's (`pci_configure_mps()`, drivers/pci/probe.c, which prints this
+/// only where the two differ). At boot one firmware configured both the
+/// port and the device, so they agree on a real machine; a device that
+/// comes configured for more than its port takes was configured by another
+/// machine: a device passed through to a VM keeps the MPS its host set,
+/// under an emulated port that takes 128-byte payloads only (QEMU's PCIe
+/// ports advertise no more: `pcie_cap_v1_fill()` in hw/pci/pcie.c sets
+/// DEVCAP to RBER alone, Max_Payload_Size_Supported 0 = 128 bytes).
+/// Corpus 63 (Kata) and 65 (Proxmox) print it. Not after the boot's first
+/// minute: a device re-added without a reset by a hot-plug or a rescan
+/// keeps its old setting on a real machine too (a linux-pci report shows
+/// `set to 128 (was 512, max 512)` at 217 s after a pciehp re-add).
+/// Neither the port's raising or lowering (`Upstream bridge's Max Payload
+/// Size set to ...`) nor `pci=pcie_bus_perf`'s `set to 256/ 512 (was
+/// 256)` is this sign.
+fn payload_set_by_another_firmware(line: &str) -> Option<&'static str> {
+    const KEY: &str = "Max Payload Size set to ";
+    let at = line.find(KEY)?;
+    let head = &line[..at];
+    if head.ends_with("Upstream bridge's ") {
+        return None;
+    }
+    let rest = line[at + KEY.len()..].trim_start();
+    let digits = |t: &str| -> Option<(u32, usize)> {
+        let n = t.chars().take_while(char::is_ascii_digit).count();
+        Some((t[..n].parse().ok()?, n))
+    };
+    let (to, n) = digits(rest)?;
+    let was_part = rest[n..].strip_prefix(" (was ")?.trim_start();
+    let (was, _) = digits(was_part)?;
+    let secs = boot_secs(head)?;
+    (to == 128 && was > 128 && secs < BOOT_ENUMERATION_SECS).then_some(
+        "a device configured for a larger Max Payload Size than its port's 128 bytes at boot: a device passed through to a VM, under an emulated PCIe port",
+    )
+}
+
+/// The whole seconds of a kernel line's `[   3.343315]` stamp (after a
+/// syslog prefix too), where it has one.
+fn boot_secs(head: &str) -> Option<u64> {
+    let open = head.find('[')?;
+    let close = open + head[open..].find(']')?;
+    let stamp = head[open + 1..close].trim();
+    let (secs, frac) = stamp.split_once('.')?;
+    if secs.is_empty()
+        || !secs.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    secs.parse().ok()
 }
 
 /// Words only a machine that is not an x86 PC prints: the drivers and
@@ -490,6 +554,73 @@ flags		: fpu vme hypervisor
 ",
         );
         assert_eq!(s.vm_devices[0].0, Platform::Qemu);
+    }
+
+    #[test]
+    fn a_payload_size_another_firmware_set_is_a_vm_sign() {
+        for (line, vm) in [
+            // Corpus 63 (Kata) and 65 (Proxmox): QEMU's ports take 128.
+            (
+                "[    3.343315] pci 0000:02:00.0: Max Payload Size set to 128 (was 256, max 256)",
+                true,
+            ),
+            (
+                "Sep 21 10:24:30 host kernel: [    0.725343] pci 0000:06:00.0: Max Payload Size set to 128 (was 512, max 512)",
+                true,
+            ),
+            // A device re-added by a hot-plug or a rescan after boot keeps
+            // its old setting on a real machine too (linux-pci, pciehp).
+            (
+                "[  217.455380] pci 0000:ab:00.0: Max Payload Size set to 128 (was 512, max 512)",
+                false,
+            ),
+            // No stamp: boot or later is not in the line.
+            (
+                "pci 0000:02:00.0: Max Payload Size set to 128 (was 256, max 256)",
+                false,
+            ),
+            (
+                "[Fri Feb 28 11:24:15 2020] pci 0000:0b:00.0: Max Payload Size set to 128 (was 256, max 512)",
+                false,
+            ),
+            // Raised to the port's: a device fresh from reset (128).
+            (
+                "[    0.379051] pci 0000:01:00.0: Max Payload Size set to 256 (was 128, max 256)",
+                false,
+            ),
+            // The port lowered to the device's, and pcie_bus_perf's form.
+            (
+                "[    3.174290] pci 0000:01:00.0: Upstream bridge's Max Payload Size set to 128 (was 256, max 128)",
+                false,
+            ),
+            (
+                "[  127.951801] pcieport 0000:00:01.1: Max Payload Size set to  128/ 512 (was  256), Max Read Rq  512",
+                false,
+            ),
+            // Lowered, but not to what QEMU's ports take.
+            (
+                "[    1.000000] pci 0000:01:00.0: Max Payload Size set to 256 (was 512, max 512)",
+                false,
+            ),
+        ] {
+            let s = signs_from_log(line);
+            assert_eq!(!s.vm_devices.is_empty(), vm, "{line}");
+            if vm {
+                assert_eq!(s.vm_devices[0].0, Platform::OtherVm, "only \"a VM\"");
+                assert_eq!(firmware_from_log(line).platform(), Platform::OtherVm);
+            }
+        }
+    }
+
+    #[test]
+    fn a_sign_that_names_the_hypervisor_wins_over_a_vm_sign() {
+        let text = "[    0.7] pci 0000:06:00.0: Max Payload Size set to 128 (was 256, max 256)\n\
+                    Bus  0, device   1, function 0:\n";
+        let fw = firmware_from_log(text);
+        assert_eq!(fw.signs.vm_devices.len(), 2);
+        let j = fw.judge();
+        assert_eq!(j.platform, Platform::Qemu);
+        assert_eq!(j.signs, ["a QEMU monitor `info pci` listing"]);
     }
 
     #[test]
