@@ -155,9 +155,16 @@ vt_qemu_args() {
     ram=$(sc "$name" ram)
     # A scenario may name a build of the firmware matrix (vm-tests/matrix.sh)
     # and its QEMU: build=seabios-1.16.3, qemu=qemu-10.0.2.
-    local build qemu
+    local build qemu machine
     build=$(sc "$name" build)
     qemu=$(sc "$name" qemu qemu-7.2)
+    # q35, or pc (i440fx: Proxmox's default machine; the GPUs on bus 0,
+    # the test root on PIIX's IDE, which has an ide.0 bus as q35's AHCI has).
+    machine=$(sc "$name" machine q35)
+    case $machine in
+    q35 | pc) ;;
+    *) vt_die "scenario $name: unknown machine $machine" ;;
+    esac
     local qcmd=(qemu-system-x86_64)
     # The matrix's QEMU: a wrapper with its own data and modules.
     [ "$qemu" = qemu-7.2 ] || qcmd=("$(vt_matrix_qemu "$qemu")")
@@ -167,9 +174,9 @@ vt_qemu_args() {
         truncate -s "$ram" "$dir/ram.mem"
         # shellcheck disable=SC2054 # commas belong to QEMU's syntax
         VT_QEMU=("${qcmd[@]}" -object "memory-backend-file,id=ram0,size=$ram,mem-path=$dir/ram.mem,share=on"
-            -machine q35,memory-backend=ram0 -m "$ram")
+            -machine "$machine,memory-backend=ram0" -m "$ram")
     else
-        VT_QEMU=("${qcmd[@]}" -machine q35 -m 1G)
+        VT_QEMU=("${qcmd[@]}" -machine "$machine" -m 1G)
     fi
     VT_QEMU+=(-accel tcg -cpu "$(sc "$name" cpu qemu64)"
         -smp 1 -nodefaults -display none -vga "$vga" -no-reboot)

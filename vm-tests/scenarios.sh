@@ -256,6 +256,32 @@ scenario loop-ovmf-2025.02-bridge-8x32g-intel-64g \
   loop=yes gens=itools standin=gpu topology=bridge \
   build=ovmf-2025.02 qemu=qemu-10.0.2 fw=ovmf cpu=kvm64,vendor=GenuineIntel gpus=8x32G ports=4 \
   ram=64G guest=mem=1G args="$sel8g" timeout=240
+# Proxmox's default machine, pc (i440fx): every GPU on bus 0, no ports.
+# No OVMF loop on pc: when OVMF abandons the root bus (D4) the guest's
+# PIIX IDE finds no disk (lab, 2026-12-02: check ran in the initramfs and
+# said phys_bits_too_small, then the root never came), so the loop has no
+# guest to read; the campaign measures that case (bus_abandoned).
+scenario loop-seabios-1.16.3-pc-8x128g-amd-64g \
+  loop=yes gens=itools standin=gpu topology=bus0 machine=pc \
+  build=seabios-1.16.3 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=8x128G \
+  ram=64G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-seabios-1.16.2-pc-8x128g-intel-128g \
+  loop=yes gens=itools standin=gpu topology=bus0 machine=pc \
+  build=seabios-1.16.2 fw=seabios cpu=kvm64,vendor=GenuineIntel gpus=8x128G \
+  ram=128G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-seabios-1.17.0-pc-8x128g-amd-256g \
+  loop=yes required=no gens=itools standin=gpu topology=bus0 machine=pc \
+  build=seabios-1.17.0 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=8x128G \
+  ram=256G guest=mem=1G args="$sel8g" timeout=240
+# More of pcie=0 (one pci-bridge) across the builds.
+scenario loop-seabios-1.17.0-bridge-8x128g-amd-512g \
+  loop=yes required=no gens=itools standin=gpu topology=bridge \
+  build=seabios-1.17.0 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
+  ram=512G guest=mem=1G args="$sel8g" timeout=240
+scenario loop-ovmf-2026.08-bridge-8x64g-intel-128g \
+  loop=yes required=no gens=itools standin=gpu topology=bridge \
+  build=ovmf-2026.08 qemu=qemu-10.0.2 fw=ovmf cpu=kvm64,vendor=GenuineIntel gpus=8x64G ports=4 \
+  ram=128G guest=mem=1G args="$sel8g" timeout=240
 scenario loop-ovmf-2022.11-8x128g-amd-64g loop=yes gens=itools standin=gpu topology=root-ports \
   build=ovmf-2022.11 fw=ovmf cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
   ram=64G guest=mem=1G args="$sel8g" timeout=240
