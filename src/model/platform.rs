@@ -119,11 +119,14 @@ pub(crate) struct Signs {
     /// that translates addresses): its PCIe windows are the board's.
     pub device_tree: Option<String>,
     /// Devices only a hypervisor has: QEMU's, VMware's or Hyper-V's
-    /// emulated or paravirtual hardware, a QEMU monitor listing, a
-    /// passed-through device's settings under an emulated port. The
-    /// platform each points at (`OtherVm` where the sign says only "a
-    /// VM"), with the words for the report.
+    /// emulated or paravirtual hardware, a QEMU monitor listing. The
+    /// platform each points at, with the words for the report.
     pub vm_devices: Vec<(Platform, String)>,
+    /// A sign that says only "a VM" and that a real machine can show too,
+    /// rarely (a passed-through device's Max Payload Size lowered to an
+    /// emulated port's 128 bytes; a bare-metal board's quirky port prints
+    /// it as well): weighed after DMI and the bare-metal signs.
+    pub weak_vm: Option<String>,
     /// Devices a VM does not have: a BMC's VGA, a Thunderbolt controller.
     pub metal_devices: Vec<String>,
 }
@@ -359,13 +362,7 @@ impl Firmware {
             signs.push(format!("{} firmware", fw.as_str()));
             return found(Platform::Qemu, Confidence::High, signs);
         }
-        // A sign that names its hypervisor (QEMU's VGA, VMware's port)
-        // before one that says only "a VM".
-        let vm_device = s
-            .vm_devices
-            .iter()
-            .find(|(p, _)| *p != Platform::OtherVm)
-            .or(s.vm_devices.first());
+        let vm_device = s.vm_devices.first();
         if s.cpu_flag == Some(true) {
             signs.push("the CPU's hypervisor flag".into());
             let p = vm_device.map(|(p, what)| {
@@ -392,6 +389,9 @@ impl Firmware {
         }
         if !metal.is_empty() {
             return found(Platform::BareMetal, Confidence::Medium, metal);
+        }
+        if let Some(what) = &s.weak_vm {
+            return found(Platform::OtherVm, Confidence::Medium, vec![what.clone()]);
         }
         match s.efi_by.as_deref() {
             Some(by) if by.contains("EDK II") => found(

@@ -99,9 +99,7 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
             }
         }
         if let Some(what) = payload_set_by_another_firmware(line) {
-            if !s.vm_devices.iter().any(|(_, w)| w == what) {
-                s.vm_devices.push((Platform::OtherVm, what.to_string()));
-            }
+            s.weak_vm.get_or_insert_with(|| what.to_string());
         }
         let lower = line.to_ascii_lowercase();
         if s.device_tree.is_none() {
@@ -604,23 +602,35 @@ flags		: fpu vme hypervisor
             ),
         ] {
             let s = signs_from_log(line);
-            assert_eq!(!s.vm_devices.is_empty(), vm, "{line}");
+            assert_eq!(s.weak_vm.is_some(), vm, "{line}");
             if vm {
-                assert_eq!(s.vm_devices[0].0, Platform::OtherVm, "only \"a VM\"");
                 assert_eq!(firmware_from_log(line).platform(), Platform::OtherVm);
             }
         }
     }
 
     #[test]
-    fn a_sign_that_names_the_hypervisor_wins_over_a_vm_sign() {
-        let text = "[    0.7] pci 0000:06:00.0: Max Payload Size set to 128 (was 256, max 256)\n\
-                    Bus  0, device   1, function 0:\n";
-        let fw = firmware_from_log(text);
-        assert_eq!(fw.signs.vm_devices.len(), 2);
-        let j = fw.judge();
+    fn a_lowered_payload_size_gives_way_to_every_other_sign() {
+        let mps =
+            "[    0.377810] pci 0000:c5:00.5: Max Payload Size set to 128 (was 256, max 256)\n";
+        // A sign that names the hypervisor.
+        let j = firmware_from_log(&format!("{mps}Bus  0, device   1, function 0:\n")).judge();
         assert_eq!(j.platform, Platform::Qemu);
         assert_eq!(j.signs, ["a QEMU monitor `info pci` listing"]);
+        // A real board's DMI (a Framework Desktop's own boot log prints
+        // the line for one of its ports, linux-pci).
+        let dmi = "[    0.000000] DMI: Framework Desktop (AMD Ryzen AI Max 300 Series)/FRANMFCP06, BIOS 03.01 05/29/2025\n";
+        let j = firmware_from_log(&format!("{dmi}{mps}")).judge();
+        assert_eq!(j.platform, Platform::BareMetal);
+        // A bare-metal device (a Thunderbolt controller).
+        let tb = "[    1.2] thunderbolt 0000:06:00.0: total paths: 12\n";
+        assert!(!signs_from_log(tb).metal_devices.is_empty());
+        assert_eq!(
+            firmware_from_log(&format!("{tb}{mps}")).platform(),
+            Platform::BareMetal
+        );
+        // Alone it says a VM.
+        assert_eq!(firmware_from_log(mps).platform(), Platform::OtherVm);
     }
 
     #[test]
