@@ -108,8 +108,12 @@ pub(super) fn boot(
 ) -> Result<FwBoot, NoBoot> {
     let (origin, width, base, size) = aperture(s, rules, map)?;
     // D1: hot-plug padding, 1/256 of the window from 32 GiB windows up,
-    // for each root port without a device (202211+). Bridges and the root
-    // bus take none (boot B9).
+    // asked for by each root port (202211+); the port's window is the
+    // larger of the padding and what sits below it (PciBusDxe
+    // PciResourceSupport.c CalculateResourceAperture: MAX of the typical
+    // and the padding aperture), so an empty port takes the padding and a
+    // GPU's port, larger, its own window. Bridges and the root bus take
+    // none (boot B9).
     let pad = if rules.pads && size > CLASSIC_SIZE {
         (size / 256).next_power_of_two()
     } else {
@@ -130,30 +134,32 @@ pub(super) fn boot(
         })
         .collect();
     let mut rejected = vec![false; units.len()];
-    let kept = |rejected: &[bool], i: usize, f: u8| {
-        !units
-            .iter()
-            .zip(rejected)
-            .any(|((g, h, _), r)| *r && *g == i && *h == f)
-    };
-    let pack = |rejected: &[bool]| -> Option<u64> {
+    // The functions of each GPU rejected so far, kept beside `rejected`.
+    let mut gone: Vec<Vec<u8>> = vec![Vec::new(); n];
+    let pack = |gone: &[Vec<u8>]| -> Option<u64> {
         let mut blocks: Vec<Block> = Vec::new();
         let mut pads = s.empty_ports;
         for (i, g) in gpus.iter().enumerate() {
+            let kept = |f: u8| !gone[i].contains(&f);
             match g.attach {
                 // A port whose every function was rejected is an empty
-                // port and padded as one; a port that keeps a function
-                // gets a window over it alone (campaign record 0036: the
-                // stand-in's 32 MiB function kept, the port's window
-                // exactly 32 MiB).
+                // port; one that keeps a function gets the larger of its
+                // window and the padding (campaign record 0036, no
+                // padding at its 32 GiB aperture: the port's window is the
+                // kept 32 MiB alone).
                 Attach::RootPort => {
-                    let b = g.blocks_of(|f| kept(rejected, i, f))?;
-                    match bridge_window(&b) {
-                        Some(w) => blocks.push(w),
-                        None => pads += 1,
+                    let b = g.blocks_of(kept)?;
+                    if b.is_empty() {
+                        pads += 1;
+                    } else {
+                        let w = bridge_window(&b)?;
+                        blocks.push(Block {
+                            size: w.size.max(pad),
+                            align: w.align.max(pad),
+                        });
                     }
                 }
-                Attach::Bus0 => blocks.extend(g.blocks_of(|f| kept(rejected, i, f))?),
+                Attach::Bus0 => blocks.extend(g.blocks_of(kept)?),
                 Attach::Bridge(_) => {}
             }
         }
@@ -161,7 +167,7 @@ pub(super) fn boot(
         for (_, members) in &groups {
             let mut children = Vec::new();
             for i in members {
-                children.extend(gpus[*i].blocks_of(|f| kept(rejected, *i, f))?);
+                children.extend(gpus[*i].blocks_of(|f| !gone[*i].contains(&f))?);
             }
             blocks.extend(bridge_window(&children));
         }
@@ -187,10 +193,12 @@ pub(super) fn boot(
     // a bridge (boot B9). D4: a device on bus 0 is never rejective
     // (IsRejectiveDevice L799-803); when only such devices remain, the
     // allocation of the whole root bus is aborted and nothing on it is
-    // programmed (L1033-1037, PciLib.c L824-826; boot B6).
+    // programmed (L1033-1037, PciLib.c L824-826; boot B6). The functions
+    // of one GPU follow the same order among equals (an inference: no
+    // record has two equal functions in one GPU).
     let mut abandoned = false;
     let used_end = loop {
-        if let Some(end) = pack(&rejected) {
+        if let Some(end) = pack(&gone) {
             break end;
         }
         let pick = (0..units.len())
@@ -205,7 +213,10 @@ pub(super) fn boot(
                 })
             });
         match pick {
-            Some(u) => rejected[u] = true,
+            Some(u) => {
+                rejected[u] = true;
+                gone[units[u].0].push(units[u].1);
+            }
             None => {
                 abandoned = true;
                 break base;
@@ -217,11 +228,7 @@ pub(super) fn boot(
     let reachable = base.saturating_add(size) <= s.addressable();
     let fates = (0..n)
         .map(|i| {
-            let programmed = !abandoned
-                && !units
-                    .iter()
-                    .zip(&rejected)
-                    .any(|((g, _, _), r)| *r && *g == i);
+            let programmed = !abandoned && gone[i].is_empty();
             Fate {
                 programmed,
                 usable: programmed && reachable,

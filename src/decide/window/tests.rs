@@ -655,3 +655,27 @@ fn ovmf_keeps_the_small_functions_behind_a_bridge() {
     assert!(b.gpus.iter().all(|g| !g.programmed));
     assert_eq!(b.crs.map(|r| r.start), Some(32 * GIB));
 }
+
+#[test]
+fn a_port_that_keeps_a_function_takes_the_padding_when_larger() {
+    // D1 with D3 (campaign --config, 2026-12-02, OVMF 2025.02, QEMU
+    // 10.0.2, Intel at 44 bits with pdpe1gb: a 2 TiB window from 14 TiB,
+    // 8 GiB padding): two 1 TiB stand-ins and an empty port. The second
+    // GPU's VRAM function is rejected; its port keeps the 32 MiB function
+    // and gets the 8 GiB padding all the same (0xf02_0000_0000-
+    // 0xf03_ffff_ffff), the empty port the next 8 GiB. The guest's window
+    // ends there.
+    let s = Setup {
+        pdpe1gb: true,
+        empty_ports: 1,
+        ..vm(ovmf_v("2025.02-8+deb13u1"), 44, CpuVendor::Intel, GIB)
+    };
+    let g = [
+        split(1 << 40, Attach::RootPort),
+        split(1 << 40, Attach::RootPort),
+    ];
+    let b = s.boot(&g).unwrap();
+    assert_eq!(usable(&b), [true, false]);
+    assert_eq!(b.crs.map(|r| r.start), Some(0xE00_0000_0000));
+    assert_eq!(b.crs.map(|r| r.end), Some(0xF05_FFFF_FFFF));
+}
