@@ -704,7 +704,9 @@ fn campaign_records_the_model_was_corrected_on() {
     assert_eq!(split["capacity"]["window"]["start"], 32u64 << 30);
     let (_, one) = args("32M");
     assert_ne!(one["capacity"]["window"]["start"], 32u64 << 30);
-    // A function is 0 to 7.
-    let out = plan(&["--gpus", "1", "--bar", "32M@8"]);
-    assert_eq!(out.status.code(), Some(2));
+    // A function is 0 to 7, in digits.
+    for bad in ["32M@8", "32M@+1", "32M@ 1", "32M@", "@1", "32M@1@2"] {
+        let out = plan(&["--gpus", "1", "--bar", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
 }

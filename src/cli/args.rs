@@ -52,9 +52,9 @@ fn parse_size(s: &str) -> Result<u64, String> {
 fn parse_bar(s: &str) -> Result<(u64, u8), String> {
     let (size, func) = match s.split_once('@') {
         Some((size, f)) => {
-            let f: u8 = f
-                .parse()
-                .ok()
+            let f: u8 = Some(f)
+                .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|f| f.parse().ok())
                 .filter(|f| *f < 8)
                 .ok_or_else(|| format!("{s:?}: the function after @ is 0 to 7"))?;
             (size, f)

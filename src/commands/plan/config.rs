@@ -139,13 +139,19 @@ pub(super) fn gpus(
         }
         for (at, funcs, attach) in sources {
             let mut bars = Vec::new();
-            for f in &funcs {
+            // The guest function of each is its place in the list:
+            // qemu-server gives the j-th device of a hostpci entry (every
+            // function of `41:00`, or `host=41:00.0;42:00.0`) guest
+            // function j (PVE/QemuServer/PCI.pm, print_hostpci_devices:
+            // `$addr .= ".$j"`).
+            for (k, f) in funcs.iter().enumerate() {
+                let function = u8::try_from(k).unwrap_or(u8::MAX);
                 let host_bars = host::host_bars(root, *f)
                     .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?;
                 bars.extend(host_bars.iter().map(|b| PlanBar {
                     bdf: Some(f.to_string()),
                     index: Some(b.index),
-                    function: f.function,
+                    function,
                     size: b.size.unwrap_or(0),
                     mem64: b.mem64,
                     prefetchable: b.prefetchable,
