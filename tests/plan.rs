@@ -155,6 +155,30 @@ fn resource_mappings_and_all_functions() {
             "0000:42:00.1"
         ]
     );
+    // Each device of an entry is the guest function of its place: two
+    // devices' function 0 in one entry are functions 0 and 1.
+    let (_, two) = proxmox_conf(
+        "two",
+        "bios: ovmf\nmachine: q35\nmemory: 512\nhostpci0: 0000:41:00.0;0000:42:00.0,pcie=1\n",
+    );
+    let funcs: Vec<&Value> = two["gpus"][0]["bars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["function"])
+        .collect();
+    assert!(funcs.contains(&&Value::from(1)), "{two}");
+    for g in v["gpus"].as_array().unwrap() {
+        for b in g["bars"].as_array().unwrap() {
+            let at = g["host"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|h| *h == b["bdf"])
+                .unwrap();
+            assert_eq!(b["function"], at);
+        }
+    }
 }
 
 #[test]
