@@ -651,40 +651,16 @@ fn proxmox_seabios_is_the_build_pve_qemu_kvm_bundles() {
 
 #[test]
 fn campaign_records_the_model_was_corrected_on() {
+    // The campaign's flags, as one line.
+    let flags = |line: &str| json(&line.split_whitespace().collect::<Vec<_>>());
     // Record 0156: OVMF 2022.11 placed 8 x 256 GiB behind a pci-bridge;
     // booted with pci=realloc, the kernel kept all 8 (nothing failed, so
     // nothing was released).
-    let (rc, v) = json(&[
-        "--gpus",
-        "8",
-        "--bar",
-        "256G",
-        "--bar",
-        "32M@1",
-        "--ram",
-        "512G",
-        "--firmware",
-        "ovmf:2022.11",
-        "--machine",
-        "pc-q35-7.0",
-        "--cpu",
-        "kvm64",
-        "--cpu-vendor",
-        "amd",
-        "--phys-bits",
-        "46",
-        "--cpu-flag",
-        "pdpe1gb",
-        "--realloc",
-        "--empty-ports",
-        "1",
-        "--qemu",
-        "10.0.2",
-        "--topology",
-        "bridge",
-        "--guest-mem",
-        "1G",
-    ]);
+    let (rc, v) = flags(
+        "--gpus 8 --bar 256G --bar 32M@1 --ram 512G --firmware ovmf:2022.11 \
+         --machine pc-q35-7.0 --cpu kvm64 --cpu-vendor amd --phys-bits 46 --cpu-flag pdpe1gb \
+         --realloc --empty-ports 1 --qemu 10.0.2 --topology bridge --guest-mem 1G",
+    );
     assert_eq!(rc, 0);
     let p = &v["predicted"];
     assert_eq!(p["unassigned_gpus"], 0);
@@ -695,33 +671,12 @@ fn campaign_records_the_model_was_corrected_on() {
     // Record 0021: OVMF 2025.02 rejects every stand-in's VRAM function and
     // keeps its 32 MiB function 1: the window starts at 32 GiB, where
     // those went. The same BARs in one function leave nothing there.
-    let args = |small: &'static str| {
-        json(&[
-            "--gpus",
-            "6",
-            "--bar",
-            "32G",
-            "--bar",
-            small,
-            "--ram",
-            "1G",
-            "--firmware",
-            "ovmf:2025.02-8+deb13u1",
-            "--machine",
-            "q35",
-            "--cpu",
-            "qemu64",
-            "--cpu-vendor",
-            "amd",
-            "--phys-bits",
-            "39",
-            "--qemu",
-            "10.0.2",
-            "--topology",
-            "bridge",
-            "--guest-mem",
-            "1G",
-        ])
+    let args = |small: &str| {
+        flags(&format!(
+            "--gpus 6 --bar 32G --bar {small} --ram 1G --firmware ovmf:2025.02-8+deb13u1 \
+             --machine q35 --cpu qemu64 --cpu-vendor amd --phys-bits 39 --qemu 10.0.2 \
+             --topology bridge --guest-mem 1G"
+        ))
     };
     let (_, split) = args("32M@1");
     assert_eq!(split["predicted"]["unassigned_gpus"], 6);
