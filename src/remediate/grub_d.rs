@@ -11,7 +11,7 @@ use crate::atomic_file;
 use crate::remediate::detect::{
     as_strings, find_tool, not_running, run_tool, shell_words, wrap_for_root,
 };
-use crate::remediate::state::{new_state, write_state, STATE_FILE};
+use crate::remediate::state::{new_state, write_state};
 use crate::remediate::txn::install_file;
 use crate::remediate::{Ctx, Status, Transcript, PARAM};
 use crate::report::Report;
@@ -102,18 +102,7 @@ pub(crate) fn apply(ctx: &Ctx, report: &Report, mut t: Transcript) -> Transcript
         .or_else(|| (!ctx.regenerate || !root.is_live()).then(|| vec!["update-grub".to_string()]));
 
     if ctx.dry_run {
-        if fragment_needed {
-            t.say(format!("would write {}:", frag.display()));
-            for l in FRAGMENT_TEXT.lines() {
-                t.say(format!("  {l}"));
-            }
-        } else {
-            t.say(format!("{} is already in place", frag.display()));
-        }
-        t.say(format!(
-            "would record the change in {}",
-            root.join(STATE_FILE).display()
-        ));
+        t.say_would_install(root, &frag, "", FRAGMENT_TEXT, fragment_needed);
         if let Some(argv) = &regen {
             t.say(format!("would run: {}", shell_words(argv)));
         }

@@ -86,6 +86,30 @@ impl Transcript {
         self.out.push(line.into());
     }
 
+    /// A dry run's account of one file of ours (`label` follows its path)
+    /// and of the record it would keep.
+    fn say_would_install(
+        &mut self,
+        root: &Root,
+        path: &std::path::Path,
+        label: &str,
+        text: &str,
+        needed: bool,
+    ) {
+        if needed {
+            self.say(format!("would write {}{label}:", path.display()));
+            for l in text.lines() {
+                self.say(format!("  {l}"));
+            }
+        } else {
+            self.say(format!("{} is already in place", path.display()));
+        }
+        self.say(format!(
+            "would record the change in {}",
+            root.join(STATE_FILE).display()
+        ));
+    }
+
     fn fail(mut self, status: Status, line: impl Into<String>) -> Transcript {
         self.err.push(line.into());
         self.status = status;

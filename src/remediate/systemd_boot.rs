@@ -23,7 +23,7 @@ use crate::read::root::Root;
 use crate::remediate::detect::{
     as_strings, find_tool, not_running, run_tool, shell_words, wrap_for_root,
 };
-use crate::remediate::state::{new_state, write_state, STATE_FILE};
+use crate::remediate::state::{new_state, write_state};
 use crate::remediate::txn::install_file;
 use crate::remediate::{Ctx, Status, Transcript, PARAM};
 use crate::report::Report;
@@ -246,18 +246,7 @@ pub(crate) fn apply(ctx: &Ctx, report: &Report, mut t: Transcript) -> Transcript
     };
 
     if ctx.dry_run {
-        if plugin_needed {
-            t.say(format!("would write {} (mode 0755):", plugin.display()));
-            for l in PLUGIN_TEXT.lines() {
-                t.say(format!("  {l}"));
-            }
-        } else {
-            t.say(format!("{} is already in place", plugin.display()));
-        }
-        t.say(format!(
-            "would record the change in {}",
-            root.join(STATE_FILE).display()
-        ));
+        t.say_would_install(root, &plugin, " (mode 0755)", PLUGIN_TEXT, plugin_needed);
         for argv in cmds.iter().flatten() {
             t.say(format!("would run: {}", shell_words(argv)));
         }

@@ -133,8 +133,7 @@ pub(super) fn boot(
                 .map(move |(f, bars)| (i, f, bars.into_iter().max().unwrap_or(0)))
         })
         .collect();
-    let mut rejected = vec![false; units.len()];
-    // The functions of each GPU rejected so far, kept beside `rejected`.
+    // The functions of each GPU rejected so far.
     let mut gone: Vec<Vec<u8>> = vec![Vec::new(); n];
     let pack = |gone: &[Vec<u8>]| -> Option<u64> {
         let mut blocks: Vec<Block> = Vec::new();
@@ -202,7 +201,10 @@ pub(super) fn boot(
             break end;
         }
         let pick = (0..units.len())
-            .filter(|u| !rejected[*u] && gpus[units[*u].0].attach != Attach::Bus0)
+            .filter(|u| {
+                let (g, f, _) = units[*u];
+                !gone[g].contains(&f) && gpus[g].attach != Attach::Bus0
+            })
             .max_by(|a, b| {
                 units[*a].2.cmp(&units[*b].2).then_with(|| {
                     if gpus[units[*a].0].attach == Attach::RootPort {
@@ -214,7 +216,6 @@ pub(super) fn boot(
             });
         match pick {
             Some(u) => {
-                rejected[u] = true;
                 gone[units[u].0].push(units[u].1);
             }
             None => {
