@@ -202,6 +202,14 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
         let Some(dev) = devices.last_mut() else {
             continue;
         };
+        // `lspci -x` ends the block with config space, after the
+        // capabilities: its first row holds the ids the header may lack.
+        if let Some((vendor, device, class)) = config_row0(t) {
+            dev.vendor = dev.vendor.or(Some(vendor));
+            dev.device = dev.device.or(Some(device));
+            dev.class = dev.class.or(Some(class));
+            continue;
+        }
         if t.starts_with("Capabilities:") {
             in_caps = true;
         } else if in_caps {
@@ -456,6 +464,32 @@ fn header(t: &str) -> Option<LspciDevice> {
         has_bus_line: false,
         headless: false,
     })
+}
+
+/// The first row of an `lspci -x` dump, `00: de 10 c4 11 07 00 10 00 a1 00
+/// 00 03 ...`: vendor and device id (little-endian words at 0x00 and 0x02),
+/// base class and subclass (bytes 0x0b and 0x0a). The row must be whole:
+/// sixteen bytes of two hex digits.
+fn config_row0(t: &str) -> Option<(u16, u16, u16)> {
+    let rest = t.strip_prefix("00: ")?;
+    let bytes: Vec<u8> = rest
+        .split(' ')
+        .map(|b| {
+            (b.len() == 2)
+                .then(|| crate::parse::hex::hex_digits(b))
+                .flatten()
+                .map(|v| v as u8)
+        })
+        .collect::<Option<_>>()?;
+    if bytes.len() != 16 {
+        return None;
+    }
+    let word = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    Some((
+        word(0),
+        word(2),
+        u16::from_be_bytes([bytes[0x0b], bytes[0x0a]]),
+    ))
 }
 
 /// `text [inner]` -> (`text`, `inner`) when `s` ends with a bracket.
@@ -1018,5 +1052,38 @@ mod proptests {
         // `[disabled]`: an address, with decoding off; still an address.
         assert_eq!(r[1].address, RegionAddr::Assigned(0xf000_0000));
         assert!(r[1].typed && r[1].mem64 && r[1].size == Some(32 << 20));
+    }
+
+    #[test]
+    fn the_ids_from_a_config_space_dump() {
+        // Corpus 97: a header without `-nn`, then `lspci -x`'s rows.
+        let block = "04:00.0 VGA compatible controller: NVIDIA Corporation GK106 [GeForce GTX 645 OEM] (rev a1)\n\
+                     \tRegion 1: Memory at <unassigned> (64-bit, prefetchable) [disabled]\n\
+                     \tCapabilities: [60] Power Management version 3\n\
+                     \tKernel modules: nouveau\n\
+                     00: de 10 c4 11 00 00 10 00 a1 00 00 03 00 00 80 00\n\
+                     10: 00 00 00 00 0c 00 00 00 00 00 00 00 0c 00 00 00\n";
+        let d = &parse(block)[0];
+        assert_eq!(
+            (d.vendor, d.device, d.class),
+            (Some(0x10de), Some(0x11c4), Some(0x0300))
+        );
+        assert_eq!(d.regions.len(), 1);
+        // The header's `-nn` ids win; a cut or foreign row gives none.
+        let nn = "01:00.0 3D controller [0302]: NVIDIA Corporation GA100 [10de:20f1]\n00: 86 80 00 01 00 00 10 00 a1 00 00 03 00 00 80 00\n";
+        let d = &parse(nn)[0];
+        assert_eq!(
+            (d.vendor, d.device, d.class),
+            (Some(0x10de), Some(0x20f1), Some(0x0302))
+        );
+        for row in [
+            "00: de 10 c4 11 00 00 10 00 a1 00 00 03 00 00 80",
+            "00: de 10 c4 11 00 00 10 00 a1 00 00 03 00 00 80 00 00",
+            "00: de 10 c4 11 00 00 10 00 a1 00 00 3 00 00 80 00",
+            "00: de 10 c4 11 00 00 10 00 a1 00 00 03 00 00 80 zz",
+        ] {
+            let d = &parse(&format!("01:00.0 3D controller: X\n{row}\n"))[0];
+            assert_eq!((d.vendor, d.device, d.class), (None, None, None), "{row}");
+        }
     }
 }
