@@ -572,7 +572,7 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
         out.push(phys_bits(c, guest));
     }
     let realloc = (!c.ev.realloc_active)
-        .then(|| realloc(c, "Whether this is a VM or a real machine, the ", false));
+        .then(|| realloc(c, "Whether this is a VM or a real machine, ", false));
     // The kernel's own advice first, where only the space below 4 GiB fell
     // short (Above 4G Decoding does not grow it: the bridge windows there
     // are the kernel's to re-place), and where the firmware placed a BAR
@@ -665,7 +665,7 @@ pub(crate) fn action(id: &str) -> &'static str {
         VMWARE_64BIT_MMIO => "set VMware's pciPassthru.use64bitMMIO and its size",
         HYPERV_MMIO => "give the Hyper-V VM more high MMIO space",
         KERNEL_HOTPLUG_RESERVE => "reserve room for the hot-plug bridge (pci=hpmmioprefsize=)",
-        VM_HOTPLUG_RESERVE => "plug the GPU at boot onto a root port that reserves room",
+        VM_HOTPLUG_RESERVE => "give the GPU a root port that reserves room for its BARs",
         COLLECT_EVIDENCE => "collect the boot log and lspci of the failing machine",
         space::PLATFORM_WINDOW_TOO_SMALL => "enlarge the board's PCIe window (device tree ranges)",
         VMM_BAR_PREFETCHABLE => "check that the VMM exposes the GPU's 64-bit BARs prefetchable",
@@ -1059,6 +1059,14 @@ mod tests {
             metal.text
         );
         assert!(metal.text.contains("CSM"), "{}", metal.text);
+        let either = h.iter().find(|h| h.id == GUEST_PCI_REALLOC).unwrap();
+        assert!(
+            either
+                .text
+                .contains("Whether this is a VM or a real machine, the kernel can"),
+            "{}",
+            either.text
+        );
         let vm = h.iter().find(|h| h.id == OVMF_MMIO64_APERTURE).unwrap();
         assert!(vm.text.contains("If this is a VM"), "{}", vm.text);
         let last = h.last().unwrap();
