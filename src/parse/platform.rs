@@ -185,8 +185,16 @@ fn boot_secs(head: &str) -> Option<u64> {
 /// Words only a machine that is not an x86 PC prints: the drivers and
 /// vendors of ARM and PowerPC boards' PCIe host controllers, their device
 /// tree's nodes, their boot loader, an AArch64 CPU.
-const NOT_A_PC: [(&str, &str); 10] = [
+const NOT_A_PC: [(&str, &str); 11] = [
     ("/soc/pcie@", "a device-tree PCIe node (/soc/pcie@)"),
+    // `lspci -v` prints `Device tree node: /sys/firmware/devicetree/...`
+    // for a device with a node (sysfs `of_node`), which only a
+    // device-tree kernel gives it; the path is the sign, since a wrapped
+    // line may keep it alone.
+    (
+        "/sys/firmware/devicetree/",
+        "a device's node in the device tree (lspci's `Device tree node:`)",
+    ),
     ("rockchip-dw-pcie", "Rockchip's PCIe host driver"),
     ("rockchip-pcie", "Rockchip's PCIe host driver"),
     ("fuzhou rockchip", "a Rockchip SoC's PCIe root port"),
@@ -485,6 +493,12 @@ mod tests {
             ),
             (
                 "The NVIDIA GPU driver for AArch64 has not been qualified on this CPU",
+                true,
+            ),
+            // Corpus 135 (a PowerPC board): lspci -v, the path wrapped.
+            ("/sys/firmware/devicetree/base/pcie@ffe250000/pcie@0", true),
+            (
+                "        Device tree node: /sys/firmware/devicetree/base/pci@1c00000/pcie@0/wifi@0",
                 true,
             ),
             // x86: 64-bit windows above 4 GiB, 32-bit ones below, root windows.
