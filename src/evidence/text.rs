@@ -7,9 +7,9 @@
 //! VF BARs and bridge windows are not BAR failures of a device.
 
 use crate::evidence::log::{fill_sizes, LogFacts};
-use crate::evidence::{Evidence, Gpu, OtherFailure};
+use crate::evidence::{Evidence, Gpu, OtherFailure, Window};
 use crate::model::bar::{Bar, BarState, SizeSource};
-use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
+use crate::model::pci::{is_bridge, PciAddress, RootBus, VENDOR_AMD, VENDOR_NVIDIA};
 use crate::model::select::{is_selected, is_selected_without_device, Selector};
 use crate::parse::kernel_log::{self, Event, FailReason, LogResource, ResourceRef, Space};
 use crate::parse::lspci::{self, LspciDevice, LspciRegion, RegionAddr};
@@ -526,6 +526,10 @@ pub(crate) fn gather(
             format!("{a} sits in slot {} of a conventional PCI bridge, where QEMU's pci-bridge hot-plugs devices", a.device),
         ));
     }
+    let windows = facts.evidence_windows();
+    for g in &mut gpus {
+        g.root_bus = sole_root_bus(&windows, g.addr.domain);
+    }
     let mut firmware = platform::firmware_from_log(text);
     for d in devs.values() {
         if let (Some(v), Some(dev)) = (d.vendor, d.device) {
@@ -536,7 +540,7 @@ pub(crate) fn gather(
     Some(Evidence {
         gpus,
         expected: expect,
-        windows: facts.evidence_windows(),
+        windows,
         windows_known: facts.windows_known,
         cpu: platform::cpu_from_log(text),
         ram_end: facts.ram_end,
@@ -566,6 +570,21 @@ pub(crate) fn gather(
 /// A device first enumerated this long after boot came with a rescan
 /// (`echo 1 > .../rescan`) or a hot-add (`platform::BOOT_ENUMERATION_SECS`).
 const RESCAN_AFTER_SECS: u64 = platform::BOOT_ENUMERATION_SECS;
+
+/// The root bus a device of `domain` hangs from, where the text shows
+/// windows of exactly one root bus in that domain. PCI domains (segments)
+/// never share a window, so a board with one host bridge per domain
+/// (corpus 135: four, 256 MiB each) gives each device its own; with two
+/// root buses in the device's domain the text does not say which is its
+/// (`None`: every window counts, as before).
+fn sole_root_bus(windows: &[Window], domain: u32) -> Option<RootBus> {
+    let mut buses = windows
+        .iter()
+        .filter_map(|w| w.bus)
+        .filter(|b| b.domain == domain);
+    let first = buses.next()?;
+    buses.all(|b| b == first).then_some(first)
+}
 
 /// The seconds since boot of the kernel's enumeration line for `bdf`
 /// (`[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class ...`),
@@ -690,6 +709,33 @@ fn region_index(d: &DeviceSeen, r: &LspciRegion, taken: &[u8]) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_device_takes_the_root_bus_only_where_its_domain_has_one() {
+        let w = |domain, bus, start: u64| Window {
+            range: crate::model::range::Range::new(start, start + 0xfff_ffff),
+            source: crate::evidence::WindowSource::KernelLog,
+            bus: Some(RootBus { domain, bus }),
+        };
+        let one_each = [w(0, 0, 0xc_0000_0000), w(1, 0, 0xc_1000_0000)];
+        assert_eq!(
+            sole_root_bus(&one_each, 1),
+            Some(RootBus { domain: 1, bus: 0 })
+        );
+        // Two root buses in the domain: which is the device's is not said.
+        let two = [w(0, 0, 0xc_0000_0000), w(0, 0x80, 0xd_0000_0000)];
+        assert_eq!(sole_root_bus(&two, 0), None);
+        // Two windows of one root bus are still one root bus.
+        let same = [w(0, 0, 0xc_0000_0000), w(0, 0, 0xd_0000_0000)];
+        assert_eq!(sole_root_bus(&same, 0), Some(RootBus { domain: 0, bus: 0 }));
+        // No window in the device's domain, or none with a bus.
+        assert_eq!(sole_root_bus(&one_each, 2), None);
+        let unknown = [Window {
+            bus: None,
+            ..w(0, 0, 0xc_0000_0000)
+        }];
+        assert_eq!(sole_root_bus(&unknown, 0), None);
+    }
 
     #[test]
     fn a_failure_then_an_assignment_is_assigned() {
