@@ -380,3 +380,27 @@ fn a_bar_of_unknown_type_is_not_printed_as_32_bit() {
         "{text}"
     );
 }
+
+#[test]
+fn the_whole_paste_of_corpus_105s_post_names_the_boards_window() {
+    // Corpus 135, the same post as 105 with nothing cut: four host bridges,
+    // one domain each, 256 MiB apiece. Only the GPU's domain's window
+    // counts (not the 1 GiB of all four), which the GPU's 258 MiB do not
+    // fit; a PowerPC board has no "Above 4G Decoding" to turn on.
+    let (code, v) = explain(
+        "135-amdgfx-t1042-ppc-e9171-text-part-lspci-v-and-pci-dmesg-quoted.txt",
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(v["diagnosis"], "window_too_small");
+    assert_eq!(v["capacity"]["window_bytes"], 256u64 << 20);
+    assert!(v["capacity"]["needed_bytes"].as_u64().unwrap() > 256 << 20);
+    assert_eq!(v["firmware"]["platform"], "bare_metal");
+    let ids: Vec<&str> = v["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["platform-window-too-small", "guest-pci-realloc"]);
+}

@@ -244,11 +244,14 @@ fn bare_metal(c: &Ctx) -> Vec<Hint> {
         out.push(h);
     }
     // An ARM or PowerPC board: its host bridge's window is the board's
-    // (device tree), not a PC firmware's; the kernel may still re-place
-    // within it.
+    // (device tree), not a PC firmware's, and it has no firmware setup
+    // with 64-bit decoding to turn on; the kernel may still re-place
+    // within the window, which is all there is to do where it has room.
     let room = matches!((d.needed_bytes, d.window_bytes), (Some(n), Some(w)) if n <= w);
-    if let Some(sign) = ev.firmware.signs.device_tree.as_deref().filter(|_| !room) {
-        out.push(space::board_window(&c.why, ev, sign));
+    if let Some(sign) = ev.firmware.signs.device_tree.as_deref() {
+        if !room {
+            out.push(space::board_window(&c.why, ev, sign));
+        }
         out.extend((!ev.realloc_active).then(|| realloc(c, "", false)));
         return out;
     }
@@ -1089,6 +1092,40 @@ mod tests {
         assert_eq!(r.id, GUEST_PCI_REALLOC);
         assert!(!r.text.contains("guest"), "{}", r.text);
         assert_eq!(r.change.kernel_cmdline_add, ["pci=realloc"]);
+    }
+
+    #[test]
+    fn a_board_with_room_in_its_window_gets_the_kernels_step_alone() {
+        // Corpus 135's shape where the window had room: nothing in a PC's
+        // firmware setup applies to a device-tree board.
+        let mut ev = nvrm_only(
+            Signs {
+                device_tree: Some("a device tree".into()),
+                ..Signs::default()
+            },
+            false,
+        );
+        let bar = &mut ev.gpus[0].bars[0];
+        (bar.mem64, bar.prefetchable, bar.type_known) = (true, true, true);
+        bar.size = Some(256 << 20);
+        ev.windows.push(crate::evidence::Window {
+            range: crate::model::range::Range::new(0xc_0000_0000, 0xc_3fff_ffff),
+            source: crate::evidence::WindowSource::KernelLog,
+            bus: None,
+        });
+        ev.windows_known = true;
+        let d = diagnose(&ev);
+        assert_eq!(
+            d.kind,
+            DiagnosisKind::FirmwareLeftUnassigned,
+            "{:?}",
+            d.case
+        );
+        let ids: Vec<_> = crate::decide::hints::hints(&ev, &d, None)
+            .iter()
+            .map(|h| h.id)
+            .collect();
+        assert_eq!(ids, [GUEST_PCI_REALLOC]);
     }
 
     #[test]
