@@ -200,22 +200,21 @@ gpu_preflight_run() {
 	# `sleep` is a fork and an exec per step, which on one slow CPU (under
 	# TCG 10 ms for busybox, 50 ms for coreutils) is taken from the check
 	# itself. Where the shell's `read -t` takes fractions and waits with
-	# poll or select (busybox ash, bash outside POSIX mode), waiting on a
-	# fifo nobody writes to is the same step without a process; other
-	# shells (dash, klibc: status 2) sleep. So does bash in POSIX mode,
-	# which is what runs this in dracut's initramfs (/bin/sh is bash
-	# there): its `read -t` arms SIGALRM and then calls read(2), and an
-	# alarm that fires between the two is lost, leaving read(2) blocked on
-	# the fifo for good, and the boot with it (a dracut boot of the QEMU
-	# suite stalled so once; `read -t 0.00001` on a fifo in `bash --posix`
-	# hangs within seconds). In the initramfs /tmp is thrown away at
-	# switch_root.
+	# poll (busybox ash), waiting on a fifo nobody writes to is the same
+	# step without a process; other shells (dash, klibc: status 2) sleep.
+	# So does bash, which is what runs this in dracut's initramfs (/bin/sh
+	# is bash there): in POSIX mode, and in every mode before 5.2, its
+	# `read -t` arms SIGALRM and then calls read(2), and an alarm that
+	# fires between the two is lost, leaving read(2) blocked on the fifo
+	# for good, and the boot with it (a dracut boot of the QEMU suite
+	# stalled so once; `read -t 0.00001` on a fifo in `bash --posix` hangs
+	# within seconds). In the initramfs /tmp is thrown away at switch_root.
 	_gp_fifo=${TMPDIR:-/tmp}/gpu-preflight.$$.fifo
 	_gp_readt=
-	# shellcheck disable=SC3028 # bash's own variables, empty elsewhere
-	case ${BASH_VERSION:+bash}:${SHELLOPTS-} in
-	bash:*posix*) _gp_fifo= ;;
-	esac
+	# shellcheck disable=SC3028 # bash's own variable, empty elsewhere
+	if [ -n "${BASH_VERSION-}" ]; then
+		_gp_fifo=
+	fi
 	if [ -n "$_gp_fifo" ] && mkfifo "$_gp_fifo" 2>/dev/null; then
 		# shellcheck disable=SC3045 # probed: used only where it works
 		{ read -r -t 0.001 _gp_rd <>"$_gp_fifo"; } 2>/dev/null
