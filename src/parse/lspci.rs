@@ -204,7 +204,9 @@ pub(crate) fn parse(text: &str) -> Vec<LspciDevice> {
         };
         // `lspci -x` ends the block with config space, after the
         // capabilities: its first row holds the ids the header may lack.
-        if let Some((vendor, device, class)) = config_row0(t) {
+        if let Some((vendor, device, class)) = config_row0(t)
+            .filter(|(v, _, _)| vendor_from_name(&dev.name).is_none_or(|named| named == *v))
+        {
             dev.vendor = dev.vendor.or(Some(vendor));
             dev.device = dev.device.or(Some(device));
             dev.class = dev.class.or(Some(class));
@@ -485,8 +487,14 @@ fn config_row0(t: &str) -> Option<(u16, u16, u16)> {
         return None;
     }
     let word = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    // All ones is a device that fell off the bus (reads fail), zero no
+    // device: neither is an id.
+    let vendor = word(0);
+    if vendor == 0xffff || vendor == 0 {
+        return None;
+    }
     Some((
-        word(0),
+        vendor,
         word(2),
         u16::from_be_bytes([bytes[0x0b], bytes[0x0a]]),
     ))
@@ -1069,6 +1077,11 @@ mod proptests {
             (Some(0x10de), Some(0x11c4), Some(0x0300))
         );
         assert_eq!(d.regions.len(), 1);
+        // A row whose vendor is not the one the header names is another
+        // device's.
+        let other = "01:00.0 VGA compatible controller: NVIDIA Corporation GK106\n00: 86 80 00 01 00 00 10 00 a1 00 00 03 00 00 80 00\n";
+        let d = &parse(other)[0];
+        assert_eq!((d.vendor, d.device, d.class), (None, None, None));
         // The header's `-nn` ids win; a cut or foreign row gives none.
         let nn = "01:00.0 3D controller [0302]: NVIDIA Corporation GA100 [10de:20f1]\n00: 86 80 00 01 00 00 10 00 a1 00 00 03 00 00 80 00\n";
         let d = &parse(nn)[0];
@@ -1081,6 +1094,9 @@ mod proptests {
             "00: de 10 c4 11 00 00 10 00 a1 00 00 03 00 00 80 00 00",
             "00: de 10 c4 11 00 00 10 00 a1 00 00 3 00 00 80 00",
             "00: de 10 c4 11 00 00 10 00 a1 00 00 03 00 00 80 zz",
+            // A device that fell off the bus reads all ones.
+            "00: ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff",
+            "00: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00",
         ] {
             let d = &parse(&format!("01:00.0 3D controller: X\n{row}\n"))[0];
             assert_eq!((d.vendor, d.device, d.class), (None, None, None), "{row}");
