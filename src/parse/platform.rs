@@ -185,16 +185,8 @@ fn boot_secs(head: &str) -> Option<u64> {
 /// Words only a machine that is not an x86 PC prints: the drivers and
 /// vendors of ARM and PowerPC boards' PCIe host controllers, their device
 /// tree's nodes, their boot loader, an AArch64 CPU.
-const NOT_A_PC: [(&str, &str); 11] = [
+const NOT_A_PC: [(&str, &str); 10] = [
     ("/soc/pcie@", "a device-tree PCIe node (/soc/pcie@)"),
-    // `lspci -v` prints `Device tree node: /sys/firmware/devicetree/...`
-    // for a device with a node (sysfs `of_node`), which only a
-    // device-tree kernel gives it; the path is the sign, since a wrapped
-    // line may keep it alone.
-    (
-        "/sys/firmware/devicetree/",
-        "a device's node in the device tree (lspci's `Device tree node:`)",
-    ),
     ("rockchip-dw-pcie", "Rockchip's PCIe host driver"),
     ("rockchip-pcie", "Rockchip's PCIe host driver"),
     ("fuzhou rockchip", "a Rockchip SoC's PCIe root port"),
@@ -218,6 +210,9 @@ fn not_a_pc(line: &str, lower: &str) -> Option<String> {
     if let Some((_, what)) = NOT_A_PC.iter().find(|(w, _)| lower.contains(w)) {
         return Some(what.to_string());
     }
+    if lspci_device_tree_node(lower) {
+        return Some("a PCI device's node in the device tree (lspci's `Device tree node:`)".into());
+    }
     let device_line = lower.contains("bridge window [mem 0x")
         || lower.contains("bar ")
         || lower.contains("reg 0x");
@@ -234,6 +229,19 @@ fn not_a_pc(line: &str, lower: &str) -> Option<String> {
     (start >= 1 << 32).then(|| {
         format!("a 32-bit window at CPU address {start:#x}, above 4 GiB: a host bridge that translates addresses")
     })
+}
+
+/// `lspci -v` prints `Device tree node: /sys/firmware/devicetree/...` for a
+/// device with a node (sysfs `of_node`), which a device-tree kernel gives
+/// it; a mailer may wrap the path onto a line of its own. Only lspci's
+/// line, or the path opening a line: a tool's complaint that the path is
+/// missing (`cat: /sys/firmware/devicetree/base/model: No such file`) is
+/// what an x86 PC prints.
+fn lspci_device_tree_node(lower: &str) -> bool {
+    const PATH: &str = "/sys/firmware/devicetree/base/";
+    let t = lower.trim_start_matches(|c: char| c == '>' || c.is_whitespace());
+    ((t.starts_with("device tree node:") && t.contains(PATH)) || t.starts_with(PATH))
+        && !t.contains("no such file")
 }
 
 /// A report's own heading, not machine output: `# KEY: ...` and its
@@ -494,6 +502,15 @@ mod tests {
             (
                 "The NVIDIA GPU driver for AArch64 has not been qualified on this CPU",
                 true,
+            ),
+            // An x86 tool's complaint names the path too: not a sign.
+            (
+                "cat: /sys/firmware/devicetree/base/model: No such file or directory",
+                false,
+            ),
+            (
+                "/sys/firmware/devicetree/base/model: No such file or directory",
+                false,
             ),
             // Corpus 135 (a PowerPC board): lspci -v, the path wrapped.
             ("/sys/firmware/devicetree/base/pcie@ffe250000/pcie@0", true),
