@@ -528,7 +528,7 @@ pub(crate) fn gather(
     }
     let windows = facts.evidence_windows();
     for g in &mut gpus {
-        g.root_bus = sole_root_bus(&windows, g.addr.domain);
+        g.root_bus = sole_root_bus(&windows, g.addr);
     }
     let mut firmware = platform::firmware_from_log(text);
     for d in devs.values() {
@@ -571,19 +571,19 @@ pub(crate) fn gather(
 /// (`echo 1 > .../rescan`) or a hot-add (`platform::BOOT_ENUMERATION_SECS`).
 const RESCAN_AFTER_SECS: u64 = platform::BOOT_ENUMERATION_SECS;
 
-/// The root bus a device of `domain` hangs from, where the text shows
-/// windows of exactly one root bus in that domain. PCI domains (segments)
-/// never share a window, so a board with one host bridge per domain
-/// (corpus 135: four, 256 MiB each) gives each device its own; with two
-/// root buses in the device's domain the text does not say which is its
-/// (`None`: every window counts, as before).
-fn sole_root_bus(windows: &[Window], domain: u32) -> Option<RootBus> {
+/// The root bus `dev` hangs from, where the text shows windows of exactly
+/// one root bus in its domain, numbered no higher than its own bus. PCI
+/// domains (segments) never share a window, so a board with one host
+/// bridge per domain (corpus 135: four, 256 MiB each) gives each device
+/// its own; with two root buses in the device's domain the text does not
+/// say which is its (`None`: every window counts, as before).
+fn sole_root_bus(windows: &[Window], dev: PciAddress) -> Option<RootBus> {
     let mut buses = windows
         .iter()
         .filter_map(|w| w.bus)
-        .filter(|b| b.domain == domain);
+        .filter(|b| b.domain == dev.domain);
     let first = buses.next()?;
-    buses.all(|b| b == first).then_some(first)
+    (buses.all(|b| b == first) && first.bus <= dev.bus).then_some(first)
 }
 
 /// The seconds since boot of the kernel's enumeration line for `bdf`
@@ -717,24 +717,36 @@ mod tests {
             source: crate::evidence::WindowSource::KernelLog,
             bus: Some(RootBus { domain, bus }),
         };
+        let dev = |domain, bus| PciAddress {
+            domain,
+            bus,
+            device: 0,
+            function: 0,
+        };
         let one_each = [w(0, 0, 0xc_0000_0000), w(1, 0, 0xc_1000_0000)];
         assert_eq!(
-            sole_root_bus(&one_each, 1),
+            sole_root_bus(&one_each, dev(1, 1)),
             Some(RootBus { domain: 1, bus: 0 })
         );
         // Two root buses in the domain: which is the device's is not said.
         let two = [w(0, 0, 0xc_0000_0000), w(0, 0x80, 0xd_0000_0000)];
-        assert_eq!(sole_root_bus(&two, 0), None);
+        assert_eq!(sole_root_bus(&two, dev(0, 0x81)), None);
         // Two windows of one root bus are still one root bus.
         let same = [w(0, 0, 0xc_0000_0000), w(0, 0, 0xd_0000_0000)];
-        assert_eq!(sole_root_bus(&same, 0), Some(RootBus { domain: 0, bus: 0 }));
+        assert_eq!(
+            sole_root_bus(&same, dev(0, 1)),
+            Some(RootBus { domain: 0, bus: 0 })
+        );
+        // A root bus numbered above the device's cannot be its.
+        let high = [w(0, 0x80, 0xd_0000_0000)];
+        assert_eq!(sole_root_bus(&high, dev(0, 1)), None);
         // No window in the device's domain, or none with a bus.
-        assert_eq!(sole_root_bus(&one_each, 2), None);
+        assert_eq!(sole_root_bus(&one_each, dev(2, 1)), None);
         let unknown = [Window {
             bus: None,
             ..w(0, 0, 0xc_0000_0000)
         }];
-        assert_eq!(sole_root_bus(&unknown, 0), None);
+        assert_eq!(sole_root_bus(&unknown, dev(0, 1)), None);
     }
 
     #[test]
