@@ -256,16 +256,11 @@ fn bare_metal(c: &Ctx) -> Vec<Hint> {
         if out.is_empty() {
             // Room, pci=realloc on, and still unassigned: what fell short
             // is in lines this text does not have.
-            out.push(plain(
-                COLLECT_EVIDENCE,
-                format!(
-                    "{} This is not an x86 PC ({sign}); its window has room for the BARs and the kernel re-placed them with pci=realloc, yet BARs stayed unassigned: \
-                     which bridge window fell short is in the PCI lines of the whole boot log. To settle it, run {COLLECT}.",
-                    c.why
-                ),
-                Side::Guest,
-                None,
-            ));
+            out.push(collect(format!(
+                "{} This is not an x86 PC ({sign}); its window has room for the BARs and the kernel re-placed them with pci=realloc, yet BARs stayed unassigned: \
+                 which bridge window fell short is in the PCI lines of the whole boot log.",
+                c.why
+            )));
         }
         return out;
     }
@@ -607,21 +602,16 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
         out.extend(realloc);
     }
     out.extend(qemu_window(c, guest).into_iter().take(1));
-    let collect = plain(
-        COLLECT_EVIDENCE,
-        format!(
-            "The input does not say what machine this is{}. To settle it, run {COLLECT}.",
-            if only_inferred(c.ev) {
-                ", nor which BAR failed: a driver says a region is invalid without naming it, and the BAR taken for it is only the first the text shows no address for"
-            } else if c.d.needed_bytes.is_none() {
-                " nor how large the failed BARs are"
-            } else {
-                ""
-            }
-        ),
-        Side::Guest,
-        None,
-    );
+    let collect = collect(format!(
+        "The input does not say what machine this is{}.",
+        if only_inferred(c.ev) {
+            ", nor which BAR failed: a driver says a region is invalid without naming it, and the BAR taken for it is only the first the text shows no address for"
+        } else if c.d.needed_bytes.is_none() {
+            " nor how large the failed BARs are"
+        } else {
+            ""
+        }
+    ));
     // Neither the machine nor the failed BAR is in the text: every step
     // above is a guess at both, and what settles them comes first.
     if only_inferred(c.ev) {
@@ -630,6 +620,17 @@ fn unknown(c: &Ctx) -> Vec<Hint> {
         out.push(collect);
     }
     out
+}
+
+/// `collect-evidence`: what the text leaves open (`lead`), then the one
+/// command that gathers it.
+fn collect(lead: String) -> Hint {
+    plain(
+        COLLECT_EVIDENCE,
+        format!("{lead} To settle it, run {COLLECT}."),
+        Side::Guest,
+        None,
+    )
 }
 
 /// Every failure the text shows is one it does not name: a driver's

@@ -332,7 +332,7 @@ fn tree_row(t: &str) -> Option<LspciDevice> {
 }
 
 /// Drops leading blanks and `>` e-mail quoting.
-fn unquote(line: &str) -> &str {
+pub(crate) fn unquote(line: &str) -> &str {
     line.trim_start_matches(|c: char| c == '>' || c.is_whitespace())
         .trim_end()
 }

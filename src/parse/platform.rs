@@ -239,7 +239,7 @@ fn not_a_pc(line: &str, lower: &str) -> Option<String> {
 /// what an x86 PC prints.
 fn lspci_device_tree_node(lower: &str) -> bool {
     const PATH: &str = "/sys/firmware/devicetree/base/";
-    let t = lower.trim_start_matches(|c: char| c == '>' || c.is_whitespace());
+    let t = crate::parse::lspci::unquote(lower);
     ((t.starts_with("device tree node:") && t.contains(PATH)) || t.starts_with(PATH))
         && !t.contains("no such file")
 }
