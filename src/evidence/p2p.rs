@@ -10,10 +10,10 @@ use crate::evidence::Evidence;
 use crate::model::p2p::CliqueCap;
 use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::CpuVendor;
-use crate::parse::{nccl, pci_caps};
+use crate::parse::{self, nccl, pci_caps};
 use crate::read::cpuid::CpuidView;
 use crate::read::root::Root;
-use std::io::Read;
+use crate::read::{iommu, sysfs};
 
 /// One GPU as P2P sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,20 +114,14 @@ pub(crate) fn gather(
     env: &[(String, String)],
 ) -> P2pEvidence {
     let mut warnings = Vec::new();
-    let dev = |a: PciAddress, f: &str| format!("sys/bus/pci/devices/{a}/{f}");
     let gpus = ev
         .gpus
         .iter()
         .map(|g| {
-            let path = root.join(dev(g.addr, "config"));
-            let mut buf = Vec::with_capacity(4096);
-            let config = std::fs::File::open(&path)
-                .and_then(|f| f.take(4096).read_to_end(&mut buf))
-                .map(|_| buf);
-            let (clique, config_bytes) = match config {
+            let (clique, config_bytes) = match sysfs::config(root, g.addr, 4096) {
                 Ok(c) => (pci_caps::clique_cap(&c), c.len()),
                 Err(e) => {
-                    warnings.push(crate::read::root::cannot_read(&path, &e));
+                    warnings.push(e);
                     (CliqueCap::Unreadable { bytes: 0 }, 0)
                 }
             };
@@ -151,9 +145,7 @@ pub(crate) fn gather(
                 config_bytes,
                 upstream: g.upstream.clone(),
                 root_bus: g.root_bus,
-                numa_node: root
-                    .read_trimmed(&dev(g.addr, "numa_node"))
-                    .and_then(|n| n.parse().ok()),
+                numa_node: sysfs::numa_node(root, g.addr),
                 vram_bar,
                 bar_end,
             }
@@ -180,34 +172,16 @@ pub(crate) fn gather(
         });
     }
 
-    let mut viommu = Viommu::default();
-    for t in ["DMAR", "IVRS"] {
-        let p = root.join(format!("sys/firmware/acpi/tables/{t}"));
-        if p.exists() {
-            viommu.tables.push(t.into());
-            if t == "DMAR" {
-                let mut b = Vec::new();
-                if std::fs::File::open(&p)
-                    .and_then(|f| f.take(64).read_to_end(&mut b))
-                    .is_ok()
-                    && b.len() > 36
-                    && &b[..4] == b"DMAR"
-                {
-                    viommu.address_width_bits = Some(u32::from(b[36]) + 1);
-                }
-            }
-        }
-    }
-    if let Ok(d) = std::fs::read_dir(root.join("sys/class/iommu")) {
-        let mut u: Vec<String> = d
-            .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
-            .collect();
-        u.sort();
-        viommu.units = u;
-    }
-    viommu.gpu_groups = gpus
-        .iter()
-        .any(|g| std::fs::symlink_metadata(root.join(dev(g.addr, "iommu_group"))).is_ok());
+    let acpi = iommu::acpi_tables(root);
+    let viommu = Viommu {
+        address_width_bits: acpi
+            .dmar_head
+            .as_deref()
+            .and_then(parse::iommu::dmar_address_width),
+        tables: acpi.present,
+        units: iommu::units(root),
+        gpu_groups: gpus.iter().any(|g| iommu::has_group(root, g.addr)),
+    };
 
     P2pEvidence {
         gpus,

@@ -3,13 +3,10 @@
 //! the host's sysfs shows them (the host assigned them), and which firmware
 //! package is installed. Every path below the root.
 
-use crate::model::bar::Bar;
-use crate::model::pci::PciAddress;
 use crate::model::platform::Cpu;
-use crate::parse::{procfs, resource};
-use crate::read::root::{cannot_read, read_lossy, Root};
-use crate::read::sysfs::DEVICES_DIR;
-use std::path::{Path, PathBuf};
+use crate::parse::procfs;
+use crate::read::root::Root;
+use std::path::PathBuf;
 
 /// `--proxmox VMID` or `--proxmox FILE`: the file to read.
 pub(crate) fn proxmox_config_path(root: &Root, arg: &str) -> PathBuf {
@@ -18,11 +15,6 @@ pub(crate) fn proxmox_config_path(root: &Root, arg: &str) -> PathBuf {
     } else {
         PathBuf::from(arg)
     }
-}
-
-/// A file's text, or `cannot read PATH: why`.
-pub(crate) fn read_file(path: &Path) -> Result<String, String> {
-    read_lossy(path).map_err(|e| cannot_read(path, &e))
 }
 
 /// The host's CPU (`/proc/cpuinfo` under the root), `None` if unreadable.
@@ -37,49 +29,6 @@ pub(crate) fn node_name(root: &Root) -> Option<String> {
     let name = root.read_trimmed("etc/hostname")?;
     let short = name.split('.').next()?.trim();
     (!short.is_empty()).then(|| short.to_string())
-}
-
-/// The memory BARs of a host function, from its `resource` lines and BAR
-/// registers (assigned on the host, so sized).
-pub(crate) fn host_bars(root: &Root, addr: PciAddress) -> Result<Vec<Bar>, String> {
-    let dir = root.join(DEVICES_DIR).join(addr.to_string());
-    let res_path = dir.join("resource");
-    let text = read_lossy(&res_path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            format!(
-                "no PCI device {addr} on this host ({} is missing)",
-                dir.display()
-            )
-        } else {
-            cannot_read(&res_path, &e)
-        }
-    })?;
-    let (lines, _) = resource::parse_resource(&text);
-    let config = std::fs::read(dir.join("config")).ok();
-    Ok(resource::decode_bars(config.as_deref(), &lines)
-        .into_iter()
-        .filter(|b| !b.io && b.size.is_some())
-        .collect())
-}
-
-/// A host function's class code (`0x030200`), `None` if unreadable.
-pub(crate) fn class_of(root: &Root, addr: PciAddress) -> Option<u32> {
-    let text = root.read_trimmed(&format!("{DEVICES_DIR}/{addr}/class"))?;
-    crate::parse::hex::hex_u64(&text).and_then(|c| u32::try_from(c).ok())
-}
-
-/// The functions of `bus:device` present on the host (`41:00` in a
-/// Proxmox `hostpci` line means all of them).
-pub(crate) fn functions_of(root: &Root, domain: u32, bus: u8, device: u8) -> Vec<PciAddress> {
-    (0..8)
-        .map(|function| PciAddress {
-            domain,
-            bus,
-            device,
-            function,
-        })
-        .filter(|a| root.join(DEVICES_DIR).join(a.to_string()).exists())
-        .collect()
 }
 
 /// The installed version of the first of `packages` in dpkg's status

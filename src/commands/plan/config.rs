@@ -7,8 +7,8 @@ use crate::decide::window::Attach;
 use crate::model::pci::PciAddress;
 use crate::model::platform::CpuVendor;
 use crate::parse::{libvirt, proxmox, qemu_args};
-use crate::read::host;
-use crate::read::root::Root;
+use crate::read::root::{read_file, Root};
+use crate::read::{host, sysfs};
 use crate::report::plan::{PlanBar, PlanGpu};
 use std::path::Path;
 
@@ -124,7 +124,7 @@ pub(super) fn gpus(
             let attach = c.attach.get(k).copied();
             // A passed-through NIC or disk controller is not a GPU: its
             // (small) BARs are left out, and said so.
-            match funcs.first().and_then(|f| host::class_of(root, *f)) {
+            match funcs.first().and_then(|f| sysfs::class(root, *f)) {
                 Some(class) if !is_gpu_class(class) => warnings.push(format!(
                     "{at}: {} has class {class:06x}, not a display controller or accelerator: left out",
                     funcs[0]
@@ -146,7 +146,8 @@ pub(super) fn gpus(
             // `$addr .= ".$j"`).
             for (k, f) in funcs.iter().enumerate() {
                 let function = u8::try_from(k).unwrap_or(u8::MAX);
-                let host_bars = host::host_bars(root, *f)
+                let config = sysfs::config(root, *f, 64).ok();
+                let host_bars = sysfs::host_bars(root, *f, config.as_deref())
                     .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?;
                 bars.extend(host_bars.iter().map(|b| PlanBar {
                     bdf: Some(f.to_string()),
@@ -182,7 +183,7 @@ fn host_functions(root: &Root, spec: &str) -> Result<Vec<PciAddress>, String> {
     let whole: PciAddress = format!("{spec}.0")
         .parse()
         .map_err(|_| format!("{spec:?} is not a PCI address"))?;
-    let f = host::functions_of(root, whole.domain, whole.bus, whole.device);
+    let f = sysfs::functions_of(root, whole.domain, whole.bus, whole.device);
     if f.is_empty() {
         return Err(format!("no PCI device {spec} on this host"));
     }
@@ -192,7 +193,7 @@ fn host_functions(root: &Root, spec: &str) -> Result<Vec<PciAddress>, String> {
 fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
     let path = host::proxmox_config_path(root, arg);
     let shown = path.display().to_string();
-    let text = host::read_file(&path).map_err(PlanError::Unreadable)?;
+    let text = read_file(&path).map_err(PlanError::Unreadable)?;
     let pve = proxmox::parse_config(&text)
         .map_err(|e| usage(format!("{shown} line {}: {}", e.line, e.msg)))?;
     let vmid = if arg.bytes().all(|b| b.is_ascii_digit()) {
@@ -283,7 +284,7 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         .hostpci
         .iter()
         .any(|h| h.mapping.is_some())
-        .then(|| host::read_file(&root.join("etc/pve/mapping/pci.cfg")))
+        .then(|| read_file(&root.join("etc/pve/mapping/pci.cfg")))
         .transpose()
         .map_err(PlanError::Unreadable)?;
     let node = host::node_name(root);
@@ -353,7 +354,7 @@ fn custom_cpu(
     at: &str,
 ) -> Result<proxmox::PveCpu, PlanError> {
     const FILE: &str = "/etc/pve/virtual-guest/cpu-models.conf";
-    let model = match host::read_file(&root.join(FILE)) {
+    let model = match read_file(&root.join(FILE)) {
         Ok(text) => proxmox::custom_cpu_model(&text, name)
             .map_err(|e| usage(format!("{FILE} line {}: {}", e.line, e.msg)))?,
         Err(_) => None,
@@ -370,7 +371,7 @@ fn custom_cpu(
 
 fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
     let shown = path.display().to_string();
-    let text = host::read_file(path).map_err(PlanError::Unreadable)?;
+    let text = read_file(path).map_err(PlanError::Unreadable)?;
     let d = libvirt::parse_domain(&text)
         .map_err(|(line, e)| usage(format!("{shown} line {line}: {e}")))?;
     let name = d.name.clone().unwrap_or_else(|| "<vm>".into());

@@ -7,12 +7,12 @@
 use super::{PlanError, PlanOptions};
 use crate::model::p2p::GateVerdict;
 use crate::model::pci::PciAddress;
+use crate::parse::iommu::vtd_mgaw;
 use crate::parse::p2p_vm::{self, VmDevice, VmP2p};
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
-use crate::read::host;
-use crate::read::root::Root;
+use crate::read::root::{read_file, Root};
+use crate::read::{host, iommu, sysfs};
 use crate::report::plan_p2p::{PlanP2p, PlanP2pDevice, PlanP2pLines};
-use std::io::Read;
 
 /// Clique rules by QEMU release (hw/vfio/pci-quirks.c): the property since
 /// 2.11; the 0xD4 fallback since 8.1 ("Support alternate offset for
@@ -27,47 +27,13 @@ pub(crate) fn qemu_release(v: &str) -> Option<(u32, u32)> {
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
-fn read_config(root: &Root, a: PciAddress) -> Option<Vec<u8>> {
-    let mut buf = Vec::new();
-    std::fs::File::open(root.join(format!("sys/bus/pci/devices/{a}/config")))
-        .and_then(|f| f.take(4096).read_to_end(&mut buf))
-        .ok()?;
-    Some(buf)
-}
-
-/// The host bridges above `a`, nearest first (its sysfs link's path).
-fn upstream(root: &Root, a: PciAddress) -> Vec<PciAddress> {
-    let Ok(t) = std::fs::read_link(root.join(format!("sys/bus/pci/devices/{a}"))) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PciAddress> = t
-        .components()
-        .filter_map(|c| c.as_os_str().to_str()?.parse().ok())
-        .filter(|x| *x != a)
-        .collect();
-    v.reverse();
-    v
-}
-
-/// The narrowest Intel IOMMU unit's MGAW (cap register bits 21:16, plus
-/// one), from `/sys/class/iommu/*/intel-iommu/cap`.
+/// The narrowest Intel IOMMU unit's MGAW, and every unit's name.
 fn iommu_width(root: &Root) -> (Option<u32>, Vec<String>) {
-    let mut units = Vec::new();
-    let mut width: Option<u32> = None;
-    if let Ok(d) = std::fs::read_dir(root.join("sys/class/iommu")) {
-        for e in d.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let cap = root.read_trimmed(&format!("sys/class/iommu/{name}/intel-iommu/cap"));
-            if let Some(c) =
-                cap.and_then(|c| u64::from_str_radix(c.trim_start_matches("0x"), 16).ok())
-            {
-                let w = ((c >> 16) & 0x3f) as u32 + 1;
-                width = Some(width.map_or(w, |x| x.min(w)));
-            }
-            units.push(name);
-        }
-    }
-    units.sort();
+    let units = iommu::units(root);
+    let width = units
+        .iter()
+        .filter_map(|u| iommu::vtd_cap(root, u).as_deref().and_then(vtd_mgaw))
+        .min();
     (width, units)
 }
 
@@ -93,11 +59,11 @@ pub(super) fn plan(
     let (kind, vm): (&str, VmP2p) = match (&o.proxmox, &o.libvirt) {
         (Some(p), _) => {
             let path = host::proxmox_config_path(root, p);
-            let t = host::read_file(&path).map_err(PlanError::Unreadable)?;
+            let t = read_file(&path).map_err(PlanError::Unreadable)?;
             ("proxmox", p2p_vm::proxmox(&t))
         }
         (_, Some(l)) => {
-            let t = host::read_file(l).map_err(PlanError::Unreadable)?;
+            let t = read_file(l).map_err(PlanError::Unreadable)?;
             let d = p2p_vm::libvirt(&t)
                 .map_err(|e| PlanError::Usage(format!("{}: {e}", l.display())))?;
             ("libvirt", d)
@@ -139,7 +105,7 @@ pub(super) fn plan(
         let first = d.hosts.first().and_then(|h| parse_addr(h));
         let is_gpu = d.mapping
             || first
-                .and_then(|a| host::class_of(root, a))
+                .and_then(|a| sysfs::class(root, a))
                 .is_none_or(|c| c >> 16 == 0x03);
         if !is_gpu {
             continue;
@@ -151,8 +117,8 @@ pub(super) fn plan(
         let multi = listed
             || d.bare()
                 && first.is_some_and(|a| {
-                    host::functions_of(root, a.domain, a.bus, a.device).len() > 1
-                        || !root.join(format!("sys/bus/pci/devices/{a}")).exists()
+                    sysfs::functions_of(root, a.domain, a.bus, a.device).len() > 1
+                        || !sysfs::present(root, a)
                 });
         let device_id = match kind {
             "proxmox" if multi => format!("{}.0", d.name),
@@ -173,7 +139,7 @@ pub(super) fn plan(
             no_alias.push(d.hosts.join(";"));
         }
         let placement = first
-            .and_then(|a| read_config(root, a))
+            .and_then(|a| sysfs::config(root, a, 4096).ok())
             .filter(|c| c.len() >= 256)
             .and_then(|c| pci_caps::clique_placement(&c));
         let place_text = match (placement, qemu) {
@@ -194,11 +160,12 @@ pub(super) fn plan(
         };
         // ACS on the host bridges above it.
         let acs_redirect: Vec<String> = first
-            .map(|a| upstream(root, a))
+            .map(|a| sysfs::upstream(root, a))
             .unwrap_or_default()
             .into_iter()
             .filter(|b| {
-                read_config(root, *b)
+                sysfs::config(root, *b, 4096)
+                    .ok()
                     .and_then(|c| pci_caps::acs_control(&c))
                     .is_some_and(|c| c & ACS_REQUEST_REDIRECT != 0)
             })
