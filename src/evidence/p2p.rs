@@ -80,29 +80,6 @@ pub(crate) struct P2pEvidence {
     pub warnings: Vec<String>,
 }
 
-/// The kernel log's `Hypervisor detected: NAME`, the last one.
-pub(crate) fn log_hypervisor(log: &str) -> Option<String> {
-    log.lines().rev().find_map(|l| {
-        let i = l.find("Hypervisor detected: ")?;
-        Some(l[i + "Hypervisor detected: ".len()..].trim().to_string())
-    })
-}
-
-/// What the log says of the hypervisor, for `P2pEvidence::log_hypervisor`:
-/// a name, or silence that counts only when the log holds the boot's
-/// start (`Linux version`, its first line; the kernel names the
-/// hypervisor a few lines later, in `setup_arch`). A log whose start has
-/// rotated out says nothing either way.
-pub(crate) fn log_hypervisor_seen(log: &str) -> Option<Option<String>> {
-    match log_hypervisor(log) {
-        Some(name) => Some(Some(name)),
-        // Any of the log's forms (dmesg, journalctl -k, /dev/kmsg records)
-        // carries the banner's words.
-        None if log.contains("Linux version ") => Some(None),
-        None => None,
-    }
-}
-
 /// Reads what P2P needs beyond the BAR evidence. `log` is the kernel log
 /// as the BAR check read it (`None` when there was none); `env` the
 /// process environment's `NCCL_*` pairs (empty for a captured tree).
@@ -187,32 +164,10 @@ pub(crate) fn gather(
         gpus,
         cpuid,
         hypervisor_flag: ev.cpu.hypervisor,
-        log_hypervisor: log.and_then(log_hypervisor_seen),
+        log_hypervisor: log.and_then(parse::platform::log_hypervisor_seen),
         cpu_vendor: ev.cpu.vendor,
         nccl,
         viommu,
         warnings,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn silence_counts_only_in_a_log_from_the_boot_start() {
-        let start = "[    0.000000] Linux version 6.8.0 (gcc)\n[    0.000000] Command line: ro\n";
-        assert_eq!(log_hypervisor_seen(start), Some(None));
-        assert_eq!(
-            log_hypervisor_seen("Nov 29 10:00:00 vm kernel: Linux version 6.8.0\n"),
-            Some(None)
-        );
-        assert_eq!(
-            log_hypervisor_seen(&format!("{start}[    0.000000] Hypervisor detected: KVM\n")),
-            Some(Some("KVM".into()))
-        );
-        // The start rotated out of the ring buffer: nothing is known.
-        assert_eq!(log_hypervisor_seen("[ 9000.1] nvidia: loaded\n"), None);
-        assert_eq!(log_hypervisor_seen(""), None);
     }
 }

@@ -150,6 +150,8 @@ struct DeviceSeen {
     /// A GPU driver said its BAR resize failed and fell back (`Failed to
     /// resize BAR`, `Small BAR device`).
     resize_fell_back: bool,
+    /// Seconds since boot of its first timestamped enumeration line.
+    enumerated_at: Option<u64>,
     bars: BTreeMap<u8, BarSeen>,
 }
 
@@ -189,12 +191,15 @@ pub(crate) fn gather(
                 device,
                 class,
                 header_type,
+                secs,
             } => {
                 let d = devs.entry(*bdf).or_default();
                 d.vendor = Some(*vendor);
                 d.device = Some(*device);
                 d.class = Some(*class);
                 d.header_type = Some(*header_type);
+                // The first enumeration with a time since boot.
+                d.enumerated_at = d.enumerated_at.or(*secs);
                 evidence = true;
             }
             Event::Probed {
@@ -509,7 +514,7 @@ pub(crate) fn gather(
     let rescanned: Vec<(PciAddress, u64)> = gpus
         .iter()
         .filter(|g| !g.ok())
-        .filter_map(|g| Some((g.addr, enumerated_at(text, g.addr)?)))
+        .filter_map(|g| Some((g.addr, devs[&g.addr].enumerated_at?)))
         .filter(|(_, secs)| *secs >= RESCAN_AFTER_SECS)
         .collect();
     let mut hotplug = platform::hotplug_signs(text);
@@ -584,26 +589,6 @@ fn sole_root_bus(windows: &[Window], dev: PciAddress) -> Option<RootBus> {
         .filter(|b| b.domain == dev.domain);
     let first = buses.next()?;
     (buses.all(|b| b == first) && first.bus <= dev.bus).then_some(first)
-}
-
-/// The seconds since boot of the kernel's enumeration line for `bdf`
-/// (`[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class ...`),
-/// where the text has one with a timestamp.
-fn enumerated_at(text: &str, bdf: PciAddress) -> Option<u64> {
-    let name = format!("{bdf}: [");
-    text.lines().find_map(|line| {
-        let at = line.find(&name)?;
-        let rest = &line[at + name.len()..];
-        // `[10de:20b7] type 00 class`: the ids, then the header type.
-        if !rest.get(9..).is_some_and(|r| r.starts_with("] type 0")) {
-            return None;
-        }
-        let head = &line[..at];
-        let open = head.find('[')?;
-        let close = open + head[open..].find(']')?;
-        let secs = head[open + 1..close].trim().split('.').next()?;
-        secs.parse().ok()
-    })
 }
 
 /// The PCI BAR that NVIDIA's region `n` is. The driver counts its memory
@@ -944,16 +929,18 @@ pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no spac
     #[test]
     fn a_device_enumerated_long_after_boot_was_rescanned() {
         let bdf = |s: &str| s.parse::<PciAddress>().unwrap();
+        let failed = "[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]";
         for (line, want) in [
             ("[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(150)),
-            ("> [    2.923533] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(2)),
+            ("> [    92.923533] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(92)),
             ("Sep 21 10:24:30 host kernel: [   67.48] pci 0000:53:00.0: [10de:15f8] type 00 class 0x030200", Some(67)),
-            // No timestamp, or not the enumeration line.
+            // No timestamp, or only another function's enumeration.
             ("pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", None),
-            ("[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]", None),
             ("[  150.161565] pci 0000:53:00.1: [8086:56c0] type 00 class 0x038000", None),
         ] {
-            assert_eq!(enumerated_at(line, bdf("0000:53:00.0")), want, "{line}");
+            let ev = gather(&format!("{line}\n{failed}\n"), &[], None).unwrap();
+            let got = ev.rescanned.iter().find(|(a, _)| *a == bdf("0000:53:00.0"));
+            assert_eq!(got.map(|(_, s)| *s), want, "{line}");
         }
         let text = "[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000\n[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]\n";
         let ev = gather(text, &[], None).unwrap();

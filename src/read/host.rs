@@ -31,27 +31,16 @@ pub(crate) fn node_name(root: &Root) -> Option<String> {
     (!short.is_empty()).then(|| short.to_string())
 }
 
-/// The installed version of the first of `packages` in dpkg's status
-/// file: which firmware build the host's VMs boot.
-pub(crate) fn dpkg_version(root: &Root, packages: &[&str]) -> Option<(String, String)> {
-    let status = root.read_text("var/lib/dpkg/status").ok()?;
-    for want in packages {
-        let mut in_it = false;
-        let mut installed = false;
-        for line in status.lines() {
-            if let Some(p) = line.strip_prefix("Package: ") {
-                in_it = p.trim() == *want;
-                installed = false;
-            } else if in_it && line.starts_with("Status: ") {
-                installed = line.ends_with(" installed");
-            } else if in_it && installed {
-                if let Some(v) = line.strip_prefix("Version: ") {
-                    return Some((want.to_string(), v.trim().to_string()));
-                }
-            }
-        }
-    }
-    None
+/// dpkg's status file: which firmware and QEMU packages are installed
+/// (`parse::release::dpkg_installed`); `None` without one.
+pub(crate) fn dpkg_status(root: &Root) -> Option<String> {
+    root.read_text("var/lib/dpkg/status").ok()
+}
+
+/// A RHEL-family host (`/etc/redhat-release`), whose qemu-kvm differs
+/// from upstream's in ways `plan` can only say.
+pub(crate) fn redhat_release(root: &Root) -> bool {
+    root.exists("etc/redhat-release")
 }
 
 #[cfg(test)]
@@ -59,20 +48,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn installed_versions_from_dpkg() {
+    fn the_proxmox_configuration_by_vmid_or_file() {
         let d = tempfile::tempdir().unwrap();
         let root = Root::new(d.path());
-        std::fs::create_dir_all(d.path().join("var/lib/dpkg")).unwrap();
-        std::fs::write(
-            d.path().join("var/lib/dpkg/status"),
-            "Package: ovmf\nStatus: deinstall ok config-files\nVersion: 2020.11-2\n\nPackage: pve-edk2-firmware\nStatus: install ok installed\nArchitecture: all\nVersion: 4.2025.02-4~bpo12+1\n",
-        )
-        .unwrap();
-        assert_eq!(
-            dpkg_version(&root, &["ovmf", "pve-edk2-firmware"]),
-            Some(("pve-edk2-firmware".into(), "4.2025.02-4~bpo12+1".into()))
-        );
-        assert_eq!(dpkg_version(&root, &["seabios"]), None);
         assert_eq!(
             proxmox_config_path(&root, "100"),
             d.path().join("etc/pve/qemu-server/100.conf")

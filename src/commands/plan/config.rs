@@ -6,6 +6,7 @@ use crate::decide::hints::VmTarget;
 use crate::decide::window::Attach;
 use crate::model::pci::PciAddress;
 use crate::model::platform::CpuVendor;
+use crate::parse::address::device_spec;
 use crate::parse::{libvirt, proxmox, qemu_args};
 use crate::read::root::{read_file, Root};
 use crate::read::{host, sysfs};
@@ -177,12 +178,11 @@ pub(super) fn gpus(
 
 /// `0000:41:00.0`, `41:00.0` (one function), `41:00` (all of them).
 fn host_functions(root: &Root, spec: &str) -> Result<Vec<PciAddress>, String> {
-    if let Ok(a) = spec.parse::<PciAddress>() {
-        return Ok(vec![a]);
+    let d = device_spec(spec).ok_or_else(|| format!("{spec:?} is not a PCI address"))?;
+    if !d.all_functions {
+        return Ok(vec![d.first]);
     }
-    let whole: PciAddress = format!("{spec}.0")
-        .parse()
-        .map_err(|_| format!("{spec:?} is not a PCI address"))?;
+    let whole = d.first;
     let f = sysfs::functions_of(root, whole.domain, whole.bus, whole.device);
     if f.is_empty() {
         return Err(format!("no PCI device {spec} on this host"));

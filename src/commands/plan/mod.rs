@@ -74,6 +74,15 @@ pub(super) fn usage(msg: impl Into<String>) -> PlanError {
     PlanError::Usage(msg.into())
 }
 
+/// The installed version of the first of `packages`.
+fn dpkg_version(root: &Root, packages: &[&str]) -> Option<(String, String)> {
+    let status = crate::read::host::dpkg_status(root)?;
+    crate::parse::release::installed_version(
+        &crate::parse::release::dpkg_installed(&status),
+        packages,
+    )
+}
+
 pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
     let root = Root::new(&o.root);
     let mut c = config::read(&root, o)?;

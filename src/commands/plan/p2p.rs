@@ -7,9 +7,12 @@
 use super::{PlanError, PlanOptions};
 use crate::model::p2p::GateVerdict;
 use crate::model::pci::PciAddress;
+use crate::model::release::QemuVersion;
+use crate::parse::address::device_spec;
 use crate::parse::iommu::vtd_mgaw;
 use crate::parse::p2p_vm::{self, VmDevice, VmP2p};
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
+use crate::parse::release::qemu_version;
 use crate::read::root::{read_file, Root};
 use crate::read::{host, iommu, sysfs};
 use crate::report::plan_p2p::{PlanP2p, PlanP2pDevice, PlanP2pLines};
@@ -17,15 +20,8 @@ use crate::report::plan_p2p::{PlanP2p, PlanP2pDevice, PlanP2pLines};
 /// Clique rules by QEMU release (hw/vfio/pci-quirks.c): the property since
 /// 2.11; the 0xD4 fallback since 8.1 ("Support alternate offset for
 /// GPUDirect Cliques", merged 2023-06-30 for 8.1).
-const CLIQUE_SINCE: (u32, u32) = (2, 11);
-const D4_SINCE: (u32, u32) = (8, 1);
-
-/// `8.1.5-6` (pve-qemu-kvm), `1:7.2+dfsg-7+deb12u7` (Debian) -> (8, 1).
-pub(crate) fn qemu_release(v: &str) -> Option<(u32, u32)> {
-    let v = v.split_once(':').map(|(_, r)| r).unwrap_or(v);
-    let mut it = v.split(|c: char| !c.is_ascii_digit());
-    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
-}
+const CLIQUE_SINCE: QemuVersion = QemuVersion(2, 11);
+const D4_SINCE: QemuVersion = QemuVersion(8, 1);
 
 /// The narrowest Intel IOMMU unit's MGAW, and every unit's name.
 fn iommu_width(root: &Root) -> (Option<u32>, Vec<String>) {
@@ -38,17 +34,7 @@ fn iommu_width(root: &Root) -> (Option<u32>, Vec<String>) {
 }
 
 fn parse_addr(h: &str) -> Option<PciAddress> {
-    let full = if h.matches(':').count() == 1 {
-        format!("0000:{h}")
-    } else {
-        h.to_string()
-    };
-    let with_fn = if full.rsplit(':').next().is_some_and(|t| t.contains('.')) {
-        full
-    } else {
-        format!("{full}.0")
-    };
-    with_fn.parse().ok()
+    device_spec(h).map(|d| d.first)
 }
 
 pub(super) fn plan(
@@ -87,8 +73,8 @@ pub(super) fn plan(
         ),
     };
     let mut problems = Vec::new();
-    let release = host::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]);
-    let qemu = release.as_ref().and_then(|(_, v)| qemu_release(v));
+    let release = super::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]);
+    let qemu = release.as_ref().and_then(|(_, v)| qemu_version(v));
     if let Some((pkg, v)) = &release {
         if qemu.is_some_and(|r| r < CLIQUE_SINCE) {
             problems.push(format!(

@@ -13,7 +13,9 @@ use crate::decide::window::{
     QEMU_DEFAULT_PHYS_BITS,
 };
 use crate::model::platform::{Cpu, CpuVendor};
-use crate::parse::release::{bundled_seabios, edk2_build, qemu_version, seabios_version};
+use crate::parse::release::{
+    bundled_seabios, edk2_build, machine_version, qemu_version, seabios_version,
+};
 use crate::read::host;
 use crate::read::root::Root;
 use crate::report::plan::VmReport;
@@ -29,7 +31,7 @@ fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuV
             ))
         });
     }
-    match host::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]) {
+    match super::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]) {
         Some((_, v)) if qemu_version(&v).is_some() => Ok(qemu_version(&v).expect("checked")),
         found => {
             let why = match found {
@@ -53,7 +55,7 @@ pub(super) fn resolve(
 ) -> Result<(Setup, VmReport), PlanError> {
     let mut assumed: Vec<String> = Vec::new();
     let qemu_v = qemu(root, o, &mut assumed)?;
-    let pve_qemu = host::dpkg_version(root, &["pve-qemu-kvm"]);
+    let pve_qemu = super::dpkg_version(root, &["pve-qemu-kvm"]);
     // Firmware and its rules.
     let fw_arg = o
         .firmware
@@ -71,7 +73,7 @@ pub(super) fn resolve(
         "ovmf" | "efi" | "uefi" => {
             // A version given is held to; one read from dpkg that does not
             // name a release is a default, said as such.
-            let package = host::dpkg_version(
+            let package = super::dpkg_version(
                 root,
                 &["pve-edk2-firmware-ovmf", "pve-edk2-firmware", "ovmf"],
             );
@@ -99,7 +101,7 @@ pub(super) fn resolve(
         "seabios" | "bios" => {
             // F7: Proxmox's QEMU boots the SeaBIOS it bundles, by its own
             // version; Debian's and Ubuntu's boot the `seabios` package's.
-            let package = host::dpkg_version(root, &["seabios"]);
+            let package = super::dpkg_version(root, &["seabios"]);
             let (v, shown) = match (&fw_version, &pve_qemu, &package) {
                 (Some(v), _, _) => (
                     seabios_version(v).ok_or_else(|| {
@@ -173,11 +175,7 @@ pub(super) fn resolve(
     // A1 downstream: RHEL's qemu-kvm turns host-phys-bits on for named
     // models (secondary sources only: tp-qemu's host_phys_bits test, a
     // qemu-devel thread); not modelled, said.
-    if !is_host
-        && o.phys_bits.is_none()
-        && c.phys_bits.is_none()
-        && root.join("etc/redhat-release").exists()
-    {
+    if !is_host && o.phys_bits.is_none() && c.phys_bits.is_none() && host::redhat_release(root) {
         assumed.push("QEMU's 40 address bits for a named model, as upstream; RHEL-family qemu-kvm is said to give the host's (host-phys-bits, limit 48): give --phys-bits N".into());
     }
     let mut phys_bits = if is_host || c.phys_bits_host {
@@ -318,37 +316,4 @@ pub(super) fn resolve(
         assumed,
     };
     Ok((setup, vm))
-}
-
-/// The version a versioned machine type pins (`pc-q35-7.0`,
-/// `pc-i440fx-6.2+pve0`, `pc-1.3`); `None` for an alias (`q35`, `pc`),
-/// which is the newest.
-fn machine_version(machine: &str) -> Option<QemuVersion> {
-    let name = machine.split([',', '+']).next()?;
-    let (_, v) = name.rsplit_once('-')?;
-    let (major, minor) = v.split_once('.')?;
-    Some(QemuVersion(
-        major.parse().ok()?,
-        minor.split('.').next()?.parse().ok()?,
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::machine_version;
-    use crate::decide::window::QemuVersion;
-
-    #[test]
-    fn machine_type_versions() {
-        assert_eq!(machine_version("pc-q35-7.0"), Some(QemuVersion(7, 0)));
-        assert_eq!(machine_version("pc-q35-8.1+pve0"), Some(QemuVersion(8, 1)));
-        assert_eq!(
-            machine_version("pc-i440fx-10.0,viommu=virtio"),
-            Some(QemuVersion(10, 0))
-        );
-        assert_eq!(machine_version("pc-1.3"), Some(QemuVersion(1, 3)));
-        assert_eq!(machine_version("q35"), None);
-        assert_eq!(machine_version("pc"), None);
-        assert_eq!(machine_version("pc-q35-rhel9.4.0"), None);
-    }
 }

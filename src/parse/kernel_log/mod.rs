@@ -90,6 +90,10 @@ pub(crate) enum Event {
         device: u16,
         class: u32,
         header_type: u8,
+        /// The whole seconds of the line's timestamp (`[  150.161565]`),
+        /// where it has one: a function enumerated long after boot came
+        /// with a rescan or a hot-add.
+        secs: Option<u64>,
     },
     /// Enumeration of a resource's size: `reg 0x18: [mem ...]` (old) or
     /// `BAR 2 [mem ...]` without a trailing verdict (new).
@@ -234,9 +238,11 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
                     bdf,
                     class,
                     header_type,
+                    ref mut secs,
                     ..
                 } = e
                 {
+                    *secs = enumeration_secs(line, bdf);
                     if is_bridge(Some(class), Some(header_type)) {
                         bridges.push(bdf);
                     }
@@ -250,6 +256,19 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
     }
     resolve_numbered(&mut events, bridges);
     events
+}
+
+/// The whole seconds of the timestamp before `bdf`'s enumeration in
+/// `line` (`[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 ...`,
+/// also behind a syslog or journal prefix): the first bracket before the
+/// address, up to its decimal point.
+fn enumeration_secs(line: &str, bdf: PciAddress) -> Option<u64> {
+    let at = line.find(&format!("{bdf}: ["))?;
+    let head = &line[..at];
+    let open = head.find('[')?;
+    let close = open + head[open..].find(']')?;
+    let secs = head[open + 1..close].trim().split('.').next()?;
+    secs.parse().ok()
 }
 
 /// Names each `BAR 7..12` memory resource (`ResourceRef::Numbered`). A
