@@ -417,8 +417,8 @@ pub fn host_config(data: &[u8]) {
             if let Ok(d) = libvirt::parse_domain(&t) {
                 assert!(d.cpu.phys_bits.is_none_or(|b| (8..=64).contains(&b)));
                 for h in &d.hostdevs {
-                    let a: PciAddress = h.parse().expect("a hostdev is an address");
-                    assert_eq!(&a.to_string(), h);
+                    let a: PciAddress = h.address.parse().expect("a hostdev is an address");
+                    assert_eq!(a.to_string(), h.address);
                 }
             }
         }
@@ -475,21 +475,20 @@ pub fn p2p(data: &[u8]) {
     }
     let t = text(rest);
     if which == b'v' || which == b'x' {
-        use crate::parse::p2p_vm;
         let vm = if which == b'v' {
-            p2p_vm::proxmox(&t)
+            proxmox::parse_config(&t).map(|c| c.p2p()).ok()
         } else {
-            match p2p_vm::libvirt(&t) {
-                Ok(v) => v,
-                Err(_) => return,
-            }
+            libvirt::parse_domain(&t).map(|d| d.p2p()).ok()
         };
-        for (id, _) in &vm.cliques {
-            assert!(!id.contains('.'), "a -set id holds no dot: {id:?}");
+        let Some(vm) = vm else { return };
+        if which == b'v' {
+            for (id, _) in &vm.cliques {
+                assert!(!id.contains('.'), "a -set id holds no dot: {id:?}");
+            }
         }
-        let kept = p2p_vm::args_without_cliques(&vm.args);
+        let kept = qemu_args::args_without_cliques(&vm.args);
         assert!(
-            p2p_vm::set_cliques(&qemu_args::words(&kept)).is_empty(),
+            qemu_args::set_cliques(&qemu_args::words(&kept)).is_empty(),
             "{kept:?}"
         );
         return;

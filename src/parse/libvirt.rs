@@ -2,7 +2,8 @@
 //! firmware puts the GPUs' BARs. Elements: libvirt's formatdomain and
 //! docs/firmware-window.md, "libvirt".
 
-use crate::parse::qemu_args::{window_args, WindowArgs};
+use crate::model::p2p::{VmDevice, VmP2p};
+use crate::parse::qemu_args::{set_cliques, window_args, WindowArgs};
 
 /// `<cpu>`: how the vCPU is made.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -36,8 +37,8 @@ pub(crate) struct Domain {
     pub pcihole64: Option<u64>,
     /// From `<qemu:commandline>`.
     pub window: WindowArgs,
-    /// `<hostdev type='pci'>` source addresses, `DDDD:BB:DD.F`.
-    pub hostdevs: Vec<String>,
+    /// `<hostdev type='pci'>`s.
+    pub hostdevs: Vec<Hostdev>,
     /// `<maxMemory slots='N'>`: the memory hot-plug area's maxmem, slots.
     pub max_memory: Option<(u64, u32)>,
     /// `<controller type='pci' model='pcie-root-port'>` indexes.
@@ -45,6 +46,48 @@ pub(crate) struct Domain {
     /// The guest buses devices sit on (`<address type='pci' bus=...>` of
     /// every device but the controllers themselves).
     pub used_buses: Vec<u32>,
+    /// `<features><kvm><hidden state='on'/>`: QEMU's `kvm=off`.
+    pub kvm_hidden: bool,
+    /// `<qemu:override><qemu:device alias=A><qemu:frontend><qemu:property
+    /// name='x-nv-gpudirect-clique' value=V/>` (libvirt 8.2 or later):
+    /// (A, V).
+    pub override_cliques: Vec<(String, String)>,
+    /// A `<qemu:commandline>` sets the clique with `-set`, which cannot
+    /// change a `-device` libvirt passes as JSON (QEMU refuses).
+    pub commandline_cliques: bool,
+}
+
+/// A `<hostdev type='pci'>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hostdev {
+    /// The source address, `DDDD:BB:DD.F`.
+    pub address: String,
+    /// `<alias name=...>`: QEMU's device id for it (`hostdev0`, or a
+    /// user alias `ua-gpu0`).
+    pub alias: Option<String>,
+}
+
+impl Domain {
+    /// What the domain says of peer-to-peer (formatdomain, "QEMU
+    /// command-line passthrough").
+    pub(crate) fn p2p(&self) -> VmP2p {
+        VmP2p {
+            devices: self
+                .hostdevs
+                .iter()
+                .map(|h| VmDevice {
+                    name: h.alias.clone().unwrap_or_default(),
+                    hosts: vec![h.address.clone()],
+                    mapping: false,
+                    x_vga: false,
+                })
+                .collect(),
+            kvm_hidden: self.kvm_hidden,
+            cliques: self.override_cliques.clone(),
+            commandline_set: self.commandline_cliques,
+            args: String::new(),
+        }
+    }
 }
 
 fn bytes_of(n: roxmltree::Node<'_, '_>) -> Result<u64, String> {
@@ -219,22 +262,47 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                         "<address> {bus:#x}:{slot:#x}.{func:#x} is no PCI address"
                     )));
                 }
-                d.hostdevs
-                    .push(format!("{dom:04x}:{bus:02x}:{slot:02x}.{func:x}"));
+                d.hostdevs.push(Hostdev {
+                    address: format!("{dom:04x}:{bus:02x}:{slot:02x}.{func:x}"),
+                    alias: hostdev
+                        .children()
+                        .find(|c| c.has_tag_name("alias"))
+                        .and_then(|a| a.attribute("name"))
+                        .map(str::to_string),
+                });
+            }
+            ("kvm", "hidden") => d.kvm_hidden |= n.attribute("state") == Some("on"),
+            ("override", "device") => {
+                let alias = n.attribute("alias").unwrap_or("");
+                for p in n
+                    .descendants()
+                    .filter(|p| p.tag_name().name() == "property")
+                    .filter(|p| p.attribute("name") == Some("x-nv-gpudirect-clique"))
+                {
+                    d.override_cliques.push((
+                        alias.to_string(),
+                        p.attribute("value").unwrap_or("").to_string(),
+                    ));
+                }
             }
             _ => {}
         }
     }
-    // <qemu:commandline><qemu:arg value='...'/>, namespaced.
-    let args: Vec<String> = root
+    // <qemu:commandline><qemu:arg value='...'/>, namespaced; each element
+    // a command line of its own.
+    let mut args: Vec<String> = Vec::new();
+    for c in root
         .descendants()
-        .filter(|n| {
-            n.tag_name().name() == "arg"
-                && n.parent_element()
-                    .is_some_and(|p| p.tag_name().name() == "commandline")
-        })
-        .filter_map(|n| n.attribute("value").map(str::to_string))
-        .collect();
+        .filter(|n| n.tag_name().name() == "commandline")
+    {
+        let words: Vec<String> = c
+            .children()
+            .filter(|a| a.tag_name().name() == "arg")
+            .filter_map(|a| a.attribute("value").map(str::to_string))
+            .collect();
+        d.commandline_cliques |= !set_cliques(&words).is_empty();
+        args.extend(words);
+    }
     d.window = window_args(&args).map_err(|e| (1, e))?;
     d.window.mmio64 = d.window.mmio64.or(sysinfo_mmio64);
     Ok(d)
@@ -286,7 +354,13 @@ mod tests {
         assert_eq!(d.cpu.phys_bits, Some(46));
         assert_eq!(d.pcihole64, Some(2 << 40));
         assert_eq!(d.window.mmio64, Some(1 << 40));
-        assert_eq!(d.hostdevs, ["0000:41:00.0"]);
+        assert_eq!(
+            d.hostdevs,
+            [Hostdev {
+                address: "0000:41:00.0".into(),
+                alias: None
+            }]
+        );
     }
 
     #[test]
@@ -317,6 +391,34 @@ mod tests {
         assert_eq!(d.cpu.phys_bits_limit, Some(40));
         assert_eq!(d.root_ports, [1, 2]);
         assert_eq!(d.used_buses, [1]);
+    }
+
+    #[test]
+    fn override_hidden_kvm_and_commandline() {
+        let x = r#"<domain type='kvm' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
+  <features><kvm><hidden state='on'/></kvm></features>
+  <devices>
+    <hostdev mode='subsystem' type='pci' managed='yes'>
+      <source><address domain='0x0000' bus='0x41' slot='0x00' function='0x0'/></source>
+      <alias name='ua-gpu0'/>
+    </hostdev>
+    <hostdev mode='subsystem' type='pci' managed='yes'>
+      <source><address domain='0x0000' bus='0x42' slot='0x00' function='0x0'/></source>
+    </hostdev>
+  </devices>
+  <qemu:commandline><qemu:arg value='-set'/><qemu:arg value='device.ua-gpu0.x-nv-gpudirect-clique=0'/></qemu:commandline>
+  <qemu:override><qemu:device alias='ua-gpu0'><qemu:frontend><qemu:property name='x-nv-gpudirect-clique' type='unsigned' value='0'/></qemu:frontend></qemu:device></qemu:override>
+</domain>"#;
+        let v = parse_domain(x).unwrap().p2p();
+        assert!(v.kvm_hidden && v.commandline_set);
+        assert_eq!(v.devices[0].name, "ua-gpu0");
+        assert_eq!(v.devices[0].hosts, ["0000:41:00.0"]);
+        assert_eq!(v.devices[1].name, "");
+        assert_eq!(v.cliques, [("ua-gpu0".to_string(), "0".to_string())]);
+        let plain = parse_domain(&x.replace("state='on'", "state='off'").replace("-set", "-S"))
+            .unwrap()
+            .p2p();
+        assert!(!plain.kvm_hidden && !plain.commandline_set);
     }
 
     #[test]

@@ -14,7 +14,6 @@ pub(crate) mod libvirt;
 pub(crate) mod lspci;
 pub(crate) mod nccl;
 pub(crate) mod p2p_text;
-pub(crate) mod p2p_vm;
 pub(crate) mod paste;
 pub(crate) mod pci_caps;
 pub(crate) mod platform;

@@ -413,7 +413,8 @@ fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
         }
         _ => d.cpu.model.clone().unwrap_or_else(|| "qemu64".into()),
     });
-    for a in &d.hostdevs {
+    for h in &d.hostdevs {
+        let a = &h.address;
         let funcs = host_functions(root, a)
             .map_err(|e| PlanError::Unreadable(format!("{shown}: <hostdev> {e}")))?;
         c.gpus.push((format!("{shown} <hostdev {a}>"), funcs));

@@ -1,18 +1,18 @@
 //! `plan --p2p`: on the host, whether the driver's P2P gate will open in
 //! the guest, and the exact lines that open it: what the configuration
-//! sets (`parse::p2p_vm`), the host's QEMU release (where the clique
+//! sets (`PveConfig::p2p`, `Domain::p2p`), the host's QEMU release (where the clique
 //! capability can go), each GPU's host config space (is 0xC8 free), the
 //! host IOMMU's address width and ACS on the bridges above the GPUs.
 
 use super::{PlanError, PlanOptions};
-use crate::model::p2p::GateVerdict;
+use crate::model::p2p::{GateVerdict, VmDevice, VmP2p};
 use crate::model::pci::PciAddress;
 use crate::model::release::QemuVersion;
 use crate::parse::address::device_spec;
 use crate::parse::iommu::vtd_mgaw;
-use crate::parse::p2p_vm::{self, VmDevice, VmP2p};
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
 use crate::parse::release::qemu_version;
+use crate::parse::{libvirt, proxmox, qemu_args};
 use crate::read::root::{read_file, Root};
 use crate::read::{host, iommu, sysfs};
 use crate::report::plan_p2p::{PlanP2p, PlanP2pDevice, PlanP2pLines};
@@ -46,13 +46,17 @@ pub(super) fn plan(
         (Some(p), _) => {
             let path = host::proxmox_config_path(root, p);
             let t = read_file(&path).map_err(PlanError::Unreadable)?;
-            ("proxmox", p2p_vm::proxmox(&t))
+            let c = proxmox::parse_config(&t).map_err(|e| {
+                PlanError::Usage(format!("{} line {}: {}", path.display(), e.line, e.msg))
+            })?;
+            ("proxmox", c.p2p())
         }
         (_, Some(l)) => {
             let t = read_file(l).map_err(PlanError::Unreadable)?;
-            let d = p2p_vm::libvirt(&t)
-                .map_err(|e| PlanError::Usage(format!("{}: {e}", l.display())))?;
-            ("libvirt", d)
+            let d = libvirt::parse_domain(&t).map_err(|(line, e)| {
+                PlanError::Usage(format!("{} line {line}: {e}", l.display()))
+            })?;
+            ("libvirt", d.p2p())
         }
         _ => (
             "qemu",
@@ -100,8 +104,13 @@ pub(super) fn plan(
         // the entry yields more than one: a `;` list, or a bare BDF of a
         // multi-function device (`print_hostpci_devices`, `$multifunction`).
         let listed = d.hosts.len() > 1;
+        let all_functions = d
+            .hosts
+            .first()
+            .and_then(|h| device_spec(h))
+            .is_some_and(|s| s.all_functions);
         let multi = listed
-            || d.bare()
+            || all_functions
                 && first.is_some_and(|a| {
                     sysfs::functions_of(root, a.domain, a.bus, a.device).len() > 1
                         || !sysfs::present(root, a)
@@ -276,7 +285,7 @@ fn lines(kind: &str, vm: &VmP2p, devices: &[PlanP2pDevice]) -> PlanP2pLines {
                 .iter()
                 .map(|d| format!("-set device.{}.x-nv-gpudirect-clique=0", d.name))
                 .collect();
-            let kept = p2p_vm::args_without_cliques(&vm.args);
+            let kept = qemu_args::args_without_cliques(&vm.args);
             out.proxmox.push(format!(
                 "args: {}{}",
                 if kept.is_empty() {
