@@ -6,6 +6,7 @@ use crate::decide::hints::VmTarget;
 use crate::decide::window::Attach;
 use crate::model::pci::PciAddress;
 use crate::model::platform::CpuVendor;
+use crate::model::select::is_gpu_class;
 use crate::parse::address::device_spec;
 use crate::parse::{libvirt, proxmox, qemu_args};
 use crate::read::root::{read_file, Root};
@@ -421,9 +422,4 @@ fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
     }
     c.target = Some(VmTarget::Libvirt { name });
     Ok(c)
-}
-
-/// Display controllers (class 03) and processing accelerators (class 12).
-fn is_gpu_class(class: u32) -> bool {
-    matches!(class >> 16, 0x03 | 0x12)
 }

@@ -8,6 +8,7 @@ use super::{PlanError, PlanOptions};
 use crate::model::p2p::{GateVerdict, VmDevice, VmP2p};
 use crate::model::pci::PciAddress;
 use crate::model::release::QemuVersion;
+use crate::model::select::is_gpu_class;
 use crate::parse::address::device_spec;
 use crate::parse::iommu::vtd_mgaw;
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
@@ -87,8 +88,9 @@ pub(super) fn plan(
         }
     }
 
-    // The GPUs among the devices: display-class on the host, or a mapping
-    // (not resolved here: taken as one).
+    // The GPUs among the devices: GPU-class on the host (a display
+    // controller or an accelerator), or a mapping (not resolved here:
+    // taken as one).
     let mut devices = Vec::new();
     let (mut bare, mut lists, mut no_alias) = (Vec::new(), Vec::new(), Vec::new());
     for d in &vm.devices {
@@ -96,7 +98,7 @@ pub(super) fn plan(
         let is_gpu = d.mapping
             || first
                 .and_then(|a| sysfs::class(root, a))
-                .is_none_or(|c| c >> 16 == 0x03);
+                .is_none_or(is_gpu_class);
         if !is_gpu {
             continue;
         }
