@@ -11,7 +11,7 @@ use crate::model::p2p::CliqueCap;
 use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::CpuVendor;
 use crate::parse::{self, nccl, pci_caps};
-use crate::read::cpuid::CpuidView;
+use crate::read::cpuid::{self, CpuidView};
 use crate::read::root::Root;
 use crate::read::{iommu, sysfs};
 
@@ -80,13 +80,49 @@ pub(crate) struct P2pEvidence {
     pub warnings: Vec<String>,
 }
 
-/// Reads what P2P needs beyond the BAR evidence. `log` is the kernel log
-/// as the BAR check read it (`None` when there was none); `env` the
-/// process environment's `NCCL_*` pairs (empty for a captured tree).
+/// Reads what P2P needs beyond the BAR evidence. `log_hypervisor` is what
+/// the kernel log the BAR check read says of the hypervisor
+/// (`parse::platform::log_hypervisor_seen`). CPUID and the environment are
+/// this machine's: read only when the root is the live system, so a
+/// captured tree gives the same report anywhere.
 pub(crate) fn gather(
     root: &Root,
     ev: &Evidence,
-    log: Option<&str>,
+    log_hypervisor: Option<Option<String>>,
+) -> P2pEvidence {
+    let live = root.is_live();
+    let cpuid = if live {
+        cpuid::view(&cpuid::LiveCpuid)
+    } else {
+        CpuidView::NotRead
+    };
+    let env = if live {
+        nccl_env(std::env::vars_os())
+    } else {
+        Vec::new()
+    };
+    gather_with(root, ev, log_hypervisor, cpuid, &env)
+}
+
+/// The environment's `NCCL_*` pairs. Not `std::env::vars`, which panics on
+/// a variable that is not UTF-8 (any variable, NCCL's or not): a value
+/// that is not is kept with its bad bytes replaced.
+fn nccl_env(
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<(String, String)> {
+    vars.filter_map(|(k, v)| {
+        let k = k.into_string().ok()?;
+        k.starts_with("NCCL_")
+            .then(|| (k, v.to_string_lossy().into_owned()))
+    })
+    .collect()
+}
+
+/// `gather` with the CPU's answer and the environment given.
+fn gather_with(
+    root: &Root,
+    ev: &Evidence,
+    log_hypervisor: Option<Option<String>>,
     cpuid: CpuidView,
     env: &[(String, String)],
 ) -> P2pEvidence {
@@ -164,10 +200,35 @@ pub(crate) fn gather(
         gpus,
         cpuid,
         hypervisor_flag: ev.cpu.hypervisor,
-        log_hypervisor: log.and_then(parse::platform::log_hypervisor_seen),
+        log_hypervisor,
         cpu_vendor: ev.cpu.vendor,
         nccl,
         viommu,
         warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    #[test]
+    fn a_variable_that_is_not_utf8_is_no_panic() {
+        let bad = || OsString::from_vec(b"\xff".to_vec());
+        let vars = vec![
+            (OsString::from("BAD"), bad()),
+            (OsString::from_vec(b"NCCL_\xff".to_vec()), bad()),
+            (OsString::from("NCCL_P2P_LEVEL"), OsString::from("PHB")),
+            (OsString::from("NCCL_DEBUG"), bad()),
+        ];
+        assert_eq!(
+            nccl_env(vars.into_iter()),
+            [
+                ("NCCL_P2P_LEVEL".to_string(), "PHB".to_string()),
+                ("NCCL_DEBUG".to_string(), "\u{fffd}".to_string())
+            ]
+        );
     }
 }

@@ -13,8 +13,11 @@ use crate::model::pci::{is_bridge, PciAddress, RootBus, VENDOR_AMD, VENDOR_NVIDI
 use crate::model::select::{is_selected, is_selected_without_device, Selector};
 use crate::parse::kernel_log::{self, Event, FailReason, LogResource, ResourceRef, Space};
 use crate::parse::lspci::{self, LspciDevice, LspciRegion, RegionAddr};
+use crate::parse::p2p_text::{self, P2pText};
 use crate::parse::{cmdline, paste, platform, qemu_info_pci};
+use crate::read::root::read_lossy;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outcome {
@@ -166,6 +169,38 @@ impl DeviceSeen {
             .or_insert_with(|| BarSeen::new(outcome))
             .merge(outcome, r);
     }
+}
+
+/// What `explain` knows from its files, read once.
+#[derive(Debug)]
+pub(crate) struct TextEvidence {
+    /// `None` when the text holds no PCI resource message and no lspci
+    /// device entry at all.
+    pub evidence: Option<Evidence>,
+    /// Peer-to-peer text: `nvidia-smi topo` matrices, NCCL logs, QEMU's
+    /// warnings.
+    pub p2p: P2pText,
+}
+
+/// Reads the files as one text (each lossily: a log with stray bytes is
+/// still a log) and gathers what it says; the first file that cannot be
+/// read stops it.
+pub(crate) fn from_files(
+    files: &[PathBuf],
+    selectors: &[Selector],
+    expect: Option<usize>,
+) -> Result<TextEvidence, (PathBuf, std::io::Error)> {
+    let mut text = String::new();
+    for f in files {
+        text.push_str(&read_lossy(f).map_err(|e| (f.clone(), e))?);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    Ok(TextEvidence {
+        p2p: p2p_text::parse(&text),
+        evidence: gather(&text, selectors, expect),
+    })
 }
 
 /// The evidence in `text`, `None` when it holds no PCI resource message and
