@@ -78,12 +78,15 @@ pub(crate) fn gather(src: &SystemSource, expect_p2p: bool) -> Result<Gathered, C
     })
 }
 
+/// What the kernel log says of the hypervisor, as P2P needs it
+/// (`parse::platform::log_hypervisor_seen`).
+type LogHypervisor = Option<Option<String>>;
+
 /// The BAR check's evidence, its warnings, and what the log says of the
-/// hypervisor (`parse::platform::log_hypervisor_seen`).
-#[allow(clippy::type_complexity)]
+/// hypervisor.
 fn gather_bars(
     src: &SystemSource,
-) -> Result<(Evidence, Vec<String>, Option<Option<String>>), CannotInspect> {
+) -> Result<(Evidence, Vec<String>, LogHypervisor), CannotInspect> {
     let keep = |v, d, c| is_selected(&src.selectors, v, d, c);
     let scan = sysfs::scan(&src.root, &keep).map_err(CannotInspect::NoSysfs)?;
     let mut warnings = scan.warnings.clone();

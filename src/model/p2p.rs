@@ -107,6 +107,25 @@ pub(crate) struct VmP2p {
     pub args: String,
 }
 
+impl VmP2p {
+    /// The devices `--gpu` names, without a configuration: `gpu0`, `gpu1`...
+    pub(crate) fn of_flags(gpus: &[String]) -> VmP2p {
+        VmP2p {
+            devices: gpus
+                .iter()
+                .enumerate()
+                .map(|(i, g)| VmDevice {
+                    name: format!("gpu{i}"),
+                    hosts: vec![g.clone()],
+                    mapping: false,
+                    x_vga: false,
+                })
+                .collect(),
+            ..VmP2p::default()
+        }
+    }
+}
+
 /// One passed-through device entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct VmDevice {

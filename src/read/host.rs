@@ -1,7 +1,8 @@
-//! The host side, for `plan`: a Proxmox VM's configuration and PCI
-//! mappings, a libvirt domain's XML, the host's own CPU, the GPUs' BARs as
-//! the host's sysfs shows them (the host assigned them), and which firmware
-//! package is installed. Every path below the root.
+//! The host side, for `plan`: where a Proxmox VM's configuration is, the
+//! node's name, the host's own CPU, dpkg's status (which firmware and QEMU
+//! packages are installed) and a RHEL-family sign. Every path below the
+//! root; the host's GPUs are read by `read::sysfs`, and all of it gathered
+//! by `evidence::host`.
 
 use crate::model::platform::Cpu;
 use crate::parse::procfs;

@@ -4,15 +4,14 @@
 use super::{usage, PlanError, PlanOptions};
 use crate::decide::hints::VmTarget;
 use crate::decide::window::Attach;
+use crate::evidence::host::{
+    HostEvidence, LibvirtVm, ProxmoxVm, VmConfig, ASSUMED_HOST_PHYS_BITS, CPU_MODELS,
+};
 use crate::model::pci::PciAddress;
 use crate::model::platform::CpuVendor;
 use crate::model::select::is_gpu_class;
-use crate::parse::address::device_spec;
-use crate::parse::{libvirt, proxmox, qemu_args};
-use crate::read::root::{read_file, Root};
-use crate::read::{host, sysfs};
+use crate::parse::{proxmox, qemu_args};
 use crate::report::plan::{PlanBar, PlanGpu};
-use std::path::Path;
 
 /// What the configuration says, before flags override it.
 #[derive(Debug, Default)]
@@ -52,22 +51,27 @@ pub(super) struct Config {
     pub mem_slots: Option<u32>,
     pub static_ram: Option<u64>,
     pub target: Option<VmTarget>,
+    /// The host's width was taken at `ASSUMED_HOST_PHYS_BITS` (memory
+    /// hot-plug's maximum without `/proc/cpuinfo`).
+    pub host_bits_assumed: bool,
     pub warnings: Vec<String>,
 }
 
-/// The configuration `--proxmox` or `--libvirt` names, or none (flags).
-pub(super) fn read(root: &Root, o: &PlanOptions) -> Result<Config, PlanError> {
-    if o.proxmox.is_some() && o.libvirt.is_some() {
-        return Err(usage("give --proxmox or --libvirt, not both"));
-    }
-    Ok(match (&o.proxmox, &o.libvirt) {
-        (Some(p), _) => from_proxmox(root, p)?,
-        (_, Some(l)) => from_libvirt(root, l)?,
-        _ => Config {
+/// What the configuration `--proxmox` or `--libvirt` names says, or
+/// nothing (flags).
+pub(super) fn read(host: &HostEvidence) -> Result<Config, PlanError> {
+    match host
+        .vm
+        .as_ref()
+        .map_err(|e| PlanError::Unreadable(e.clone()))?
+    {
+        VmConfig::Proxmox(p) => from_proxmox(p, host),
+        VmConfig::Libvirt(l) => from_libvirt(l, host),
+        VmConfig::None => Ok(Config {
             source: "flags".into(),
             ..Config::default()
-        },
-    })
+        }),
+    }
 }
 
 const MAX_GPUS: usize = 1024;
@@ -75,7 +79,7 @@ const MAX_GPUS: usize = 1024;
 /// The GPUs to plan for, with their BARs: by hand (`--gpus N --bar
 /// SIZE`), by host address (`--gpu BDF`), or the configuration's.
 pub(super) fn gpus(
-    root: &Root,
+    host: &HostEvidence,
     o: &PlanOptions,
     c: &Config,
     warnings: &mut Vec<String>,
@@ -126,7 +130,7 @@ pub(super) fn gpus(
             let attach = c.attach.get(k).copied();
             // A passed-through NIC or disk controller is not a GPU: its
             // (small) BARs are left out, and said so.
-            match funcs.first().and_then(|f| sysfs::class(root, *f)) {
+            match funcs.first().and_then(|f| host.class(*f)) {
                 Some(class) if !is_gpu_class(class) => warnings.push(format!(
                     "{at}: {} has class {class:06x}, not a display controller or accelerator: left out",
                     funcs[0]
@@ -135,7 +139,8 @@ pub(super) fn gpus(
             }
         }
         for g in &o.gpu {
-            let funcs = host_functions(root, g)
+            let funcs = host
+                .spec(g)
                 .map_err(|e| PlanError::Unreadable(format!("--gpu {g}: {e}")))?;
             sources.push((format!("--gpu {g}"), funcs, None));
         }
@@ -148,8 +153,10 @@ pub(super) fn gpus(
             // `$addr .= ".$j"`).
             for (k, f) in funcs.iter().enumerate() {
                 let function = u8::try_from(k).unwrap_or(u8::MAX);
-                let config = sysfs::config(root, *f, 64).ok();
-                let host_bars = sysfs::host_bars(root, *f, config.as_deref())
+                let host_bars = host
+                    .function(*f)
+                    .and_then(|h| h.bars.clone())
+                    .unwrap_or_else(|| Err(format!("{f} was not read")))
                     .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?;
                 bars.extend(host_bars.iter().map(|b| PlanBar {
                     bdf: Some(f.to_string()),
@@ -177,25 +184,12 @@ pub(super) fn gpus(
     Ok(gpus)
 }
 
-/// `0000:41:00.0`, `41:00.0` (one function), `41:00` (all of them).
-fn host_functions(root: &Root, spec: &str) -> Result<Vec<PciAddress>, String> {
-    let d = device_spec(spec).ok_or_else(|| format!("{spec:?} is not a PCI address"))?;
-    if !d.all_functions {
-        return Ok(vec![d.first]);
-    }
-    let whole = d.first;
-    let f = sysfs::functions_of(root, whole.domain, whole.bus, whole.device);
-    if f.is_empty() {
-        return Err(format!("no PCI device {spec} on this host"));
-    }
-    Ok(f)
-}
-
-fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
-    let path = host::proxmox_config_path(root, arg);
+fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError> {
+    let (arg, path, text) = (p.arg.as_str(), &p.path, p.text.as_str());
     let shown = path.display().to_string();
-    let text = read_file(&path).map_err(PlanError::Unreadable)?;
-    let pve = proxmox::parse_config(&text)
+    let pve = p
+        .config
+        .as_ref()
         .map_err(|e| usage(format!("{shown} line {}: {}", e.line, e.msg)))?;
     let vmid = if arg.bytes().all(|b| b.is_ascii_digit()) {
         arg.to_string()
@@ -225,7 +219,12 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
                 .take_while(|l| !l.starts_with('['))
                 .position(|l| l.starts_with("cpu:"))
                 .map_or(0, |i| i + 1);
-            let m = custom_cpu(root, name, cpu.clone(), &format!("{shown} line {line}"))?;
+            let m = custom_cpu(
+                p.cpu_models.as_deref(),
+                name,
+                cpu.clone(),
+                &format!("{shown} line {line}"),
+            )?;
             c.cpu_host = matches!(m.model.as_str(), "host" | "max");
             m
         }
@@ -260,7 +259,10 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         // (phys-bits, else the host's, at most 40 for a named model),
         // rounded down to even, 2^(bits-21) MiB, at most 4 TiB
         // (get_max_mem).
-        let host_bits = host::host_cpu(root).and_then(|h| h.phys_bits).unwrap_or(36);
+        let host_bits = host.host_phys_bits().unwrap_or_else(|| {
+            c.host_bits_assumed = true;
+            ASSUMED_HOST_PHYS_BITS
+        });
         let bits = match cpu.phys_bits {
             Some(proxmox::PhysBits::Bits(b)) => b,
             Some(proxmox::PhysBits::Host) => host_bits,
@@ -281,24 +283,15 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
     // ports (D2).
     let q35 = c.machine.as_deref().is_some_and(|m| m.contains("q35"));
     let mut taken = 0;
-    let mapping_text = pve
-        .hostpci
-        .iter()
-        .any(|h| h.mapping.is_some())
-        .then(|| read_file(&root.join("etc/pve/mapping/pci.cfg")))
-        .transpose()
-        .map_err(PlanError::Unreadable)?;
-    let node = host::node_name(root);
+    if let Some(Err(e)) = &p.mappings {
+        return Err(PlanError::Unreadable(e.clone()));
+    }
+    let node = p.node.clone();
     for h in &pve.hostpci {
         let at = format!("{shown} line {}", h.line);
         let specs = match &h.mapping {
             Some(name) => {
-                let m = proxmox::mapping_paths(
-                    mapping_text.as_deref().unwrap_or(""),
-                    name,
-                    node.as_deref(),
-                )
-                .ok_or_else(|| {
+                let m = p.mapped.get(name).cloned().flatten().ok_or_else(|| {
                     usage(format!(
                         "{at}: mapping {name:?} is not in /etc/pve/mapping/pci.cfg"
                     ))
@@ -318,7 +311,7 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         let mut funcs = Vec::new();
         for spec in &specs {
             funcs.extend(
-                host_functions(root, spec)
+                host.spec(spec)
                     .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?,
             );
         }
@@ -349,16 +342,16 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
 /// (as Proxmox combines them). A model that is not there is an error:
 /// Proxmox does not start the VM.
 fn custom_cpu(
-    root: &Root,
+    cpu_models: Option<&str>,
     name: &str,
     vm: proxmox::PveCpu,
     at: &str,
 ) -> Result<proxmox::PveCpu, PlanError> {
-    const FILE: &str = "/etc/pve/virtual-guest/cpu-models.conf";
-    let model = match read_file(&root.join(FILE)) {
-        Ok(text) => proxmox::custom_cpu_model(&text, name)
+    const FILE: &str = CPU_MODELS;
+    let model = match cpu_models {
+        Some(text) => proxmox::custom_cpu_model(text, name)
             .map_err(|e| usage(format!("{FILE} line {}: {}", e.line, e.msg)))?,
-        Err(_) => None,
+        None => None,
     };
     let Some(mut m) = model else {
         return Err(usage(format!(
@@ -370,10 +363,11 @@ fn custom_cpu(
     Ok(m)
 }
 
-fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
-    let shown = path.display().to_string();
-    let text = read_file(path).map_err(PlanError::Unreadable)?;
-    let d = libvirt::parse_domain(&text)
+fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError> {
+    let shown = l.path.display().to_string();
+    let d = l
+        .domain
+        .as_ref()
         .map_err(|(line, e)| usage(format!("{shown} line {line}: {e}")))?;
     let name = d.name.clone().unwrap_or_else(|| "<vm>".into());
     let mut c = Config {
@@ -416,7 +410,8 @@ fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
     });
     for h in &d.hostdevs {
         let a = &h.address;
-        let funcs = host_functions(root, a)
+        let funcs = host
+            .spec(a)
             .map_err(|e| PlanError::Unreadable(format!("{shown}: <hostdev> {e}")))?;
         c.gpus.push((format!("{shown} <hostdev {a}>"), funcs));
     }

@@ -11,6 +11,9 @@ use crate::decide::prescribe::Model;
 use crate::decide::sizing::{align_up, packed_size, Block};
 use crate::decide::window::topology::parse_topology;
 use crate::decide::window::{Attach, GpuBars, Machine, NoBoot};
+#[cfg(test)]
+use crate::evidence::host::ASSUMED_HOST_PHYS_BITS;
+use crate::evidence::host::{self, HostEvidence, Wanted};
 use crate::model::size::human;
 use crate::read::root::Root;
 use crate::report::plan::{self, Placement, PlanCapacity, PlanReport, Predicted, WindowSpan};
@@ -19,6 +22,8 @@ use std::path::PathBuf;
 
 mod config;
 mod p2p;
+#[cfg(test)]
+mod tests;
 mod vm;
 
 #[derive(Debug, Clone, Default)]
@@ -74,21 +79,35 @@ pub(super) fn usage(msg: impl Into<String>) -> PlanError {
     PlanError::Usage(msg.into())
 }
 
-/// The installed version of the first of `packages`.
-fn dpkg_version(root: &Root, packages: &[&str]) -> Option<(String, String)> {
-    let status = crate::read::host::dpkg_status(root)?;
-    crate::parse::release::installed_version(
-        &crate::parse::release::dpkg_installed(&status),
-        packages,
+/// The plan: the host read once (`evidence::host`), then decided on.
+pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
+    if o.proxmox.is_some() && o.libvirt.is_some() {
+        return Err(usage("give --proxmox or --libvirt, not both"));
+    }
+    let host = gather(o);
+    decide(o, &host)
+}
+
+/// Everything the plan reads, before it decides anything.
+fn gather(o: &PlanOptions) -> HostEvidence {
+    host::gather(
+        &Root::new(&o.root),
+        Wanted {
+            proxmox: o.proxmox.as_deref(),
+            libvirt: o.libvirt.as_deref(),
+            gpu: &o.gpu,
+            by_hand: o.gpus.is_some() || !o.bar.is_empty(),
+            p2p: o.p2p,
+        },
     )
 }
 
-pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
-    let root = Root::new(&o.root);
-    let mut c = config::read(&root, o)?;
+/// The plan from what was read: no file is opened from here on.
+fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError> {
+    let mut c = config::read(host)?;
     let mut warnings = std::mem::take(&mut c.warnings);
-    let gpus = config::gpus(&root, o, &c, &mut warnings)?;
-    let (setup, vm) = vm::resolve(&root, o, &c, &mut warnings)?;
+    let gpus = config::gpus(host, o, &c, &mut warnings)?;
+    let (setup, vm) = vm::resolve(host, o, &c, &mut warnings)?;
     let phys_bits = setup.phys_bits;
 
     // Where the GPUs sit: --topology, else the configuration's, else the
@@ -270,7 +289,7 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
     };
     // Under KVM a vCPU with more address bits than the host's can be
     // given addresses the host cannot map.
-    if let Some(host_bits) = crate::read::host::host_cpu(&root).and_then(|h| h.phys_bits) {
+    if let Some(host_bits) = host.host_phys_bits() {
         for h in &hints {
             if let Some(b) = h.change.phys_bits_min {
                 if b > host_bits {
@@ -292,7 +311,7 @@ pub(crate) fn run(o: &PlanOptions) -> Result<PlanReport, PlanError> {
     let window_end = capacity.window.as_ref().map(|w| w.end);
     let mut report = plan::new(vm, gpus, capacity, predicted, hints, warnings);
     if o.p2p {
-        report.p2p = Some(p2p::plan(&root, o, window_end)?);
+        report.p2p = Some(p2p::plan(host, o, window_end));
     }
     Ok(report)
 }

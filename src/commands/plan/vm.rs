@@ -12,18 +12,22 @@ use crate::decide::window::{
     ram_end, Firmware, Machine, OvmfRules, QemuRules, QemuVersion, SeabiosRules, Setup,
     QEMU_DEFAULT_PHYS_BITS,
 };
+use crate::evidence::host::{HostEvidence, ASSUMED_HOST_PHYS_BITS};
 use crate::model::platform::{Cpu, CpuVendor};
+use crate::parse::release::installed_version;
 use crate::parse::release::{
     bundled_seabios, edk2_build, machine_version, qemu_version, seabios_version,
 };
-use crate::read::host;
-use crate::read::root::Root;
 use crate::report::plan::VmReport;
 
 const GIB: u64 = 1 << 30;
 
 /// The QEMU release: `--qemu`, else the host's package, else 7.2's rules.
-fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuVersion, PlanError> {
+fn qemu(
+    host: &HostEvidence,
+    o: &PlanOptions,
+    assumed: &mut Vec<String>,
+) -> Result<QemuVersion, PlanError> {
     if let Some(v) = &o.qemu {
         return qemu_version(v).ok_or_else(|| {
             usage(format!(
@@ -31,7 +35,7 @@ fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuV
             ))
         });
     }
-    match super::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]) {
+    match installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]) {
         Some((_, v)) if qemu_version(&v).is_some() => Ok(qemu_version(&v).expect("checked")),
         found => {
             let why = match found {
@@ -48,14 +52,14 @@ fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuV
 
 /// The model's setup and the report's account of the VM.
 pub(super) fn resolve(
-    root: &Root,
+    host: &HostEvidence,
     o: &PlanOptions,
     c: &Config,
     warnings: &mut Vec<String>,
 ) -> Result<(Setup, VmReport), PlanError> {
     let mut assumed: Vec<String> = Vec::new();
-    let qemu_v = qemu(root, o, &mut assumed)?;
-    let pve_qemu = super::dpkg_version(root, &["pve-qemu-kvm"]);
+    let qemu_v = qemu(host, o, &mut assumed)?;
+    let pve_qemu = installed_version(&host.packages, &["pve-qemu-kvm"]);
     // Firmware and its rules.
     let fw_arg = o
         .firmware
@@ -73,8 +77,8 @@ pub(super) fn resolve(
         "ovmf" | "efi" | "uefi" => {
             // A version given is held to; one read from dpkg that does not
             // name a release is a default, said as such.
-            let package = super::dpkg_version(
-                root,
+            let package = installed_version(
+                &host.packages,
                 &["pve-edk2-firmware-ovmf", "pve-edk2-firmware", "ovmf"],
             );
             let rules = match (&fw_version, &package) {
@@ -101,7 +105,7 @@ pub(super) fn resolve(
         "seabios" | "bios" => {
             // F7: Proxmox's QEMU boots the SeaBIOS it bundles, by its own
             // version; Debian's and Ubuntu's boot the `seabios` package's.
-            let package = super::dpkg_version(root, &["seabios"]);
+            let package = installed_version(&host.packages, &["seabios"]);
             let (v, shown) = match (&fw_version, &pve_qemu, &package) {
                 (Some(v), _, _) => (
                     seabios_version(v).ok_or_else(|| {
@@ -161,21 +165,23 @@ pub(super) fn resolve(
     // The vCPU: a named model has QEMU's 40 bits and its own 1 GiB pages
     // (cpu_models); `host` has the host's; the vendor is the host's under
     // KVM.
-    let host_cpu: Option<Cpu> = host::host_cpu(root);
+    let host_cpu: Option<Cpu> = host.cpu;
     let model = o
         .cpu
         .clone()
         .or(c.cpu_model.clone())
         .unwrap_or_else(|| "qemu64".into());
     let is_host = model == "host" || model == "max" || (o.cpu.is_none() && c.cpu_host);
-    let host_bits = || host_cpu.and_then(|h| h.phys_bits).unwrap_or(46);
-    if (is_host || c.phys_bits_host) && host_cpu.and_then(|h| h.phys_bits).is_none() {
-        assumed.push("46 host address bits (no /proc/cpuinfo under the root)".into());
+    let host_bits = || host.host_phys_bits().unwrap_or(ASSUMED_HOST_PHYS_BITS);
+    if (is_host || c.phys_bits_host || c.host_bits_assumed) && host.host_phys_bits().is_none() {
+        assumed.push(format!(
+            "{ASSUMED_HOST_PHYS_BITS} host address bits (no /proc/cpuinfo under the root)"
+        ));
     }
     // A1 downstream: RHEL's qemu-kvm turns host-phys-bits on for named
     // models (secondary sources only: tp-qemu's host_phys_bits test, a
     // qemu-devel thread); not modelled, said.
-    if !is_host && o.phys_bits.is_none() && c.phys_bits.is_none() && host::redhat_release(root) {
+    if !is_host && o.phys_bits.is_none() && c.phys_bits.is_none() && host.redhat_release {
         assumed.push("QEMU's 40 address bits for a named model, as upstream; RHEL-family qemu-kvm is said to give the host's (host-phys-bits, limit 48): give --phys-bits N".into());
     }
     let mut phys_bits = if is_host || c.phys_bits_host {
