@@ -61,7 +61,6 @@ pub(crate) struct ProxmoxVm {
     /// `--proxmox`'s argument: a VMID or a file.
     pub arg: String,
     pub path: PathBuf,
-    pub text: String,
     pub config: Result<PveConfig, LineError>,
     /// `cpu-models.conf`, when the VM's CPU is `custom-NAME` and the file
     /// is readable.
@@ -292,7 +291,6 @@ fn read_vm(root: &Root, w: Wanted<'_>) -> Result<VmConfig, String> {
         let mut vm = ProxmoxVm {
             arg: arg.to_string(),
             path,
-            text,
             config,
             cpu_models: None,
             mappings: None,

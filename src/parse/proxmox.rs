@@ -58,12 +58,16 @@ pub(crate) struct PveConfig {
     /// `memory:` in MiB (Proxmox's default is 512).
     pub memory_mib: Option<u64>,
     pub cpu: Option<PveCpu>,
+    /// The `cpu:` line: its value as written, and its line.
+    pub cpu_value: Option<(String, usize)>,
     /// `seabios` (the default) or `ovmf`.
     pub bios: Option<String>,
     /// `q35`, `pc`, `pc-q35-8.1+pve0`, ...
     pub machine: Option<String>,
     /// The `args:` line, verbatim.
     pub args: Option<String>,
+    /// The `args:` line's line.
+    pub args_line: Option<usize>,
     pub hostpci: Vec<HostPci>,
     /// `hotplug:` includes `memory`.
     pub memory_hotplug: bool,
@@ -184,7 +188,10 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
                         .map_err(|_| err(format!("memory: {value:?} is not a size in MiB")))?,
                 );
             }
-            "cpu" => c.cpu = Some(parse_cpu(value).map_err(|m| err(format!("cpu: {m}")))?),
+            "cpu" => {
+                c.cpu = Some(parse_cpu(value).map_err(|m| err(format!("cpu: {m}")))?);
+                c.cpu_value = Some((value.to_string(), i + 1));
+            }
             "bios" => c.bios = Some(value.to_string()),
             "machine" => {
                 c.machine = properties(value, "type")
@@ -192,7 +199,10 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
                     .find(|(k, _)| k == "type")
                     .map(|(_, v)| v.to_string())
             }
-            "args" => c.args = Some(value.to_string()),
+            "args" => {
+                c.args = Some(value.to_string());
+                c.args_line = Some(i + 1);
+            }
             "hotplug" => c.memory_hotplug = value.split(',').any(|v| v.trim() == "memory"),
             k if k.len() > 7
                 && k.starts_with("hostpci")
@@ -403,6 +413,14 @@ cpu: host
         assert_eq!(
             c.args.as_deref(),
             Some("-global q35-pcihost.pci-hole64-size=2048G")
+        );
+        assert_eq!(
+            (c.args_line, c.cpu_value.as_ref().map(|v| v.1)),
+            (Some(13), Some(6))
+        );
+        assert_eq!(
+            c.cpu_value.map(|v| v.0).as_deref(),
+            Some("x86-64-v2-AES,flags=+pdpe1gb;-md-clear,phys-bits=46")
         );
     }
 

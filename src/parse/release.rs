@@ -122,20 +122,6 @@ pub(crate) fn installed_version(
         .find_map(|want| installed.iter().find(|(p, _)| p == want).cloned())
 }
 
-/// SeaBIOS as pve-qemu-kvm bundles it (F7: its debian/rules installs QEMU's
-/// own `bios-256k.bin`): QEMU 8.2 updated it to 1.16.3 (eb0ce1346e), 10.1
-/// to 1.17.0 (pull of 2025-06-11; the mapping is from the dates). Before
-/// 8.2, 1.16.x, whose rules are 1.16.2's.
-pub(crate) fn bundled_seabios(q: QemuVersion) -> SeabiosVersion {
-    if q >= QemuVersion(10, 1) {
-        SeabiosVersion(1, 17, 0)
-    } else if q >= QemuVersion(8, 2) {
-        SeabiosVersion(1, 16, 3)
-    } else {
-        SeabiosVersion(1, 16, 2)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,11 +209,5 @@ mod tests {
         assert_eq!(qemu_version("10.0.2-4"), Some(QemuVersion(10, 0)));
         assert_eq!(qemu_version("x"), None);
         assert_eq!(qemu_version("9.0.2-4"), Some(QemuVersion(9, 0)));
-        assert_eq!(bundled_seabios(QemuVersion(8, 1)), SeabiosVersion(1, 16, 2));
-        assert_eq!(bundled_seabios(QemuVersion(9, 0)), SeabiosVersion(1, 16, 3));
-        assert_eq!(
-            bundled_seabios(QemuVersion(10, 1)),
-            SeabiosVersion(1, 17, 0)
-        );
     }
 }

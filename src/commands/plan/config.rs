@@ -3,7 +3,7 @@
 
 use super::{usage, PlanError, PlanOptions};
 use crate::decide::hints::VmTarget;
-use crate::decide::window::Attach;
+use crate::decide::window::{self, Attach};
 use crate::evidence::host::{
     HostEvidence, LibvirtVm, ProxmoxVm, VmConfig, ASSUMED_HOST_PHYS_BITS, CPU_MODELS,
 };
@@ -185,7 +185,7 @@ pub(super) fn gpus(
 }
 
 fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError> {
-    let (arg, path, text) = (p.arg.as_str(), &p.path, p.text.as_str());
+    let (arg, path) = (p.arg.as_str(), &p.path);
     let shown = path.display().to_string();
     let pve = p
         .config
@@ -207,6 +207,46 @@ fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError>
         args: pve.args.clone().unwrap_or_default(),
         ..Config::default()
     };
+    let cpu = proxmox_cpu(p, pve, &shown, &mut c)?;
+    let w = qemu_args::window_args(&qemu_args::words(&c.args)).map_err(|e| {
+        let line = pve.args_line.unwrap_or(0);
+        usage(format!("{shown} line {line}: args: {e}"))
+    })?;
+    c.hole64 = w.hole64;
+    c.mmio64 = w.mmio64;
+    c.guest_phys_bits = cpu.guest_phys_bits;
+    if pve.memory_hotplug {
+        let host_bits = host.host_phys_bits().unwrap_or_else(|| {
+            c.host_bits_assumed = true;
+            ASSUMED_HOST_PHYS_BITS
+        });
+        let phys_bits = match cpu.phys_bits {
+            Some(proxmox::PhysBits::Bits(b)) => Some(b),
+            Some(proxmox::PhysBits::Host) => Some(host_bits),
+            None => None,
+        };
+        let host_vcpu = matches!(cpu.model.as_str(), "host" | "max");
+        c.maxmem = Some(window::proxmox::max_mem(phys_bits, host_vcpu, host_bits));
+        c.mem_slots = Some(window::proxmox::HOTPLUG_SLOTS);
+        c.static_ram = Some(window::proxmox::HOTPLUG_STATIC_RAM);
+    }
+    proxmox_gpus(p, pve, host, &shown, &mut c)?;
+    c.target = Some(VmTarget::Proxmox {
+        vmid,
+        cpu: c.cpu_prop.clone(),
+        args: c.args.clone(),
+    });
+    Ok(c)
+}
+
+/// The VM's `cpu:` (a custom model resolved through cpu-models.conf) into
+/// `c`, and the CPU that results.
+fn proxmox_cpu(
+    p: &ProxmoxVm,
+    pve: &proxmox::PveConfig,
+    shown: &str,
+    c: &mut Config,
+) -> Result<proxmox::PveCpu, PlanError> {
     let cpu = pve
         .cpu
         .clone()
@@ -214,11 +254,7 @@ fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError>
     c.cpu_model = Some(cpu.model.clone());
     let cpu = match cpu.model.strip_prefix("custom-") {
         Some(name) => {
-            let line = text
-                .lines()
-                .take_while(|l| !l.starts_with('['))
-                .position(|l| l.starts_with("cpu:"))
-                .map_or(0, |i| i + 1);
+            let line = pve.cpu_value.as_ref().map_or(0, |(_, l)| *l);
             let m = custom_cpu(
                 p.cpu_models.as_deref(),
                 name,
@@ -230,59 +266,30 @@ fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError>
         }
         None => cpu,
     };
-    c.cpu_prop = text
-        .lines()
-        .take_while(|l| !l.starts_with('['))
-        .find_map(|l| l.strip_prefix("cpu:"))
-        .map(|v| v.trim().to_string())
-        .unwrap_or_else(|| "kvm64".into());
+    c.cpu_prop = pve
+        .cpu_value
+        .as_ref()
+        .map_or_else(|| "kvm64".into(), |(v, _)| v.clone());
     c.flags = cpu.flags.clone();
     match cpu.phys_bits {
         Some(proxmox::PhysBits::Bits(b)) => c.phys_bits = Some(b),
         Some(proxmox::PhysBits::Host) => c.phys_bits_host = true,
         None => {}
     }
-    let args_line = text
-        .lines()
-        .take_while(|l| !l.starts_with('['))
-        .position(|l| l.starts_with("args:"))
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let w = qemu_args::window_args(&qemu_args::words(&c.args))
-        .map_err(|e| usage(format!("{shown} line {args_line}: args: {e}")))?;
-    c.hole64 = w.hole64;
-    c.mmio64 = w.mmio64;
-    c.guest_phys_bits = cpu.guest_phys_bits;
-    if pve.memory_hotplug {
-        // G10: Memory.pm boots `-m size=1024,slots=255,maxmem=MAX` and adds
-        // the rest as DIMMs in the hot-plug area; MAX from the vCPU's bits
-        // (phys-bits, else the host's, at most 40 for a named model),
-        // rounded down to even, 2^(bits-21) MiB, at most 4 TiB
-        // (get_max_mem).
-        let host_bits = host.host_phys_bits().unwrap_or_else(|| {
-            c.host_bits_assumed = true;
-            ASSUMED_HOST_PHYS_BITS
-        });
-        let bits = match cpu.phys_bits {
-            Some(proxmox::PhysBits::Bits(b)) => b,
-            Some(proxmox::PhysBits::Host) => host_bits,
-            None if matches!(cpu.model.as_str(), "host" | "max") => host_bits,
-            None => host_bits.min(40),
-        } & !1;
-        let max_mib = (1u64 << bits.saturating_sub(21)).min(4 << 20);
-        c.maxmem = Some(max_mib << 20);
-        c.mem_slots = Some(255);
-        c.static_ram = Some(1 << 30);
-    }
-    // G6: where qemu-server attaches each hostpci (PCI.pm): pcie=1 on q35 a
-    // root port of its own (ich9-pcie-port-N+1 for N < 4, made for the
-    // rest); pcie=0 on q35 behind the pci-bridges pci.0 (hostpci0-3) and
-    // pci.2 (4-15) under pcidmi; on i440fx hostpci0-3 on bus 0, 4-15 on
-    // the pci.2 bridge. pve-q35-4.0.cfg always has ich9-pcie-port-1..4 on
-    // q35: the ones no hostpci0-3 with pcie=1 takes are empty hot-plug
-    // ports (D2).
+    Ok(cpu)
+}
+
+/// Each `hostpciN` (through its mapping, if it names one): its host
+/// functions and where qemu-server attaches it (`window::proxmox`), with
+/// the root ports left empty.
+fn proxmox_gpus(
+    p: &ProxmoxVm,
+    pve: &proxmox::PveConfig,
+    host: &HostEvidence,
+    shown: &str,
+    c: &mut Config,
+) -> Result<(), PlanError> {
     let q35 = c.machine.as_deref().is_some_and(|m| m.contains("q35"));
-    let mut taken = 0;
     if let Some(Err(e)) = &p.mappings {
         return Err(PlanError::Unreadable(e.clone()));
     }
@@ -316,25 +323,13 @@ fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError>
             );
         }
         c.gpus.push((at, funcs));
-        c.attach.push(match (q35, h.pcie, h.index) {
-            (true, true, i) => {
-                if i < 4 {
-                    taken += 1;
-                }
-                Attach::RootPort
-            }
-            (true, false, i) if i < 4 => Attach::Bridge(0),
-            (false, _, i) if i < 4 => Attach::Bus0,
-            _ => Attach::Bridge(2),
-        });
+        c.attach.push(window::proxmox::attach(q35, h.pcie, h.index));
     }
-    c.empty_ports = Some(if q35 { 4 - taken.min(4) } else { 0 });
-    c.target = Some(VmTarget::Proxmox {
-        vmid,
-        cpu: c.cpu_prop.clone(),
-        args: c.args.clone(),
-    });
-    Ok(c)
+    c.empty_ports = Some(window::proxmox::empty_ports(
+        q35,
+        pve.hostpci.iter().map(|h| (h.pcie, h.index)),
+    ));
+    Ok(())
 }
 
 /// `cpu: custom-NAME`: the model of that name in cpu-models.conf, with the
@@ -389,13 +384,10 @@ fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError>
         host_model: d.cpu.mode.as_deref() == Some("host-model"),
         maxmem: d.max_memory.map(|(m, _)| m),
         mem_slots: d.max_memory.map(|(_, s)| s),
-        // H5: pcie-root-port controllers no device sits on.
-        empty_ports: Some(
-            d.root_ports
-                .iter()
-                .filter(|i| !d.used_buses.contains(i))
-                .count(),
-        ),
+        empty_ports: Some(window::topology::libvirt_empty_ports(
+            &d.root_ports,
+            &d.used_buses,
+        )),
         ..Config::default()
     };
     c.cpu_model = Some(match d.cpu.mode.as_deref() {

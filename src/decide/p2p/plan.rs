@@ -17,20 +17,14 @@
 //! 8.2 or later; libvirt passes `-device` as JSON, which `-set` cannot
 //! change. `<features><kvm><hidden state='on'/>` hides KVM.
 
+use crate::decide::window::QemuRules;
 use crate::evidence::host::{HostEvidence, HostIommu};
 use crate::model::p2p::{GateVerdict, VmP2p};
-use crate::model::release::QemuVersion;
 use crate::model::select::is_gpu_class;
 use crate::parse::address::device_spec;
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
 use crate::parse::release::{installed_version, qemu_version};
 use serde::Serialize;
-
-/// Clique rules by QEMU release (hw/vfio/pci-quirks.c): the property since
-/// 2.11; the 0xD4 fallback since 8.1 ("Support alternate offset for
-/// GPUDirect Cliques", merged 2023-06-30 for 8.1).
-const CLIQUE_SINCE: QemuVersion = QemuVersion(2, 11);
-const D4_SINCE: QemuVersion = QemuVersion(8, 1);
 
 /// Where the VM's configuration comes from: it decides QEMU's device ids
 /// and how a setting is written.
@@ -96,9 +90,14 @@ pub(crate) fn plan(
 ) -> PlanP2p {
     let mut problems = Vec::new();
     let release = installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]);
-    let qemu = release.as_ref().and_then(|(_, v)| qemu_version(v));
+    // The clique rules of the package's release (P1, P2 in
+    // decide::window::rules).
+    let qemu = release
+        .as_ref()
+        .and_then(|(_, v)| qemu_version(v))
+        .map(|r| QemuRules::of(r, None));
     if let Some((pkg, v)) = &release {
-        if qemu.is_some_and(|r| r < CLIQUE_SINCE) {
+        if qemu.is_some_and(|r| !r.clique) {
             problems.push(format!(
                 "{pkg} {v} is older than QEMU 2.11: it has no x-nv-gpudirect-clique"
             ));
@@ -149,7 +148,7 @@ pub(crate) fn plan(
             .and_then(pci_caps::clique_placement);
         let place_text = match (placement, qemu) {
             (None, _) => None,
-            (Some(p), Some(r)) if r < D4_SINCE => Some(if p.c8_free {
+            (Some(p), Some(r)) if !r.clique_d4 => Some(if p.c8_free {
                 "0xc8".to_string()
             } else {
                 problems.push(format!("{}: 0xC8 of its config space is taken and QEMU before 8.1 puts the clique only there: the VM will not start with the clique set; QEMU 8.1 or later puts it at 0xD4", d.name));
