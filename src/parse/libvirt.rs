@@ -132,6 +132,64 @@ fn hex_attr(n: roxmltree::Node<'_, '_>, name: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("<address {name}='{v}'> is not a number"))
 }
 
+/// `<cpu><maxphysaddr mode=... bits=... limit=...>` into `cpu`.
+fn maxphysaddr(cpu: &mut LibvirtCpu, n: roxmltree::Node<'_, '_>) -> Result<(), String> {
+    match n.attribute("mode") {
+        Some("passthrough") => {
+            cpu.phys_bits_host = true;
+            if let Some(l) = n.attribute("limit") {
+                cpu.phys_bits_limit = Some(
+                    l.parse()
+                        .ok()
+                        .filter(|b| (32..=64).contains(b))
+                        .ok_or_else(|| format!("<maxphysaddr limit='{l}'>: expected 32 to 64"))?,
+                );
+            }
+        }
+        Some("emulate") => {
+            let bits = n
+                .attribute("bits")
+                .and_then(|b| b.parse().ok())
+                .filter(|b| (8..=64).contains(b))
+                .ok_or_else(|| "<maxphysaddr mode='emulate'> needs bits='N'".to_string())?;
+            cpu.phys_bits = Some(bits);
+        }
+        m => return Err(format!("<maxphysaddr mode={m:?}> is unknown")),
+    }
+    Ok(())
+}
+
+/// A `<hostdev>`'s `<source>`: the PCI device it passes, with the
+/// hostdev's alias; `None` for a hostdev that is not PCI.
+fn hostdev(source: roxmltree::Node<'_, '_>) -> Result<Option<Hostdev>, String> {
+    let hostdev = source.parent_element().expect("a child has a parent");
+    if hostdev.attribute("type") != Some("pci") {
+        return Ok(None);
+    }
+    let Some(a) = source.children().find(|c| c.has_tag_name("address")) else {
+        return Err("<hostdev type='pci'> without <source><address>".into());
+    };
+    let (dom, bus, slot, func) = (
+        hex_attr(a, "domain").unwrap_or(0),
+        hex_attr(a, "bus")?,
+        hex_attr(a, "slot")?,
+        hex_attr(a, "function")?,
+    );
+    if bus > 0xff || slot > 0x1f || func > 7 {
+        return Err(format!(
+            "<address> {bus:#x}:{slot:#x}.{func:#x} is no PCI address"
+        ));
+    }
+    Ok(Some(Hostdev {
+        address: format!("{dom:04x}:{bus:02x}:{slot:02x}.{func:x}"),
+        alias: hostdev
+            .children()
+            .find(|c| c.has_tag_name("alias"))
+            .and_then(|a| a.attribute("name"))
+            .map(str::to_string),
+    }))
+}
+
 /// The domain's relevant elements; an error names the element. `line` of
 /// an error is the element's line in the file.
 pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
@@ -202,30 +260,7 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                 let on = !matches!(n.attribute("policy"), Some("disable" | "forbid"));
                 d.cpu.features.push((on, name));
             }
-            ("cpu", "maxphysaddr") => match n.attribute("mode") {
-                Some("passthrough") => {
-                    d.cpu.phys_bits_host = true;
-                    if let Some(l) = n.attribute("limit") {
-                        d.cpu.phys_bits_limit = Some(
-                            l.parse()
-                                .ok()
-                                .filter(|b| (32..=64).contains(b))
-                                .ok_or_else(|| {
-                                    at(format!("<maxphysaddr limit='{l}'>: expected 32 to 64"))
-                                })?,
-                        );
-                    }
-                }
-                Some("emulate") => {
-                    let bits = n
-                        .attribute("bits")
-                        .and_then(|b| b.parse().ok())
-                        .filter(|b| (8..=64).contains(b))
-                        .ok_or_else(|| at("<maxphysaddr mode='emulate'> needs bits='N'".into()))?;
-                    d.cpu.phys_bits = Some(bits);
-                }
-                m => return Err(at(format!("<maxphysaddr mode={m:?}> is unknown"))),
-            },
+            ("cpu", "maxphysaddr") => maxphysaddr(&mut d.cpu, n).map_err(at)?,
             ("controller", "pcihole64") => d.pcihole64 = Some(bytes_of(n).map_err(at)?),
             // libvirt's own way to pass a fw_cfg string (6.5 and later).
             // (An entry with file= names a file on the host, not read.)
@@ -244,32 +279,9 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                 );
             }
             ("hostdev", "source") => {
-                let hostdev = n.parent_element().expect("a child has a parent");
-                if hostdev.attribute("type") != Some("pci") {
-                    continue;
+                if let Some(h) = hostdev(n).map_err(at)? {
+                    d.hostdevs.push(h);
                 }
-                let Some(a) = n.children().find(|c| c.has_tag_name("address")) else {
-                    return Err(at("<hostdev type='pci'> without <source><address>".into()));
-                };
-                let (dom, bus, slot, func) = (
-                    hex_attr(a, "domain").unwrap_or(0),
-                    hex_attr(a, "bus").map_err(at)?,
-                    hex_attr(a, "slot").map_err(at)?,
-                    hex_attr(a, "function").map_err(at)?,
-                );
-                if bus > 0xff || slot > 0x1f || func > 7 {
-                    return Err(at(format!(
-                        "<address> {bus:#x}:{slot:#x}.{func:#x} is no PCI address"
-                    )));
-                }
-                d.hostdevs.push(Hostdev {
-                    address: format!("{dom:04x}:{bus:02x}:{slot:02x}.{func:x}"),
-                    alias: hostdev
-                        .children()
-                        .find(|c| c.has_tag_name("alias"))
-                        .and_then(|a| a.attribute("name"))
-                        .map(str::to_string),
-                });
             }
             ("kvm", "hidden") => d.kvm_hidden |= n.attribute("state") == Some("on"),
             ("override", "device") => {

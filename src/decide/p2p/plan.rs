@@ -20,6 +20,7 @@
 use crate::decide::window::QemuRules;
 use crate::evidence::host::{HostEvidence, HostIommu};
 use crate::model::p2p::{GateVerdict, VmP2p};
+use crate::model::pci::PciAddress;
 use crate::model::select::is_gpu_class;
 use crate::parse::address::device_spec;
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
@@ -142,40 +143,9 @@ pub(crate) fn plan(
         if kind == VmKind::Libvirt && d.name.is_empty() {
             no_alias.push(d.hosts.join(";"));
         }
-        let placement = first
-            .and_then(|a| host.function(a)?.config.as_deref())
-            .filter(|c| c.len() >= 256)
-            .and_then(pci_caps::clique_placement);
-        let place_text = match (placement, qemu) {
-            (None, _) => None,
-            (Some(p), Some(r)) if !r.clique_d4 => Some(if p.c8_free {
-                "0xc8".to_string()
-            } else {
-                problems.push(format!("{}: 0xC8 of its config space is taken and QEMU before 8.1 puts the clique only there: the VM will not start with the clique set; QEMU 8.1 or later puts it at 0xD4", d.name));
-                "none (QEMU before 8.1 needs 0xC8)".to_string()
-            }),
-            (Some(p), _) => Some(match p.offset {
-                Some(o) => format!("{o:#x}"),
-                None => {
-                    problems.push(format!("{}: both 0xC8 and 0xD4 of its config space are taken: QEMU cannot add the capability and will not start", d.name));
-                    "none".into()
-                }
-            }),
-        };
-        // ACS on the host bridges above it.
-        let acs_redirect: Vec<String> = first
-            .and_then(|a| host.function(a))
-            .map(|f| f.upstream.clone())
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|b| {
-                host.function(*b)
-                    .and_then(|f| f.config.as_deref())
-                    .and_then(pci_caps::acs_control)
-                    .is_some_and(|c| c & ACS_REQUEST_REDIRECT != 0)
-            })
-            .map(|b| b.to_string())
-            .collect();
+        let config = first.and_then(|a| host.function(a)?.config.as_deref());
+        let place_text = clique_offset(&d.name, config, qemu, &mut problems);
+        let acs_redirect = first.map(|a| acs_redirect(host, a)).unwrap_or_default();
         devices.push(PlanP2pDevice {
             name: d.name.clone(),
             host: d.hosts.join(";"),
@@ -189,24 +159,7 @@ pub(crate) fn plan(
             problems.push(format!("{}: x-vga=1: some qemu-server releases add kvm=off with it (hiding KVM); check `qm showcmd VMID | grep -o 'kvm=off'`", d.name));
         }
     }
-    if !bare.is_empty() {
-        problems.push(format!(
-            "{} name the GPU without a function (`41:00`), so every function is passed and QEMU's ids are hostpciN.0, hostpciN.1...: `-set device.hostpciN.x-nv-gpudirect-clique=...` then names no device (QEMU refuses to start) and -set cannot name hostpciN.0 (QEMU reads the id up to the next dot); give each GPU's function (`0000:41:00.0`)",
-            bare.join(", ")
-        ));
-    }
-    if !lists.is_empty() {
-        problems.push(format!(
-            "{} list several functions (`0000:41:00.0;0000:41:00.1`), so QEMU's ids are hostpciN.0, hostpciN.1...: -set cannot name them (QEMU reads the id up to the next dot); give the GPU's function alone in its hostpciN",
-            lists.join(", ")
-        ));
-    }
-    if !no_alias.is_empty() {
-        problems.push(format!(
-            "the <hostdev> of {} has no <alias>: give each `<alias name='ua-gpuN'/>` so <qemu:override> can name it",
-            no_alias.join(", ")
-        ));
-    }
+    naming_problems(&bare, &lists, &no_alias, &mut problems);
     if vm.kvm_hidden {
         problems.push(match kind {
             VmKind::Libvirt => "<kvm><hidden state='on'/> hides KVM: NVIDIA's driver then grants no P2P in the guest; remove it".into(),
@@ -255,5 +208,80 @@ pub(crate) fn plan(
         iommu_units,
         problems,
         lines: PlanP2pLines::default(),
+    }
+}
+
+/// Where QEMU will put the clique capability in a GPU's config space
+/// (`config`, 256 bytes or more to tell), by the release's rules (P1, P2);
+/// a problem when it cannot.
+fn clique_offset(
+    name: &str,
+    config: Option<&[u8]>,
+    qemu: Option<QemuRules>,
+    problems: &mut Vec<String>,
+) -> Option<String> {
+    let placement = config
+        .filter(|c| c.len() >= 256)
+        .and_then(pci_caps::clique_placement);
+    match (placement, qemu) {
+        (None, _) => None,
+        (Some(p), Some(r)) if !r.clique_d4 => Some(if p.c8_free {
+            "0xc8".to_string()
+        } else {
+            problems.push(format!("{name}: 0xC8 of its config space is taken and QEMU before 8.1 puts the clique only there: the VM will not start with the clique set; QEMU 8.1 or later puts it at 0xD4"));
+            "none (QEMU before 8.1 needs 0xC8)".to_string()
+        }),
+        (Some(p), _) => Some(match p.offset {
+            Some(o) => format!("{o:#x}"),
+            None => {
+                problems.push(format!("{name}: both 0xC8 and 0xD4 of its config space are taken: QEMU cannot add the capability and will not start"));
+                "none".into()
+            }
+        }),
+    }
+}
+
+/// The host bridges above `a` with ACS P2P Request Redirect on.
+fn acs_redirect(host: &HostEvidence, a: PciAddress) -> Vec<String> {
+    host.function(a)
+        .map(|f| f.upstream.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|b| {
+            host.function(*b)
+                .and_then(|f| f.config.as_deref())
+                .and_then(pci_caps::acs_control)
+                .is_some_and(|c| c & ACS_REQUEST_REDIRECT != 0)
+        })
+        .map(|b| b.to_string())
+        .collect()
+}
+
+/// Entries whose GPU QEMU's `-set` or libvirt's override cannot name:
+/// Proxmox's bare BDFs and function lists, libvirt's `<hostdev>`s
+/// without an alias.
+fn naming_problems(
+    bare: &[String],
+    lists: &[String],
+    no_alias: &[String],
+    problems: &mut Vec<String>,
+) {
+    if !bare.is_empty() {
+        problems.push(format!(
+            "{} name the GPU without a function (`41:00`), so every function is passed and QEMU's ids are hostpciN.0, hostpciN.1...: `-set device.hostpciN.x-nv-gpudirect-clique=...` then names no device (QEMU refuses to start) and -set cannot name hostpciN.0 (QEMU reads the id up to the next dot); give each GPU's function (`0000:41:00.0`)",
+            bare.join(", ")
+        ));
+    }
+    if !lists.is_empty() {
+        problems.push(format!(
+            "{} list several functions (`0000:41:00.0;0000:41:00.1`), so QEMU's ids are hostpciN.0, hostpciN.1...: -set cannot name them (QEMU reads the id up to the next dot); give the GPU's function alone in its hostpciN",
+            lists.join(", ")
+        ));
+    }
+    if !no_alias.is_empty() {
+        problems.push(format!(
+            "the <hostdev> of {} has no <alias>: give each `<alias name='ua-gpuN'/>` so <qemu:override> can name it",
+            no_alias.join(", ")
+        ));
     }
 }
