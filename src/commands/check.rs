@@ -37,7 +37,9 @@ pub(crate) fn run_with(src: &SystemSource, expect_p2p: bool) -> Result<Report, C
 /// Writes the verdict and hints to the root's /dev/kmsg, or stderr.
 pub(crate) fn send_to_kmsg(root: &Root, report: &Report) {
     let dev = root.join("dev/kmsg");
-    if let Err(e) = kmsg::write_records(&dev, &kmsg::records(report), &mut std::io::stderr()) {
+    let mut device = crate::read::kmsg::open_for_records(&dev);
+    let device = device.as_mut().map(|f| f as &mut dyn std::io::Write);
+    if let Err(e) = kmsg::write_records(device, &kmsg::records(report), &mut std::io::stderr()) {
         log::info!("cannot write {}: {e}", dev.display());
     }
 }
