@@ -194,3 +194,27 @@ impl Setup {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_widths_the_hosts_width_and_the_hot_plug_area() {
+        // A8: QEMU exits outside 32 to 52 bits.
+        assert!(!PHYS_BITS_ACCEPTED.contains(&31) && PHYS_BITS_ACCEPTED.contains(&32));
+        assert!(PHYS_BITS_ACCEPTED.contains(&52) && !PHYS_BITS_ACCEPTED.contains(&53));
+        // A3: the limit caps the host's width, never raises it.
+        assert_eq!(host_phys_bits(52, Some(48)), 48);
+        assert_eq!(host_phys_bits(46, Some(48)), 46);
+        assert_eq!(host_phys_bits(46, None), 46);
+        // B3: maxmem 512 GiB booted with 1 GiB and 255 slots (Proxmox's
+        // memory hot-plug); none when maxmem is not above the RAM.
+        assert_eq!(
+            device_memory(Some(512 * GIB), GIB, 255),
+            511 * GIB + 255 * GIB
+        );
+        assert_eq!(device_memory(Some(GIB), GIB, 255), 0);
+        assert_eq!(device_memory(None, GIB, 0), 0);
+    }
+}
