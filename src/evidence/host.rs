@@ -200,7 +200,7 @@ pub(crate) fn gather(root: &Root, w: Wanted<'_>) -> HostEvidence {
 
     // P2P's devices: the first host function of each entry, and the
     // bridges above it.
-    let p2p_devices: Vec<PciAddress> = if w.p2p {
+    let p2p_devices: BTreeSet<PciAddress> = if w.p2p {
         let view = match &vm {
             Ok(c @ (VmConfig::Proxmox(_) | VmConfig::Libvirt(_))) => c.p2p().unwrap_or_default(),
             _ => VmP2p::of_flags(w.gpu),
@@ -210,7 +210,7 @@ pub(crate) fn gather(root: &Root, w: Wanted<'_>) -> HostEvidence {
             .filter_map(|d| Some(device_spec(d.hosts.first()?)?.first))
             .collect()
     } else {
-        Vec::new()
+        BTreeSet::new()
     };
 
     let mut functions: BTreeMap<PciAddress, HostFunction> = BTreeMap::new();
@@ -237,25 +237,7 @@ pub(crate) fn gather(root: &Root, w: Wanted<'_>) -> HostEvidence {
             );
         }
     }
-    let mut slots = BTreeMap::new();
-    for a in &p2p_devices {
-        let f = functions.entry(*a).or_default();
-        if f.bars.is_none() {
-            f.class = sysfs::class(root, *a);
-            f.config = sysfs::config(root, *a, 4096).ok();
-        }
-        f.upstream = sysfs::upstream(root, *a);
-        let bridges = f.upstream.clone();
-        slots
-            .entry(PciAddress { function: 0, ..*a })
-            .or_insert_with(|| sysfs::functions_of(root, a.domain, a.bus, a.device));
-        for b in bridges {
-            functions.entry(b).or_insert_with(|| HostFunction {
-                config: sysfs::config(root, b, 4096).ok(),
-                ..HostFunction::default()
-            });
-        }
-    }
+    let slots = read_p2p(root, &p2p_devices, &mut functions);
     let iommu = w.p2p.then(|| {
         let units = iommu::units(root);
         HostIommu {
@@ -279,6 +261,37 @@ pub(crate) fn gather(root: &Root, w: Wanted<'_>) -> HostEvidence {
         slots,
         iommu,
     }
+}
+
+/// What P2P needs of its GPUs beyond their BARs: the whole config space
+/// (already read with the BARs where they are the window's GPUs), the
+/// bridges above each and theirs (ACS), and the functions in each GPU's
+/// slot (one function or several: QEMU's device ids differ).
+fn read_p2p(
+    root: &Root,
+    gpus: &BTreeSet<PciAddress>,
+    functions: &mut BTreeMap<PciAddress, HostFunction>,
+) -> BTreeMap<PciAddress, Vec<PciAddress>> {
+    let mut slots = BTreeMap::new();
+    for a in gpus {
+        let f = functions.entry(*a).or_default();
+        if f.bars.is_none() {
+            f.class = sysfs::class(root, *a);
+            f.config = sysfs::config(root, *a, 4096).ok();
+        }
+        f.upstream = sysfs::upstream(root, *a);
+        let bridges = f.upstream.clone();
+        slots
+            .entry(PciAddress { function: 0, ..*a })
+            .or_insert_with(|| sysfs::functions_of(root, a.domain, a.bus, a.device));
+        for b in bridges {
+            functions.entry(b).or_insert_with(|| HostFunction {
+                config: sysfs::config(root, b, 4096).ok(),
+                ..HostFunction::default()
+            });
+        }
+    }
+    slots
 }
 
 /// The configuration `--proxmox` or `--libvirt` names, read and parsed
