@@ -342,15 +342,14 @@ fn custom_cpu(
     vm: proxmox::PveCpu,
     at: &str,
 ) -> Result<proxmox::PveCpu, PlanError> {
-    const FILE: &str = CPU_MODELS;
     let model = match cpu_models {
         Some(text) => proxmox::custom_cpu_model(text, name)
-            .map_err(|e| usage(format!("{FILE} line {}: {}", e.line, e.msg)))?,
+            .map_err(|e| usage(format!("{CPU_MODELS} line {}: {}", e.line, e.msg)))?,
         None => None,
     };
     let Some(mut m) = model else {
         return Err(usage(format!(
-            "{at}: cpu: custom-{name}: no cpu-model {name} in {FILE}, and Proxmox does not start a VM without its model"
+            "{at}: cpu: custom-{name}: no cpu-model {name} in {CPU_MODELS}, and Proxmox does not start a VM without its model"
         )));
     };
     m.flags.extend(vm.flags);

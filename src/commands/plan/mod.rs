@@ -8,8 +8,6 @@ use crate::decide::hints::{plan_hints, VmTarget};
 use crate::decide::origin::model_origin;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::packed_size;
-#[cfg(test)]
-use crate::evidence::host::ASSUMED_HOST_PHYS_BITS;
 use crate::evidence::host::{self, HostEvidence, Wanted};
 use crate::read::root::Root;
 use crate::report::plan::{self, PlanCapacity, PlanReport};

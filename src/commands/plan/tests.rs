@@ -2,6 +2,7 @@
 //! counted on the `Root` reader (`read::root::counting`).
 
 use super::*;
+use crate::evidence::host::ASSUMED_HOST_PHYS_BITS;
 use crate::read::root::counting;
 use std::path::{Path, PathBuf};
 
