@@ -6,12 +6,13 @@
 //!
 //! - `model`: the values (PCI addresses, BARs, ranges, firmware, selection)
 //! - `parse`: text in, model values out; pure, where the tests and fuzzers point
-//! - `read`: files under one root (sysfs, /proc, DMI, the kernel log, the config)
+//! - `read`: files under one root (sysfs, /proc, DMI, the kernel log, the config);
+//!   the only layer that opens a file, but for `remediate` and the boot step
 //! - `evidence`: everything the diagnosis needs, from a system or from text
 //! - `decide`: sizing, the diagnosis, its summary, the hints
 //! - `report`: one report, rendered as text, JSON, Prometheus or kernel-log records
 //! - `atomic_file`, `remediate`: changing boot configuration, atomically and once
-//! - `commands`: check, explain, boot, publish, remediate
+//! - `commands`: check, explain, plan, boot, publish, remediate
 //! - `cli`: arguments, dispatch, exit statuses
 
 mod atomic_file;

@@ -102,3 +102,160 @@ fn each_layer_uses_only_the_layers_below_it() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `text` with comments, string and character literals blanked (newlines
+/// kept, so line numbers hold) and every `#[cfg(test)]` item removed: the
+/// production code a reader of the source would run.
+fn production_code(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, s: &[u8]| {
+        out.extend(s.iter().map(|c| if *c == b'\n' { b'\n' } else { b' ' }))
+    };
+    while i < b.len() {
+        let rest = &b[i..];
+        let end = if rest.starts_with(b"//") {
+            rest.iter().position(|c| *c == b'\n').unwrap_or(rest.len())
+        } else if rest.starts_with(b"/*") {
+            rest.windows(2)
+                .position(|w| w == b"*/")
+                .map_or(rest.len(), |p| p + 2)
+        } else if rest.starts_with(b"r#\"") || rest.starts_with(b"r\"") {
+            let hashes = rest[1..].iter().take_while(|c| **c == b'#').count();
+            let close: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            let body = 2 + hashes;
+            rest[body..]
+                .windows(close.len())
+                .position(|w| w == close.as_slice())
+                .map_or(rest.len(), |p| body + p + close.len())
+        } else if rest[0] == b'"' {
+            let mut j = 1;
+            while j < rest.len() && rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            (j + 1).min(rest.len())
+        } else if rest[0] == b'\'' && rest.get(1) == Some(&b'\\') {
+            rest[2..]
+                .iter()
+                .position(|c| *c == b'\'')
+                .map_or(2, |p| p + 3)
+        } else if rest[0] == b'\'' && rest.get(2) == Some(&b'\'') {
+            3
+        } else {
+            0
+        };
+        if end > 0 {
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    let mut code = String::from_utf8_lossy(&out).into_owned();
+    // An item under `#[cfg(test)]` runs to its `;` or its matching brace.
+    while let Some(at) = code.find("#[cfg(test)]") {
+        let after = at + "#[cfg(test)]".len();
+        let bytes = code.as_bytes();
+        let mut j = after;
+        while j < bytes.len() && bytes[j] != b';' && bytes[j] != b'{' {
+            j += 1;
+        }
+        if j < bytes.len() && bytes[j] == b'{' {
+            let mut depth = 0;
+            while j < bytes.len() {
+                match bytes[j] {
+                    b'{' => depth += 1,
+                    b'}' => depth -= 1,
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+                j += 1;
+            }
+        }
+        let end = (j + 1).min(code.len());
+        let kept: String = code[at..end]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .collect();
+        code.replace_range(at..end, &kept);
+    }
+    code
+}
+
+/// Every file access of the program is in the few places that read or
+/// write the machine: `read/` (below one root), `remediate/` and
+/// `atomic_file` (boot configuration), the boot and publish steps, and
+/// the fuzz entry points. Elsewhere code works on values: parse, evidence
+/// gathered through `read`, decisions, reports. `std::fs`, `nix`, the
+/// file-opening calls and the `Path` methods that ask the file system are
+/// looked for in production code (not tests, comments or strings).
+#[test]
+fn files_are_opened_only_where_the_machine_is_read_or_changed() {
+    const ALLOWED: &[&str] = &[
+        "read/",
+        "remediate/",
+        "atomic_file.rs",
+        "commands/boot.rs",
+        "commands/publish.rs",
+        "fuzz/",
+        "fuzz.rs",
+    ];
+    // Path segments, matched at the start of a word; methods, after a dot.
+    const CALLS: &[&str] = &[
+        "fs::",
+        "nix::",
+        "File::open",
+        "File::create",
+        "OpenOptions",
+        "read_dir(",
+        "read_to_string(",
+        "read_link(",
+        "symlink_metadata(",
+        "canonicalize(",
+    ];
+    const METHODS: &[&str] = &[".exists()", ".is_dir()", ".is_file()", ".metadata()"];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut wrong = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.ends_with("tests.rs") || rel.contains("/tests/") {
+            continue;
+        }
+        if ALLOWED.iter().any(|a| rel.starts_with(a) || rel == *a) {
+            continue;
+        }
+        let code = production_code(&std::fs::read_to_string(f).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            let word_start = |at: usize| {
+                at == 0
+                    || !line.as_bytes()[at - 1].is_ascii_alphanumeric()
+                        && line.as_bytes()[at - 1] != b'_'
+            };
+            let hit = CALLS
+                .iter()
+                .find(|c| line.match_indices(**c).any(|(at, _)| word_start(at)));
+            let hit = hit.or_else(|| METHODS.iter().find(|m| line.contains(**m)));
+            if let Some(h) = hit {
+                wrong.push(format!("src/{rel}:{}: {h} in `{}`", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "file access outside read/, remediate/, atomic_file, the boot and publish steps and fuzz:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -91,6 +91,25 @@ fn a_proxmox_vm_with_the_clique_on_both_functions_gets_the_grant() {
 }
 
 #[test]
+fn accelerators_are_gpus_to_plan_p2p_as_to_plan() {
+    // Class 0x1200 (a processing accelerator, as compute-only parts report
+    // themselves) is a GPU for plan's window; --p2p once left such GPUs
+    // out and judged the gate on none.
+    let t = tempfile::tempdir().unwrap();
+    host(t.path(), "9.0.2-4", true, None);
+    for f in ["0000:41:00.0", "0000:42:00.0"] {
+        let d = std::fs::canonicalize(t.path().join("sys/bus/pci/devices").join(f)).unwrap();
+        std::fs::write(d.join("class"), "0x120000\n").unwrap();
+    }
+    vm(t.path(), "209", &format!("{BASE}cpu: host\nhostpci0: 0000:41:00.0,pcie=1\nhostpci1: 0000:42:00.0,pcie=1\nargs: -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.x-nv-gpudirect-clique=0\n"));
+    let (_, v, _) = plan(t.path(), &["--proxmox", "209"]);
+    assert_eq!(v["gpus"].as_array().map(Vec::len), Some(2), "{v}");
+    let p = &v["p2p"];
+    assert_eq!(p["devices"].as_array().map(Vec::len), Some(2), "{p}");
+    assert_eq!(p["driver_gate"], "granted", "{}", p["problems"]);
+}
+
+#[test]
 fn without_the_clique_plan_prints_the_exact_lines() {
     let t = tempfile::tempdir().unwrap();
     host(t.path(), "8.1.5-6", false, None);

@@ -56,7 +56,12 @@ pub(crate) fn run(opts: &BootOptions) -> bool {
     // The kernel log device under the root: a fixture tree has none, and the
     // records then go to stderr instead of the host's log.
     let dev = root.join("/dev/kmsg");
-    let _ = kmsg::write_records(&dev, &outcome.records, &mut std::io::stderr());
+    let mut device = crate::read::kmsg::open_for_records(&dev);
+    let _ = kmsg::write_records(
+        device.as_mut().map(|f| f as &mut dyn std::io::Write),
+        &outcome.records,
+        &mut std::io::stderr(),
+    );
     println!("{}", outcome.console);
     outcome.stop
 }

@@ -2,11 +2,9 @@
 //! system to read (see `evidence::text`).
 
 use crate::decide::p2p;
-use crate::evidence::text::gather;
+use crate::evidence::text::from_files;
 use crate::evidence::Evidence;
 use crate::model::select::Selector;
-use crate::parse::p2p_text;
-use crate::read::root::read_lossy;
 use crate::report::{self, Mode, Report};
 use std::path::PathBuf;
 
@@ -28,32 +26,25 @@ impl std::fmt::Display for ExplainError {
     }
 }
 
-/// Reads the files as one text (each lossily: a log with stray bytes is
-/// still a log) and explains it.
+/// Gathers what the files say (`evidence::text::from_files`), decides and
+/// reports: the files are read once, in the evidence layer.
 pub(crate) fn run(
     files: &[PathBuf],
     selectors: &[Selector],
     expect: Option<usize>,
 ) -> Result<Report, ExplainError> {
     let started = std::time::Instant::now();
-    let mut text = String::new();
-    for f in files {
-        text.push_str(&read_lossy(f).map_err(|e| ExplainError::Read(f.clone(), e))?);
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-    }
-    let p2p_text = p2p_text::parse(&text);
-    let ev = match gather(&text, selectors, expect) {
+    let input = from_files(files, selectors, expect).map_err(|(f, e)| ExplainError::Read(f, e))?;
+    let ev = match input.evidence {
         Some(ev) => ev,
         // Peer-to-peer text alone (a topo matrix, an NCCL log) is worth
         // its section; the BAR part then says it saw no PCI evidence.
-        None if !p2p_text.is_empty() => Evidence::default(),
+        None if !input.p2p.is_empty() => Evidence::default(),
         None => return Err(ExplainError::NoEvidence),
     };
     let mut r = report::conclude(started, Mode::Explain, &ev, Vec::new());
-    if !p2p_text.is_empty() {
-        r.p2p = Some(p2p::from_text(&p2p_text, false, ev.cpu.vendor));
+    if !input.p2p.is_empty() {
+        r.p2p = Some(p2p::from_text(&input.p2p, false, ev.cpu.vendor));
     }
     Ok(r)
 }

@@ -4,6 +4,7 @@
 //! `/proc` and kernel log (`check`), and `text` from saved text alone
 //! (`explain`). What both read from the kernel log is in `log`, shared.
 
+pub(crate) mod host;
 pub(crate) mod log;
 pub(crate) mod p2p;
 pub(crate) mod system;

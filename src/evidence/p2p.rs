@@ -10,10 +10,10 @@ use crate::evidence::Evidence;
 use crate::model::p2p::CliqueCap;
 use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::CpuVendor;
-use crate::parse::{nccl, pci_caps};
-use crate::read::cpuid::CpuidView;
+use crate::parse::{self, nccl, pci_caps};
+use crate::read::cpuid::{self, CpuidView};
 use crate::read::root::Root;
-use std::io::Read;
+use crate::read::{iommu, sysfs};
 
 /// One GPU as P2P sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,54 +80,61 @@ pub(crate) struct P2pEvidence {
     pub warnings: Vec<String>,
 }
 
-/// The kernel log's `Hypervisor detected: NAME`, the last one.
-pub(crate) fn log_hypervisor(log: &str) -> Option<String> {
-    log.lines().rev().find_map(|l| {
-        let i = l.find("Hypervisor detected: ")?;
-        Some(l[i + "Hypervisor detected: ".len()..].trim().to_string())
-    })
-}
-
-/// What the log says of the hypervisor, for `P2pEvidence::log_hypervisor`:
-/// a name, or silence that counts only when the log holds the boot's
-/// start (`Linux version`, its first line; the kernel names the
-/// hypervisor a few lines later, in `setup_arch`). A log whose start has
-/// rotated out says nothing either way.
-pub(crate) fn log_hypervisor_seen(log: &str) -> Option<Option<String>> {
-    match log_hypervisor(log) {
-        Some(name) => Some(Some(name)),
-        // Any of the log's forms (dmesg, journalctl -k, /dev/kmsg records)
-        // carries the banner's words.
-        None if log.contains("Linux version ") => Some(None),
-        None => None,
-    }
-}
-
-/// Reads what P2P needs beyond the BAR evidence. `log` is the kernel log
-/// as the BAR check read it (`None` when there was none); `env` the
-/// process environment's `NCCL_*` pairs (empty for a captured tree).
+/// Reads what P2P needs beyond the BAR evidence. `log_hypervisor` is what
+/// the kernel log the BAR check read says of the hypervisor
+/// (`parse::platform::log_hypervisor_seen`). CPUID and the environment are
+/// this machine's: read only when the root is the live system, so a
+/// captured tree gives the same report anywhere.
 pub(crate) fn gather(
     root: &Root,
     ev: &Evidence,
-    log: Option<&str>,
+    log_hypervisor: Option<Option<String>>,
+) -> P2pEvidence {
+    let live = root.is_live();
+    let cpuid = if live {
+        cpuid::view(&cpuid::LiveCpuid)
+    } else {
+        CpuidView::NotRead
+    };
+    let env = if live {
+        nccl_env(std::env::vars_os())
+    } else {
+        Vec::new()
+    };
+    gather_with(root, ev, log_hypervisor, cpuid, &env)
+}
+
+/// The environment's `NCCL_*` pairs. Not `std::env::vars`, which panics on
+/// a variable that is not UTF-8 (any variable, NCCL's or not): a value
+/// that is not is kept with its bad bytes replaced.
+fn nccl_env(
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<(String, String)> {
+    vars.filter_map(|(k, v)| {
+        let k = k.into_string().ok()?;
+        k.starts_with("NCCL_")
+            .then(|| (k, v.to_string_lossy().into_owned()))
+    })
+    .collect()
+}
+
+/// `gather` with the CPU's answer and the environment given.
+fn gather_with(
+    root: &Root,
+    ev: &Evidence,
+    log_hypervisor: Option<Option<String>>,
     cpuid: CpuidView,
     env: &[(String, String)],
 ) -> P2pEvidence {
     let mut warnings = Vec::new();
-    let dev = |a: PciAddress, f: &str| format!("sys/bus/pci/devices/{a}/{f}");
     let gpus = ev
         .gpus
         .iter()
         .map(|g| {
-            let path = root.join(dev(g.addr, "config"));
-            let mut buf = Vec::with_capacity(4096);
-            let config = std::fs::File::open(&path)
-                .and_then(|f| f.take(4096).read_to_end(&mut buf))
-                .map(|_| buf);
-            let (clique, config_bytes) = match config {
+            let (clique, config_bytes) = match sysfs::config(root, g.addr, 4096) {
                 Ok(c) => (pci_caps::clique_cap(&c), c.len()),
                 Err(e) => {
-                    warnings.push(crate::read::root::cannot_read(&path, &e));
+                    warnings.push(e);
                     (CliqueCap::Unreadable { bytes: 0 }, 0)
                 }
             };
@@ -151,9 +158,7 @@ pub(crate) fn gather(
                 config_bytes,
                 upstream: g.upstream.clone(),
                 root_bus: g.root_bus,
-                numa_node: root
-                    .read_trimmed(&dev(g.addr, "numa_node"))
-                    .and_then(|n| n.parse().ok()),
+                numa_node: sysfs::numa_node(root, g.addr),
                 vram_bar,
                 bar_end,
             }
@@ -180,40 +185,22 @@ pub(crate) fn gather(
         });
     }
 
-    let mut viommu = Viommu::default();
-    for t in ["DMAR", "IVRS"] {
-        let p = root.join(format!("sys/firmware/acpi/tables/{t}"));
-        if p.exists() {
-            viommu.tables.push(t.into());
-            if t == "DMAR" {
-                let mut b = Vec::new();
-                if std::fs::File::open(&p)
-                    .and_then(|f| f.take(64).read_to_end(&mut b))
-                    .is_ok()
-                    && b.len() > 36
-                    && &b[..4] == b"DMAR"
-                {
-                    viommu.address_width_bits = Some(u32::from(b[36]) + 1);
-                }
-            }
-        }
-    }
-    if let Ok(d) = std::fs::read_dir(root.join("sys/class/iommu")) {
-        let mut u: Vec<String> = d
-            .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
-            .collect();
-        u.sort();
-        viommu.units = u;
-    }
-    viommu.gpu_groups = gpus
-        .iter()
-        .any(|g| std::fs::symlink_metadata(root.join(dev(g.addr, "iommu_group"))).is_ok());
+    let acpi = iommu::acpi_tables(root);
+    let viommu = Viommu {
+        address_width_bits: acpi
+            .dmar_head
+            .as_deref()
+            .and_then(parse::iommu::dmar_address_width),
+        tables: acpi.present,
+        units: iommu::units(root),
+        gpu_groups: gpus.iter().any(|g| iommu::has_group(root, g.addr)),
+    };
 
     P2pEvidence {
         gpus,
         cpuid,
         hypervisor_flag: ev.cpu.hypervisor,
-        log_hypervisor: log.and_then(log_hypervisor_seen),
+        log_hypervisor,
         cpu_vendor: ev.cpu.vendor,
         nccl,
         viommu,
@@ -224,21 +211,24 @@ pub(crate) fn gather(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
 
     #[test]
-    fn silence_counts_only_in_a_log_from_the_boot_start() {
-        let start = "[    0.000000] Linux version 6.8.0 (gcc)\n[    0.000000] Command line: ro\n";
-        assert_eq!(log_hypervisor_seen(start), Some(None));
+    fn a_variable_that_is_not_utf8_is_no_panic() {
+        let bad = || OsString::from_vec(b"\xff".to_vec());
+        let vars = vec![
+            (OsString::from("BAD"), bad()),
+            (OsString::from_vec(b"NCCL_\xff".to_vec()), bad()),
+            (OsString::from("NCCL_P2P_LEVEL"), OsString::from("PHB")),
+            (OsString::from("NCCL_DEBUG"), bad()),
+        ];
         assert_eq!(
-            log_hypervisor_seen("Nov 29 10:00:00 vm kernel: Linux version 6.8.0\n"),
-            Some(None)
+            nccl_env(vars.into_iter()),
+            [
+                ("NCCL_P2P_LEVEL".to_string(), "PHB".to_string()),
+                ("NCCL_DEBUG".to_string(), "\u{fffd}".to_string())
+            ]
         );
-        assert_eq!(
-            log_hypervisor_seen(&format!("{start}[    0.000000] Hypervisor detected: KVM\n")),
-            Some(Some("KVM".into()))
-        );
-        // The start rotated out of the ring buffer: nothing is known.
-        assert_eq!(log_hypervisor_seen("[ 9000.1] nvidia: loaded\n"), None);
-        assert_eq!(log_hypervisor_seen(""), None);
     }
 }

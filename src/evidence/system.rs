@@ -1,8 +1,10 @@
 //! Evidence from a system (`check`): sysfs for the functions and their
 //! BARs, `/proc` for windows, address bits and the command line, DMI for
-//! the firmware, and the kernel log for what those cannot show.
+//! the firmware, and the kernel log for what those cannot show; then
+//! P2P's (`evidence::p2p`), from the same reads.
 
 use crate::evidence::log::{as_windows, fill_sizes, with_failures_from_log, LogFacts};
+use crate::evidence::p2p::{self, P2pEvidence};
 use crate::evidence::{Evidence, Gpu, WindowSource};
 use crate::model::select::{is_selected, Selector};
 use crate::parse::{cmdline, kernel_log, platform};
@@ -46,9 +48,45 @@ impl fmt::Display for CannotInspect {
     }
 }
 
-/// Reads the system and gathers the evidence, with the warnings met on
-/// the way (each names its file).
-pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), CannotInspect> {
+/// What `check` knows of a system, read in one pass.
+#[derive(Debug)]
+pub(crate) struct Gathered {
+    pub evidence: Evidence,
+    /// The peer-to-peer evidence, when there are two GPUs or more or it
+    /// was asked for.
+    pub p2p: Option<P2pEvidence>,
+    /// Every warning met on the way, each naming its file: the BAR
+    /// evidence's, then P2P's.
+    pub warnings: Vec<String>,
+}
+
+/// Reads the system once and gathers the evidence: the BAR check's, and
+/// P2P's when there are two GPUs or more or `expect_p2p` asks for it. The
+/// kernel log is read once; what P2P needs of it (`Hypervisor detected:`)
+/// is taken from that one read.
+pub(crate) fn gather(src: &SystemSource, expect_p2p: bool) -> Result<Gathered, CannotInspect> {
+    let (evidence, mut warnings, log_hypervisor) = gather_bars(src)?;
+    let p2p = (evidence.gpus.len() >= 2 || expect_p2p)
+        .then(|| p2p::gather(&src.root, &evidence, log_hypervisor));
+    if let Some(p) = &p2p {
+        warnings.extend(p.warnings.iter().cloned());
+    }
+    Ok(Gathered {
+        evidence,
+        p2p,
+        warnings,
+    })
+}
+
+/// What the kernel log says of the hypervisor, as P2P needs it
+/// (`parse::platform::log_hypervisor_seen`).
+type LogHypervisor = Option<Option<String>>;
+
+/// The BAR check's evidence, its warnings, and what the log says of the
+/// hypervisor.
+fn gather_bars(
+    src: &SystemSource,
+) -> Result<(Evidence, Vec<String>, LogHypervisor), CannotInspect> {
     let keep = |v, d, c| is_selected(&src.selectors, v, d, c);
     let scan = sysfs::scan(&src.root, &keep).map_err(CannotInspect::NoSysfs)?;
     let mut warnings = scan.warnings.clone();
@@ -143,5 +181,5 @@ pub(crate) fn gather(src: &SystemSource) -> Result<(Evidence, Vec<String>), Cann
         inferred: Vec::new(),
         rescanned: Vec::new(),
     };
-    Ok((ev, warnings))
+    Ok((ev, warnings, platform::log_hypervisor_seen(&log_text)))
 }

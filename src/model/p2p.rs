@@ -86,3 +86,56 @@ impl GateVerdict {
         }
     }
 }
+
+/// What a VM configuration says of peer-to-peer (`plan --p2p`): the
+/// devices passed through, the clique each is set to, whether KVM is
+/// hidden. Proxmox's and libvirt's parsers give it (`PveConfig::p2p`,
+/// `Domain::p2p`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct VmP2p {
+    pub devices: Vec<VmDevice>,
+    /// Proxmox `cpu: ...,hidden=1`, libvirt `<kvm><hidden state='on'/>`:
+    /// QEMU's `kvm=off`.
+    pub kvm_hidden: bool,
+    /// (device id, value) of each `x-nv-gpudirect-clique` set: by `-set`
+    /// (Proxmox `args:`) or `<qemu:override>` (libvirt).
+    pub cliques: Vec<(String, String)>,
+    /// libvirt: `-set` of the clique in `<qemu:commandline>` (fails under
+    /// JSON -device).
+    pub commandline_set: bool,
+    /// Proxmox: the `args:` line as written.
+    pub args: String,
+}
+
+impl VmP2p {
+    /// The devices `--gpu` names, without a configuration: `gpu0`, `gpu1`...
+    pub(crate) fn of_flags(gpus: &[String]) -> VmP2p {
+        VmP2p {
+            devices: gpus
+                .iter()
+                .enumerate()
+                .map(|(i, g)| VmDevice {
+                    name: format!("gpu{i}"),
+                    hosts: vec![g.clone()],
+                    mapping: false,
+                    x_vga: false,
+                })
+                .collect(),
+            ..VmP2p::default()
+        }
+    }
+}
+
+/// One passed-through device entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VmDevice {
+    /// `hostpci0`, or the libvirt alias (`hostdev0`, `ua-gpu0`); empty
+    /// when a libvirt `<hostdev>` has none.
+    pub name: String,
+    /// Host addresses as written (`0000:41:00.0`, `41:00`).
+    pub hosts: Vec<String>,
+    /// A Proxmox resource mapping (`mapping=NAME`).
+    pub mapping: bool,
+    /// Proxmox `x-vga=1`.
+    pub x_vga: bool,
+}

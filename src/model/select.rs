@@ -57,14 +57,22 @@ fn emulated_display(vendor: u16, device: u16) -> bool {
         .any(|(v, d, _)| *v == vendor && d.is_none_or(|d| d == device))
 }
 
-/// The default selection: display controllers (class 0x03) and the
-/// processing accelerators (class 0x12) of GPU vendors, less emulated and
-/// management adapters.
+/// Whether a class code is a GPU's: a display controller (base class
+/// 0x03: VGA, 3D, other) or a processing accelerator (0x12, as NVIDIA's
+/// and AMD's compute parts, Intel's Gaudi, report themselves). The one
+/// answer: `check`'s default selection narrows it by vendor, `plan` takes
+/// it as it is.
+pub(crate) fn is_gpu_class(class: u32) -> bool {
+    matches!(base_class(class), CLASS_DISPLAY | CLASS_ACCELERATOR)
+}
+
+/// The default selection: GPU-class functions (`is_gpu_class`), the
+/// accelerators only of GPU vendors, less emulated and management
+/// adapters.
 pub(crate) fn is_default_gpu(vendor: u16, device: u16, class: u32) -> bool {
-    let base = base_class(class);
-    let candidate = base == CLASS_DISPLAY
-        || (base == CLASS_ACCELERATOR
-            && matches!(vendor, VENDOR_NVIDIA | VENDOR_AMD | VENDOR_INTEL));
+    let candidate = is_gpu_class(class)
+        && (base_class(class) == CLASS_DISPLAY
+            || matches!(vendor, VENDOR_NVIDIA | VENDOR_AMD | VENDOR_INTEL));
     candidate && !emulated_display(vendor, device)
 }
 
@@ -108,6 +116,24 @@ mod tests {
         assert!(!is_default_gpu(0x1a03, 0x2000, 0x030000));
         assert!(!is_default_gpu(0x1af4, 0x1110, 0x050000));
         assert!(!is_default_gpu(0x15b3, 0x1021, 0x120000));
+    }
+
+    #[test]
+    fn a_gpu_class_is_a_display_controller_or_an_accelerator() {
+        for (class, gpu) in [
+            (0x03_0000, true),
+            (0x03_0200, true),
+            (0x03_8000, true),
+            (0x12_0000, true),
+            (0x02_0000, false),
+            (0x06_0400, false),
+            (0x04_0300, false),
+        ] {
+            assert_eq!(is_gpu_class(class), gpu, "{class:06x}");
+        }
+        // check's default narrows the accelerators to GPU vendors'.
+        assert!(is_default_gpu(VENDOR_NVIDIA, 0x2330, 0x12_0000));
+        assert!(!is_default_gpu(0x1d0f, 0xcd01, 0x12_0000));
     }
 
     #[test]

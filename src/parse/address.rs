@@ -54,6 +54,29 @@ impl FromStr for PciAddress {
     }
 }
 
+/// A device as a VM configuration or `--gpu` names it: one function
+/// (`0000:41:00.0`, `41:00.0`), or every function of a device (`41:00`,
+/// `0000:41:00`, as a Proxmox `hostpci` line may), then given by its
+/// function 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DeviceSpec {
+    pub first: PciAddress,
+    pub all_functions: bool,
+}
+
+pub(crate) fn device_spec(s: &str) -> Option<DeviceSpec> {
+    if let Ok(first) = s.parse() {
+        return Some(DeviceSpec {
+            first,
+            all_functions: false,
+        });
+    }
+    Some(DeviceSpec {
+        first: format!("{s}.0").parse().ok()?,
+        all_functions: true,
+    })
+}
+
 /// `0000:00` -> domain 0, bus 0.
 pub(crate) fn root_bus(s: &str) -> Option<RootBus> {
     let (d, b) = s.trim().split_once(':')?;
@@ -96,6 +119,18 @@ mod tests {
             ":01:00.0",
         ] {
             assert!(s.parse::<PciAddress>().is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_function_or_every_function_of_a_device() {
+        let spec = |s: &str| device_spec(s).map(|d| (d.first.to_string(), d.all_functions));
+        assert_eq!(spec("0000:41:00.1"), Some(("0000:41:00.1".into(), false)));
+        assert_eq!(spec("41:00.0"), Some(("0000:41:00.0".into(), false)));
+        assert_eq!(spec("41:00"), Some(("0000:41:00.0".into(), true)));
+        assert_eq!(spec("0000:41:00"), Some(("0000:41:00.0".into(), true)));
+        for bad in ["", "41", "41.00", "41:00.x", "zz:00", "0000:41:00.0.0"] {
+            assert_eq!(spec(bad), None, "{bad:?}");
         }
     }
 

@@ -2,7 +2,8 @@
 //! firmware puts the GPUs' BARs. Elements: libvirt's formatdomain and
 //! docs/firmware-window.md, "libvirt".
 
-use crate::parse::qemu_args::{window_args, WindowArgs};
+use crate::model::p2p::{VmDevice, VmP2p};
+use crate::parse::qemu_args::{set_cliques, window_args, WindowArgs};
 
 /// `<cpu>`: how the vCPU is made.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -36,8 +37,8 @@ pub(crate) struct Domain {
     pub pcihole64: Option<u64>,
     /// From `<qemu:commandline>`.
     pub window: WindowArgs,
-    /// `<hostdev type='pci'>` source addresses, `DDDD:BB:DD.F`.
-    pub hostdevs: Vec<String>,
+    /// `<hostdev type='pci'>`s.
+    pub hostdevs: Vec<Hostdev>,
     /// `<maxMemory slots='N'>`: the memory hot-plug area's maxmem, slots.
     pub max_memory: Option<(u64, u32)>,
     /// `<controller type='pci' model='pcie-root-port'>` indexes.
@@ -45,6 +46,48 @@ pub(crate) struct Domain {
     /// The guest buses devices sit on (`<address type='pci' bus=...>` of
     /// every device but the controllers themselves).
     pub used_buses: Vec<u32>,
+    /// `<features><kvm><hidden state='on'/>`: QEMU's `kvm=off`.
+    pub kvm_hidden: bool,
+    /// `<qemu:override><qemu:device alias=A><qemu:frontend><qemu:property
+    /// name='x-nv-gpudirect-clique' value=V/>` (libvirt 8.2 or later):
+    /// (A, V).
+    pub override_cliques: Vec<(String, String)>,
+    /// A `<qemu:commandline>` sets the clique with `-set`, which cannot
+    /// change a `-device` libvirt passes as JSON (QEMU refuses).
+    pub commandline_cliques: bool,
+}
+
+/// A `<hostdev type='pci'>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hostdev {
+    /// The source address, `DDDD:BB:DD.F`.
+    pub address: String,
+    /// `<alias name=...>`: QEMU's device id for it (`hostdev0`, or a
+    /// user alias `ua-gpu0`).
+    pub alias: Option<String>,
+}
+
+impl Domain {
+    /// What the domain says of peer-to-peer (formatdomain, "QEMU
+    /// command-line passthrough").
+    pub(crate) fn p2p(&self) -> VmP2p {
+        VmP2p {
+            devices: self
+                .hostdevs
+                .iter()
+                .map(|h| VmDevice {
+                    name: h.alias.clone().unwrap_or_default(),
+                    hosts: vec![h.address.clone()],
+                    mapping: false,
+                    x_vga: false,
+                })
+                .collect(),
+            kvm_hidden: self.kvm_hidden,
+            cliques: self.override_cliques.clone(),
+            commandline_set: self.commandline_cliques,
+            args: String::new(),
+        }
+    }
 }
 
 fn bytes_of(n: roxmltree::Node<'_, '_>) -> Result<u64, String> {
@@ -87,6 +130,64 @@ fn hex_attr(n: roxmltree::Node<'_, '_>, name: &str) -> Result<u32, String> {
     crate::parse::hex::hex_u64(v)
         .and_then(|v| u32::try_from(v).ok())
         .ok_or_else(|| format!("<address {name}='{v}'> is not a number"))
+}
+
+/// `<cpu><maxphysaddr mode=... bits=... limit=...>` into `cpu`.
+fn maxphysaddr(cpu: &mut LibvirtCpu, n: roxmltree::Node<'_, '_>) -> Result<(), String> {
+    match n.attribute("mode") {
+        Some("passthrough") => {
+            cpu.phys_bits_host = true;
+            if let Some(l) = n.attribute("limit") {
+                cpu.phys_bits_limit = Some(
+                    l.parse()
+                        .ok()
+                        .filter(|b| (32..=64).contains(b))
+                        .ok_or_else(|| format!("<maxphysaddr limit='{l}'>: expected 32 to 64"))?,
+                );
+            }
+        }
+        Some("emulate") => {
+            let bits = n
+                .attribute("bits")
+                .and_then(|b| b.parse().ok())
+                .filter(|b| (8..=64).contains(b))
+                .ok_or_else(|| "<maxphysaddr mode='emulate'> needs bits='N'".to_string())?;
+            cpu.phys_bits = Some(bits);
+        }
+        m => return Err(format!("<maxphysaddr mode={m:?}> is unknown")),
+    }
+    Ok(())
+}
+
+/// A `<hostdev>`'s `<source>`: the PCI device it passes, with the
+/// hostdev's alias; `None` for a hostdev that is not PCI.
+fn hostdev(source: roxmltree::Node<'_, '_>) -> Result<Option<Hostdev>, String> {
+    let hostdev = source.parent_element().expect("a child has a parent");
+    if hostdev.attribute("type") != Some("pci") {
+        return Ok(None);
+    }
+    let Some(a) = source.children().find(|c| c.has_tag_name("address")) else {
+        return Err("<hostdev type='pci'> without <source><address>".into());
+    };
+    let (dom, bus, slot, func) = (
+        hex_attr(a, "domain").unwrap_or(0),
+        hex_attr(a, "bus")?,
+        hex_attr(a, "slot")?,
+        hex_attr(a, "function")?,
+    );
+    if bus > 0xff || slot > 0x1f || func > 7 {
+        return Err(format!(
+            "<address> {bus:#x}:{slot:#x}.{func:#x} is no PCI address"
+        ));
+    }
+    Ok(Some(Hostdev {
+        address: format!("{dom:04x}:{bus:02x}:{slot:02x}.{func:x}"),
+        alias: hostdev
+            .children()
+            .find(|c| c.has_tag_name("alias"))
+            .and_then(|a| a.attribute("name"))
+            .map(str::to_string),
+    }))
 }
 
 /// The domain's relevant elements; an error names the element. `line` of
@@ -159,30 +260,7 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                 let on = !matches!(n.attribute("policy"), Some("disable" | "forbid"));
                 d.cpu.features.push((on, name));
             }
-            ("cpu", "maxphysaddr") => match n.attribute("mode") {
-                Some("passthrough") => {
-                    d.cpu.phys_bits_host = true;
-                    if let Some(l) = n.attribute("limit") {
-                        d.cpu.phys_bits_limit = Some(
-                            l.parse()
-                                .ok()
-                                .filter(|b| (32..=64).contains(b))
-                                .ok_or_else(|| {
-                                    at(format!("<maxphysaddr limit='{l}'>: expected 32 to 64"))
-                                })?,
-                        );
-                    }
-                }
-                Some("emulate") => {
-                    let bits = n
-                        .attribute("bits")
-                        .and_then(|b| b.parse().ok())
-                        .filter(|b| (8..=64).contains(b))
-                        .ok_or_else(|| at("<maxphysaddr mode='emulate'> needs bits='N'".into()))?;
-                    d.cpu.phys_bits = Some(bits);
-                }
-                m => return Err(at(format!("<maxphysaddr mode={m:?}> is unknown"))),
-            },
+            ("cpu", "maxphysaddr") => maxphysaddr(&mut d.cpu, n).map_err(at)?,
             ("controller", "pcihole64") => d.pcihole64 = Some(bytes_of(n).map_err(at)?),
             // libvirt's own way to pass a fw_cfg string (6.5 and later).
             // (An entry with file= names a file on the host, not read.)
@@ -201,40 +279,42 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                 );
             }
             ("hostdev", "source") => {
-                let hostdev = n.parent_element().expect("a child has a parent");
-                if hostdev.attribute("type") != Some("pci") {
-                    continue;
+                if let Some(h) = hostdev(n).map_err(at)? {
+                    d.hostdevs.push(h);
                 }
-                let Some(a) = n.children().find(|c| c.has_tag_name("address")) else {
-                    return Err(at("<hostdev type='pci'> without <source><address>".into()));
-                };
-                let (dom, bus, slot, func) = (
-                    hex_attr(a, "domain").unwrap_or(0),
-                    hex_attr(a, "bus").map_err(at)?,
-                    hex_attr(a, "slot").map_err(at)?,
-                    hex_attr(a, "function").map_err(at)?,
-                );
-                if bus > 0xff || slot > 0x1f || func > 7 {
-                    return Err(at(format!(
-                        "<address> {bus:#x}:{slot:#x}.{func:#x} is no PCI address"
-                    )));
+            }
+            ("kvm", "hidden") => d.kvm_hidden |= n.attribute("state") == Some("on"),
+            ("override", "device") => {
+                let alias = n.attribute("alias").unwrap_or("");
+                for p in n
+                    .descendants()
+                    .filter(|p| p.tag_name().name() == "property")
+                    .filter(|p| p.attribute("name") == Some("x-nv-gpudirect-clique"))
+                {
+                    d.override_cliques.push((
+                        alias.to_string(),
+                        p.attribute("value").unwrap_or("").to_string(),
+                    ));
                 }
-                d.hostdevs
-                    .push(format!("{dom:04x}:{bus:02x}:{slot:02x}.{func:x}"));
             }
             _ => {}
         }
     }
-    // <qemu:commandline><qemu:arg value='...'/>, namespaced.
-    let args: Vec<String> = root
+    // <qemu:commandline><qemu:arg value='...'/>, namespaced; each element
+    // a command line of its own.
+    let mut args: Vec<String> = Vec::new();
+    for c in root
         .descendants()
-        .filter(|n| {
-            n.tag_name().name() == "arg"
-                && n.parent_element()
-                    .is_some_and(|p| p.tag_name().name() == "commandline")
-        })
-        .filter_map(|n| n.attribute("value").map(str::to_string))
-        .collect();
+        .filter(|n| n.tag_name().name() == "commandline")
+    {
+        let words: Vec<String> = c
+            .children()
+            .filter(|a| a.tag_name().name() == "arg")
+            .filter_map(|a| a.attribute("value").map(str::to_string))
+            .collect();
+        d.commandline_cliques |= !set_cliques(&words).is_empty();
+        args.extend(words);
+    }
     d.window = window_args(&args).map_err(|e| (1, e))?;
     d.window.mmio64 = d.window.mmio64.or(sysinfo_mmio64);
     Ok(d)
@@ -286,7 +366,13 @@ mod tests {
         assert_eq!(d.cpu.phys_bits, Some(46));
         assert_eq!(d.pcihole64, Some(2 << 40));
         assert_eq!(d.window.mmio64, Some(1 << 40));
-        assert_eq!(d.hostdevs, ["0000:41:00.0"]);
+        assert_eq!(
+            d.hostdevs,
+            [Hostdev {
+                address: "0000:41:00.0".into(),
+                alias: None
+            }]
+        );
     }
 
     #[test]
@@ -317,6 +403,34 @@ mod tests {
         assert_eq!(d.cpu.phys_bits_limit, Some(40));
         assert_eq!(d.root_ports, [1, 2]);
         assert_eq!(d.used_buses, [1]);
+    }
+
+    #[test]
+    fn override_hidden_kvm_and_commandline() {
+        let x = r#"<domain type='kvm' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
+  <features><kvm><hidden state='on'/></kvm></features>
+  <devices>
+    <hostdev mode='subsystem' type='pci' managed='yes'>
+      <source><address domain='0x0000' bus='0x41' slot='0x00' function='0x0'/></source>
+      <alias name='ua-gpu0'/>
+    </hostdev>
+    <hostdev mode='subsystem' type='pci' managed='yes'>
+      <source><address domain='0x0000' bus='0x42' slot='0x00' function='0x0'/></source>
+    </hostdev>
+  </devices>
+  <qemu:commandline><qemu:arg value='-set'/><qemu:arg value='device.ua-gpu0.x-nv-gpudirect-clique=0'/></qemu:commandline>
+  <qemu:override><qemu:device alias='ua-gpu0'><qemu:frontend><qemu:property name='x-nv-gpudirect-clique' type='unsigned' value='0'/></qemu:frontend></qemu:device></qemu:override>
+</domain>"#;
+        let v = parse_domain(x).unwrap().p2p();
+        assert!(v.kvm_hidden && v.commandline_set);
+        assert_eq!(v.devices[0].name, "ua-gpu0");
+        assert_eq!(v.devices[0].hosts, ["0000:41:00.0"]);
+        assert_eq!(v.devices[1].name, "");
+        assert_eq!(v.cliques, [("ua-gpu0".to_string(), "0".to_string())]);
+        let plain = parse_domain(&x.replace("state='on'", "state='off'").replace("-set", "-S"))
+            .unwrap()
+            .p2p();
+        assert!(!plain.kvm_hidden && !plain.commandline_set);
     }
 
     #[test]

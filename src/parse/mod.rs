@@ -8,12 +8,12 @@
 pub(crate) mod address;
 pub(crate) mod cmdline;
 pub(crate) mod hex;
+pub(crate) mod iommu;
 pub(crate) mod kernel_log;
 pub(crate) mod libvirt;
 pub(crate) mod lspci;
 pub(crate) mod nccl;
 pub(crate) mod p2p_text;
-pub(crate) mod p2p_vm;
 pub(crate) mod paste;
 pub(crate) mod pci_caps;
 pub(crate) mod platform;

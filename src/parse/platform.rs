@@ -42,6 +42,37 @@ pub(crate) fn firmware_from_log(text: &str) -> Firmware {
     fw
 }
 
+/// The name in the kernel's `Hypervisor detected: NAME` (x86
+/// `init_hypervisor_platform`, printed early in `setup_arch`), trimmed;
+/// empty when the line names none. The one reading of that line.
+pub(crate) fn hypervisor_line(line: &str) -> Option<&str> {
+    const KEY: &str = "Hypervisor detected: ";
+    line.find(KEY).map(|i| line[i + KEY.len()..].trim())
+}
+
+/// The kernel log's `Hypervisor detected: NAME`, the last one.
+pub(crate) fn log_hypervisor(log: &str) -> Option<String> {
+    log.lines()
+        .rev()
+        .find_map(hypervisor_line)
+        .map(str::to_string)
+}
+
+/// What the log says of the hypervisor: a name, or silence that counts
+/// only when the log holds the boot's start (`Linux version`, its first
+/// line; the kernel names the hypervisor a few lines later, in
+/// `setup_arch`). A log whose start has rotated out says nothing either
+/// way: `None`; `Some(None)`: a log from the start without the line.
+pub(crate) fn log_hypervisor_seen(log: &str) -> Option<Option<String>> {
+    match log_hypervisor(log) {
+        Some(name) => Some(Some(name)),
+        // Any of the log's forms (dmesg, journalctl -k, /dev/kmsg records)
+        // carries the banner's words.
+        None if log.contains("Linux version ") => Some(None),
+        None => None,
+    }
+}
+
 /// Boot-time PCI enumeration runs in the kernel's first seconds (the
 /// host bridge scan is a subsys initcall): a PCI line stamped later than
 /// this came with a rescan or a hot-add, not with the boot.
@@ -65,11 +96,8 @@ const VM_NAMES: [(&str, Platform); 8] = [
 pub(crate) fn signs_from_log(text: &str) -> Signs {
     let mut s = Signs::default();
     for line in text.lines().filter(|l| !is_report_heading(l)) {
-        if let Some(i) = line.find("Hypervisor detected: ") {
-            let name = line[i + "Hypervisor detected: ".len()..].trim();
-            if !name.is_empty() {
-                s.hypervisor_line = Some(name.to_string());
-            }
+        if let Some(name) = hypervisor_line(line).filter(|n| !n.is_empty()) {
+            s.hypervisor_line = Some(name.to_string());
         }
         if let Some(i) = line.find("efi: EFI v") {
             if let Some((_, by)) = line[i..].split_once(" by ") {
@@ -357,7 +385,7 @@ pub(crate) fn cpu_from_log(text: &str) -> Cpu {
                 },
             );
         }
-        if line.contains("Hypervisor detected: ") {
+        if hypervisor_line(line).is_some() {
             cpu.hypervisor = Some(true);
         }
     }
@@ -368,6 +396,32 @@ pub(crate) fn cpu_from_log(text: &str) -> Cpu {
 mod tests {
     use super::*;
     use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
+
+    #[test]
+    fn silence_counts_only_in_a_log_from_the_boot_start() {
+        let start = "[    0.000000] Linux version 6.8.0 (gcc)\n[    0.000000] Command line: ro\n";
+        assert_eq!(log_hypervisor_seen(start), Some(None));
+        assert_eq!(
+            log_hypervisor_seen("Nov 29 10:00:00 vm kernel: Linux version 6.8.0\n"),
+            Some(None)
+        );
+        assert_eq!(
+            log_hypervisor_seen(&format!("{start}[    0.000000] Hypervisor detected: KVM\n")),
+            Some(Some("KVM".into()))
+        );
+        // The last line counts; one without a name names nothing.
+        assert_eq!(
+            log_hypervisor("Hypervisor detected: Xen HVM\nHypervisor detected: KVM \n"),
+            Some("KVM".into())
+        );
+        assert_eq!(
+            log_hypervisor("Hypervisor detected: \n"),
+            Some(String::new())
+        );
+        // The start rotated out of the ring buffer: nothing is known.
+        assert_eq!(log_hypervisor_seen("[ 9000.1] nvidia: loaded\n"), None);
+        assert_eq!(log_hypervisor_seen(""), None);
+    }
 
     #[test]
     fn qemu_guests_from_their_dmi_and_efi_lines() {

@@ -3,6 +3,9 @@
 //! decide where the firmware puts the GPUs' BARs. Syntax: qm.conf(5) and
 //! docs/firmware-window.md, "Proxmox VE".
 
+use crate::model::p2p::{VmDevice, VmP2p};
+use crate::parse::qemu_args;
+
 /// A parse problem: the 1-based line and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LineError {
@@ -29,12 +32,16 @@ pub(crate) struct PveCpu {
     /// `guest-phys-bits=N` (qemu-server 2f3c741b, CPUConfig.pm L971-992:
     /// passed to QEMU as the vCPU's `guest-phys-bits`).
     pub guest_phys_bits: Option<u32>,
+    /// `hidden=1`: QEMU's `kvm=off`, which hides the KVM signature.
+    pub hidden: bool,
 }
 
 /// One `hostpciN:` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HostPci {
     pub line: usize,
+    /// The key as written (`hostpci0`): QEMU's device id for it.
+    pub key: String,
     /// N of `hostpciN`: where qemu-server attaches it (PCI.pm).
     pub index: u32,
     /// `0000:41:00.0` or `41:00` (all functions), as written.
@@ -42,6 +49,8 @@ pub(crate) struct HostPci {
     /// `mapping=NAME`, resolved through `/etc/pve/mapping/pci.cfg`.
     pub mapping: Option<String>,
     pub pcie: bool,
+    /// `x-vga=1`.
+    pub x_vga: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -49,15 +58,27 @@ pub(crate) struct PveConfig {
     /// `memory:` in MiB (Proxmox's default is 512).
     pub memory_mib: Option<u64>,
     pub cpu: Option<PveCpu>,
+    /// The `cpu:` line: its value as written, and its line.
+    pub cpu_value: Option<(String, usize)>,
     /// `seabios` (the default) or `ovmf`.
     pub bios: Option<String>,
     /// `q35`, `pc`, `pc-q35-8.1+pve0`, ...
     pub machine: Option<String>,
     /// The `args:` line, verbatim.
     pub args: Option<String>,
+    /// The `args:` line's line.
+    pub args_line: Option<usize>,
     pub hostpci: Vec<HostPci>,
     /// `hotplug:` includes `memory`.
     pub memory_hotplug: bool,
+}
+
+/// A boolean property as Proxmox reads it (PVE::JSONSchema
+/// `parse_boolean`: `1`, `on`, `yes`, `true`, in any case).
+fn on(v: &str) -> bool {
+    ["1", "on", "yes", "true"]
+        .iter()
+        .any(|t| v.eq_ignore_ascii_case(t))
 }
 
 /// `key=value,key=value` with an optional leading value for `default_key`.
@@ -92,6 +113,7 @@ pub(crate) fn parse_cpu(value: &str) -> Result<PveCpu, String> {
                     cpu.flags.push((on, name.to_string()));
                 }
             }
+            "hidden" => cpu.hidden = on(v),
             "guest-phys-bits" => match v.parse::<u32>() {
                 Ok(b) if (32..=64).contains(&b) => cpu.guest_phys_bits = Some(b),
                 _ => return Err(format!("guest-phys-bits={v:?}: expected 32 to 64")),
@@ -112,19 +134,22 @@ pub(crate) fn parse_cpu(value: &str) -> Result<PveCpu, String> {
     Ok(cpu)
 }
 
-fn parse_hostpci(line: usize, index: u32, value: &str) -> Result<HostPci, String> {
+fn parse_hostpci(line: usize, key: &str, value: &str) -> Result<HostPci, String> {
     let mut h = HostPci {
         line,
-        index,
+        key: key.to_string(),
+        index: key["hostpci".len()..].parse().unwrap_or(0),
         hosts: Vec::new(),
         mapping: None,
         pcie: false,
+        x_vga: false,
     };
     for (k, v) in properties(value, "host") {
         match k.as_str() {
             "host" => h.hosts = v.split(';').map(|s| s.trim().to_string()).collect(),
             "mapping" => h.mapping = Some(v.to_string()),
-            "pcie" => h.pcie = v == "1",
+            "pcie" => h.pcie = on(v),
+            "x-vga" => h.x_vga = on(v),
             _ => {}
         }
     }
@@ -163,7 +188,10 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
                         .map_err(|_| err(format!("memory: {value:?} is not a size in MiB")))?,
                 );
             }
-            "cpu" => c.cpu = Some(parse_cpu(value).map_err(|m| err(format!("cpu: {m}")))?),
+            "cpu" => {
+                c.cpu = Some(parse_cpu(value).map_err(|m| err(format!("cpu: {m}")))?);
+                c.cpu_value = Some((value.to_string(), i + 1));
+            }
             "bios" => c.bios = Some(value.to_string()),
             "machine" => {
                 c.machine = properties(value, "type")
@@ -171,18 +199,49 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
                     .find(|(k, _)| k == "type")
                     .map(|(_, v)| v.to_string())
             }
-            "args" => c.args = Some(value.to_string()),
+            "args" => {
+                c.args = Some(value.to_string());
+                c.args_line = Some(i + 1);
+            }
             "hotplug" => c.memory_hotplug = value.split(',').any(|v| v.trim() == "memory"),
-            k if k.starts_with("hostpci") && k[7..].bytes().all(|b| b.is_ascii_digit()) => {
-                c.hostpci.push(
-                    parse_hostpci(i + 1, k[7..].parse().unwrap_or(0), value)
-                        .map_err(|m| err(format!("{k}: {m}")))?,
-                );
+            k if k.len() > 7
+                && k.starts_with("hostpci")
+                && k[7..].bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                c.hostpci
+                    .push(parse_hostpci(i + 1, k, value).map_err(|m| err(format!("{k}: {m}")))?);
             }
             _ => {}
         }
     }
     Ok(c)
+}
+
+impl PveConfig {
+    /// What the configuration says of peer-to-peer. qemu-server gives a
+    /// `hostpciN` entry that yields one function the device id `hostpciN`,
+    /// and one that yields several (a bare `41:00`, or a `;` list)
+    /// `hostpciN.0`, `hostpciN.1`... (PVE/QemuServer/PCI.pm,
+    /// `print_hostpci_devices`).
+    pub(crate) fn p2p(&self) -> VmP2p {
+        let args = self.args.clone().unwrap_or_default();
+        VmP2p {
+            devices: self
+                .hostpci
+                .iter()
+                .map(|h| VmDevice {
+                    name: h.key.clone(),
+                    hosts: h.hosts.iter().filter(|h| !h.is_empty()).cloned().collect(),
+                    mapping: h.mapping.is_some(),
+                    x_vga: h.x_vga,
+                })
+                .collect(),
+            kvm_hidden: self.cpu.as_ref().is_some_and(|c| c.hidden),
+            cliques: qemu_args::set_cliques(&qemu_args::words(&args)),
+            commandline_set: false,
+            args,
+        }
+    }
 }
 
 /// Custom CPU model `name` of `/etc/pve/virtual-guest/cpu-models.conf`
@@ -355,6 +414,58 @@ cpu: host
             c.args.as_deref(),
             Some("-global q35-pcihost.pci-hole64-size=2048G")
         );
+        assert_eq!(
+            (c.args_line, c.cpu_value.as_ref().map(|v| v.1)),
+            (Some(13), Some(6))
+        );
+        assert_eq!(
+            c.cpu_value.map(|v| v.0).as_deref(),
+            Some("x86-64-v2-AES,flags=+pdpe1gb;-md-clear,phys-bits=46")
+        );
+    }
+
+    #[test]
+    fn what_the_configuration_says_of_peer_to_peer() {
+        let t = "cpu: host,hidden=1\nhostpci0: 0000:41:00.0,pcie=1\nhostpci1: 0000:42:00,pcie=1,x-vga=1\nhostpci2: mapping=gpu,pcie=1\nhostpci3: host=43:00.0;,pcie=on\nargs: -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.0.x-nv-gpudirect-clique=0\n[snap]\nhostpci4: 0000:44:00.0\n";
+        let c = parse_config(t).unwrap();
+        let v = c.p2p();
+        assert!(v.kvm_hidden);
+        let names: Vec<&str> = v.devices.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["hostpci0", "hostpci1", "hostpci2", "hostpci3"]);
+        assert!(v.devices[1].x_vga && !v.devices[0].x_vga);
+        assert!(v.devices[2].mapping && v.devices[2].hosts.is_empty());
+        // An empty host after `;` is no device.
+        assert_eq!(v.devices[3].hosts, ["43:00.0"]);
+        assert_eq!(v.cliques, [("hostpci0".to_string(), "0".to_string())]);
+        // One boolean grammar for every flag: Proxmox's.
+        assert!(c.hostpci[3].pcie);
+        for (value, want) in [
+            ("1", true),
+            ("on", true),
+            ("YES", true),
+            ("true", true),
+            ("0", false),
+            ("off", false),
+        ] {
+            let c = parse_config(&format!(
+                "hostpci0: 41:00.0,pcie={value},x-vga={value}\ncpu: kvm64,hidden={value}\n"
+            ))
+            .unwrap();
+            assert_eq!(c.hostpci[0].pcie, want, "{value}");
+            assert_eq!(c.hostpci[0].x_vga, want, "{value}");
+            assert_eq!(c.cpu.unwrap().hidden, want, "{value}");
+        }
+        assert!(
+            !parse_config("cpu: host,flags=+pdpe1gb\n")
+                .unwrap()
+                .p2p()
+                .kvm_hidden
+        );
+        // A key `hostpci` without its number is no device.
+        assert!(parse_config("hostpci: 41:00.0\n")
+            .unwrap()
+            .hostpci
+            .is_empty());
     }
 
     #[test]

@@ -99,6 +99,47 @@ fn setting<'a>(flag: &str, value: &'a str) -> Option<Setting<'a>> {
 
 const MMIO64_NAME: &str = "opt/ovmf/X-PciMmio64Mb";
 
+/// The property QEMU's vfio-pci takes for NVIDIA's GPUDirect clique
+/// (hw/vfio/pci-quirks.c).
+const CLIQUE: &str = "x-nv-gpudirect-clique";
+
+/// `-set device.ID.x-nv-gpudirect-clique=V` in argument words. The id is
+/// what lies between the first two dots, as QEMU reads it (`-set` splits
+/// its argument at the first dots: group, id, property), so a multi-
+/// function entry's `hostpci1.0` cannot be named.
+pub(crate) fn set_cliques(words: &[String]) -> Vec<(String, String)> {
+    words
+        .windows(2)
+        .filter(|w| w[0] == "-set")
+        .filter_map(|w| {
+            let rest = w[1].strip_prefix("device.")?;
+            let (id, prop) = rest.split_once('.')?;
+            let (name, value) = prop.split_once('=')?;
+            (name == CLIQUE).then(|| (id.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
+/// An `args:` line without its clique settings, quoted back.
+pub(crate) fn args_without_cliques(args: &str) -> String {
+    let words = words(args);
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if words[i] == "-set"
+            && words
+                .get(i + 1)
+                .is_some_and(|w| w.contains(&format!(".{CLIQUE}=")))
+        {
+            i += 2;
+            continue;
+        }
+        out.push(quote(&words[i]));
+        i += 1;
+    }
+    out.join(" ")
+}
+
 /// The window settings among `args`; a malformed value is an error that
 /// names it. The last of each wins, as in QEMU.
 pub(crate) fn window_args(args: &[String]) -> Result<WindowArgs, String> {
@@ -185,6 +226,22 @@ pub(crate) fn quote(w: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clique_settings_and_the_args_without_them() {
+        let a = "-cpu host -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.0.x-nv-gpudirect-clique=0 -set device.hostpci2.rombar=0";
+        // QEMU reads the id up to the next dot: `hostpci1` with a property
+        // `0.x-nv-...`, which is not the clique.
+        assert_eq!(
+            set_cliques(&words(a)),
+            [("hostpci0".to_string(), "0".to_string())]
+        );
+        assert_eq!(
+            args_without_cliques(a),
+            "-cpu host -set device.hostpci2.rombar=0"
+        );
+        assert_eq!(args_without_cliques("-set 'a b'"), "-set 'a b'");
+    }
 
     #[test]
     fn the_window_settings_among_other_arguments() {

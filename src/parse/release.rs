@@ -76,23 +76,88 @@ pub(crate) fn qemu_version(v: &str) -> Option<QemuVersion> {
     Some(QemuVersion(major, minor))
 }
 
-/// SeaBIOS as pve-qemu-kvm bundles it (F7: its debian/rules installs QEMU's
-/// own `bios-256k.bin`): QEMU 8.2 updated it to 1.16.3 (eb0ce1346e), 10.1
-/// to 1.17.0 (pull of 2025-06-11; the mapping is from the dates). Before
-/// 8.2, 1.16.x, whose rules are 1.16.2's.
-pub(crate) fn bundled_seabios(q: QemuVersion) -> SeabiosVersion {
-    if q >= QemuVersion(10, 1) {
-        SeabiosVersion(1, 17, 0)
-    } else if q >= QemuVersion(8, 2) {
-        SeabiosVersion(1, 16, 3)
-    } else {
-        SeabiosVersion(1, 16, 2)
+/// The version a versioned machine type pins (`pc-q35-7.0`,
+/// `pc-i440fx-6.2+pve0`, `pc-1.3`); `None` for an alias (`q35`, `pc`),
+/// which is the newest.
+pub(crate) fn machine_version(machine: &str) -> Option<QemuVersion> {
+    let name = machine.split([',', '+']).next()?;
+    let (_, v) = name.rsplit_once('-')?;
+    let (major, minor) = v.split_once('.')?;
+    Some(QemuVersion(
+        major.parse().ok()?,
+        minor.split('.').next()?.parse().ok()?,
+    ))
+}
+
+/// The installed packages of dpkg's status file (`/var/lib/dpkg/status`),
+/// in its order: a stanza's `Package:`, then its `Status:` ending in
+/// ` installed`, then its `Version:`.
+pub(crate) fn dpkg_installed(status: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut package: Option<&str> = None;
+    let mut installed = false;
+    for line in status.lines() {
+        if let Some(p) = line.strip_prefix("Package: ") {
+            package = Some(p.trim());
+            installed = false;
+        } else if package.is_some() && line.starts_with("Status: ") {
+            installed = line.ends_with(" installed");
+        } else if let (Some(p), true) = (package, installed) {
+            if let Some(v) = line.strip_prefix("Version: ") {
+                out.push((p.to_string(), v.trim().to_string()));
+            }
+        }
     }
+    out
+}
+
+/// The first of `packages` that is installed, with its version: which
+/// firmware or QEMU build the host's VMs get.
+pub(crate) fn installed_version(
+    installed: &[(String, String)],
+    packages: &[&str],
+) -> Option<(String, String)> {
+    packages
+        .iter()
+        .find_map(|want| installed.iter().find(|(p, _)| p == want).cloned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn machine_type_versions() {
+        assert_eq!(machine_version("pc-q35-7.0"), Some(QemuVersion(7, 0)));
+        assert_eq!(machine_version("pc-q35-8.1+pve0"), Some(QemuVersion(8, 1)));
+        assert_eq!(
+            machine_version("pc-i440fx-10.0,viommu=virtio"),
+            Some(QemuVersion(10, 0))
+        );
+        assert_eq!(machine_version("pc-1.3"), Some(QemuVersion(1, 3)));
+        assert_eq!(machine_version("q35"), None);
+        assert_eq!(machine_version("pc"), None);
+        assert_eq!(machine_version("pc-q35-rhel9.4.0"), None);
+    }
+
+    #[test]
+    fn installed_versions_from_dpkg() {
+        let status = "Package: ovmf\nStatus: deinstall ok config-files\nVersion: 2020.11-2\n\nPackage: pve-edk2-firmware\nStatus: install ok installed\nArchitecture: all\nVersion: 4.2025.02-4~bpo12+1\n\nPackage: late\nVersion: 1\nStatus: install ok installed\n";
+        let installed = dpkg_installed(status);
+        assert_eq!(
+            installed,
+            [(
+                "pve-edk2-firmware".to_string(),
+                "4.2025.02-4~bpo12+1".to_string()
+            )]
+        );
+        assert_eq!(
+            installed_version(&installed, &["ovmf", "pve-edk2-firmware"]),
+            Some(("pve-edk2-firmware".into(), "4.2025.02-4~bpo12+1".into()))
+        );
+        assert_eq!(installed_version(&installed, &["seabios"]), None);
+        assert!(dpkg_installed("").is_empty());
+    }
 
     #[test]
     fn releases_from_package_versions() {
@@ -143,11 +208,6 @@ mod tests {
         );
         assert_eq!(qemu_version("10.0.2-4"), Some(QemuVersion(10, 0)));
         assert_eq!(qemu_version("x"), None);
-        assert_eq!(bundled_seabios(QemuVersion(8, 1)), SeabiosVersion(1, 16, 2));
-        assert_eq!(bundled_seabios(QemuVersion(9, 0)), SeabiosVersion(1, 16, 3));
-        assert_eq!(
-            bundled_seabios(QemuVersion(10, 1)),
-            SeabiosVersion(1, 17, 0)
-        );
+        assert_eq!(qemu_version("9.0.2-4"), Some(QemuVersion(9, 0)));
     }
 }

@@ -1,6 +1,6 @@
 //! The kernel log: a saved file, the syslog buffer in one call, or
-//! `/dev/kmsg` read without blocking. (Writing our own records into it is
-//! `report::kmsg`.)
+//! `/dev/kmsg` read without blocking; and `/dev/kmsg` opened for our own
+//! records, which `report::kmsg` writes.
 //!
 //! `/dev/kmsg`: each `read` returns one record; `EAGAIN` means we reached
 //! the end, `EPIPE` that a record was overwritten while we read (skip it).
@@ -49,6 +49,13 @@ pub(crate) fn read_log(
         }
     }
     Ok(String::new())
+}
+
+/// The kmsg device at `path` opened for our records, which
+/// `report::kmsg` writes; `None` when it cannot be (no such device under a
+/// fixture root, `printk.devkmsg=off`).
+pub(crate) fn open_for_records(path: &Path) -> Option<std::fs::File> {
+    OpenOptions::new().write(true).open(path).ok()
 }
 
 /// Reads every record currently in the buffer, as text with one message per

@@ -5,6 +5,7 @@
 pub(crate) mod config;
 pub(crate) mod cpuid;
 pub(crate) mod host;
+pub(crate) mod iommu;
 pub(crate) mod kmsg;
 pub(crate) mod root;
 pub(crate) mod sysfs;

@@ -45,6 +45,54 @@ impl Root {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
     }
+
+    /// At most `limit` bytes of a file below the root (config space, an
+    /// ACPI table's header), or `cannot read PATH: why`.
+    pub(crate) fn read_bytes(&self, system_path: &str, limit: u64) -> Result<Vec<u8>, String> {
+        let p = self.join(system_path);
+        read_bytes(&p, limit).map_err(|e| cannot_read(&p, &e))
+    }
+
+    /// Whether a path below the root exists (a link is followed).
+    pub(crate) fn exists(&self, system_path: &str) -> bool {
+        let p = self.join(system_path);
+        note(&p);
+        p.exists()
+    }
+
+    /// Whether a path below the root is there at all, as a link or
+    /// otherwise (a link is not followed).
+    pub(crate) fn is_there(&self, system_path: &str) -> bool {
+        let p = self.join(system_path);
+        note(&p);
+        std::fs::symlink_metadata(&p).is_ok()
+    }
+
+    /// Where a link below the root points, as written.
+    pub(crate) fn read_link(&self, system_path: &str) -> Option<PathBuf> {
+        let p = self.join(system_path);
+        note(&p);
+        std::fs::read_link(&p).ok()
+    }
+
+    /// The names in a directory below the root, sorted; `None` when it
+    /// cannot be listed.
+    pub(crate) fn list(&self, system_path: &str) -> Option<Vec<String>> {
+        let p = self.join(system_path);
+        note(&p);
+        let mut names: Vec<String> = std::fs::read_dir(&p)
+            .ok()?
+            .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+            .collect();
+        names.sort();
+        Some(names)
+    }
+}
+
+/// A file named on the command line (a VM configuration, a saved log), not
+/// joined to the root: its text, or `cannot read PATH: why`.
+pub(crate) fn read_file(path: &Path) -> Result<String, String> {
+    read_lossy(path).map_err(|e| cannot_read(path, &e))
 }
 
 /// `cannot read PATH: why`: how every read failure is worded.
@@ -58,12 +106,68 @@ pub(crate) fn cannot_read(path: &Path, e: &std::io::Error) -> String {
 /// per file, and sysfs reports 4096 for every attribute anyway.
 pub(crate) fn read_lossy(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
+    note(path);
     let mut bytes = Vec::with_capacity(128);
     std::fs::File::open(path)?.read_to_end(&mut bytes)?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
+}
+
+/// At most `limit` bytes of a file. Config space past the first 64 bytes
+/// is readable by root only, and sysfs gives what it may.
+fn read_bytes(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    note(path);
+    let mut buf = Vec::with_capacity(limit.min(4096) as usize);
+    std::fs::File::open(path)?
+        .take(limit)
+        .read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// Every file access below goes through here: a test can count them.
+#[inline]
+fn note(_path: &Path) {
+    #[cfg(test)]
+    counting::note(_path);
+}
+
+/// A test's count of what a piece of code reads: `record` runs a closure
+/// and returns every path it touched through this module, in order.
+#[cfg(test)]
+pub(crate) mod counting {
+    use std::cell::RefCell;
+    use std::path::{Path, PathBuf};
+
+    thread_local! {
+        static SEEN: RefCell<Option<Vec<PathBuf>>> = const { RefCell::new(None) };
+    }
+
+    pub(super) fn note(path: &Path) {
+        SEEN.with(|s| {
+            if let Some(v) = s.borrow_mut().as_mut() {
+                v.push(path.to_path_buf());
+            }
+        });
+    }
+
+    /// Runs `f`, recording the paths read on this thread meanwhile.
+    pub(crate) fn record<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
+        let outer = SEEN.with(|s| s.borrow_mut().replace(Vec::new()));
+        let out = f();
+        let seen = SEEN
+            .with(|s| std::mem::replace(&mut *s.borrow_mut(), outer))
+            .unwrap_or_default();
+        // A recording around this one sees these reads too.
+        SEEN.with(|s| {
+            if let Some(o) = s.borrow_mut().as_mut() {
+                o.extend(seen.iter().cloned());
+            }
+        });
+        (out, seen)
+    }
 }
 
 #[cfg(test)]
@@ -96,5 +200,32 @@ mod tests {
             "{e}"
         );
         assert_eq!(r.read_trimmed("proc/iomem"), None);
+    }
+
+    #[test]
+    fn bytes_up_to_a_limit_links_lists_and_a_count_of_reads() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("sys/dev")).unwrap();
+        std::fs::write(d.path().join("sys/dev/config"), [7u8; 300]).unwrap();
+        std::os::unix::fs::symlink("../../x/y", d.path().join("sys/link")).unwrap();
+        let r = Root::new(d.path());
+        let ((), seen) = counting::record(|| {
+            assert_eq!(r.read_bytes("sys/dev/config", 64).unwrap().len(), 64);
+            assert_eq!(r.read_bytes("/sys/dev/config", 4096).unwrap().len(), 300);
+            assert!(r
+                .read_bytes("sys/dev/none", 64)
+                .unwrap_err()
+                .starts_with("cannot read "));
+            assert_eq!(r.list("sys").unwrap(), ["dev", "link"]);
+            assert_eq!(r.list("sys/none"), None);
+            assert_eq!(r.read_link("sys/link"), Some(PathBuf::from("../../x/y")));
+            // A dangling link is there, though it leads nowhere.
+            assert!(r.is_there("sys/link") && !r.exists("sys/link"));
+        });
+        assert_eq!(seen.len(), 8, "{seen:?}");
+        assert_eq!(seen[0], d.path().join("sys/dev/config"));
+        // Nothing is recorded outside `record`.
+        let ((), none) = counting::record(|| {});
+        assert!(none.is_empty());
     }
 }

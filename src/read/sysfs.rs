@@ -87,7 +87,7 @@ pub(crate) fn scan(root: &Root, keep: &dyn Fn(u16, u16, u32) -> bool) -> Result<
                 continue;
             }
         };
-        match read_function(&dir.join(&name), addr, keep) {
+        match read_function(root, &dir.join(&name), addr, keep) {
             Ok(Some((f, mut w))) => {
                 out.warnings.append(&mut w);
                 out.functions.push(f);
@@ -101,6 +101,7 @@ pub(crate) fn scan(root: &Root, keep: &dyn Fn(u16, u16, u32) -> bool) -> Result<
 
 /// A function's full record, `None` when it is neither wanted nor a bridge.
 fn read_function(
+    root: &Root,
     dir: &Path,
     addr: PciAddress,
     keep: &dyn Fn(u16, u16, u32) -> bool,
@@ -146,7 +147,7 @@ fn read_function(
             Vec::new()
         }
     };
-    let config = read_config(&dir.join("config"), &mut warnings);
+    let config = bar_registers(root, addr, &mut warnings);
     let header_type = config.as_deref().and_then(resource::header_type);
     let bars = if header_type.unwrap_or(0) <= 2 {
         resource::decode_bars(config.as_deref(), &resources)
@@ -158,7 +159,7 @@ fn read_function(
     } else {
         Vec::new()
     };
-    let link = fs::read_link(dir).ok();
+    let link = root.read_link(&format!("{DEVICES_DIR}/{addr}"));
     let upstream = link
         .as_deref()
         .map(|t| upstream_chain(t, addr))
@@ -181,25 +182,98 @@ fn read_function(
     )))
 }
 
-/// The first 64 bytes hold every BAR register and are readable by anyone.
-fn read_config(path: &Path, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let mut buf = Vec::with_capacity(64);
-    let r = fs::File::open(path).and_then(|f| f.take(64).read_to_end(&mut buf));
-    match r {
-        Ok(_) if buf.len() >= 0x28 => Some(buf),
-        Ok(n) => {
+/// At most `limit` bytes of a function's config space: 64 hold every BAR
+/// register and are readable by anyone; the rest (capabilities past the
+/// header, 256 bytes or 4096 with extended space) only by root. The only
+/// reader of config space.
+pub(crate) fn config(root: &Root, addr: PciAddress, limit: u64) -> Result<Vec<u8>, String> {
+    root.read_bytes(&format!("{DEVICES_DIR}/{addr}/config"), limit)
+}
+
+/// The BAR registers (the first 64 bytes), `None` with a warning when
+/// they cannot be read.
+fn bar_registers(root: &Root, addr: PciAddress, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
+    match config(root, addr, 64) {
+        Ok(buf) if buf.len() >= 0x28 => Some(buf),
+        Ok(buf) => {
             warnings.push(format!(
-                "{}: only {n} bytes, BAR registers not readable",
-                path.display()
+                "{}: only {} bytes, BAR registers not readable",
+                root.join(format!("{DEVICES_DIR}/{addr}/config")).display(),
+                buf.len()
             ));
             None
         }
         Err(e) => {
-            warnings.push(cannot_read(path, &e));
+            warnings.push(e);
             None
         }
     }
+}
+
+/// The bridges between a function and its root bus, nearest first, from
+/// its sysfs link's path; empty when the link cannot be read. The only
+/// place the chain is built.
+pub(crate) fn upstream(root: &Root, addr: PciAddress) -> Vec<PciAddress> {
+    root.read_link(&format!("{DEVICES_DIR}/{addr}"))
+        .map(|t| upstream_chain(&t, addr))
+        .unwrap_or_default()
+}
+
+/// A function's class code (`0x030200`), `None` if unreadable.
+pub(crate) fn class(root: &Root, addr: PciAddress) -> Option<u32> {
+    let text = root.read_trimmed(&format!("{DEVICES_DIR}/{addr}/class"))?;
+    crate::parse::hex::hex_u64(&text).and_then(|c| u32::try_from(c).ok())
+}
+
+/// Whether the host has this function.
+pub(crate) fn present(root: &Root, addr: PciAddress) -> bool {
+    root.exists(&format!("{DEVICES_DIR}/{addr}"))
+}
+
+/// The functions of `bus:device` present on the host (`41:00` in a
+/// Proxmox `hostpci` line means all of them).
+pub(crate) fn functions_of(root: &Root, domain: u32, bus: u8, device: u8) -> Vec<PciAddress> {
+    (0..8)
+        .map(|function| PciAddress {
+            domain,
+            bus,
+            device,
+            function,
+        })
+        .filter(|a| present(root, *a))
+        .collect()
+}
+
+/// The memory BARs of a host function, from its `resource` lines and BAR
+/// registers `config` (assigned on the host, so sized).
+pub(crate) fn host_bars(
+    root: &Root,
+    addr: PciAddress,
+    config: Option<&[u8]>,
+) -> Result<Vec<Bar>, String> {
+    let dir = root.join(DEVICES_DIR).join(addr.to_string());
+    let res_path = dir.join("resource");
+    let text = read_lossy(&res_path).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            format!(
+                "no PCI device {addr} on this host ({} is missing)",
+                dir.display()
+            )
+        } else {
+            cannot_read(&res_path, &e)
+        }
+    })?;
+    let (lines, _) = resource::parse_resource(&text);
+    Ok(resource::decode_bars(config, &lines)
+        .into_iter()
+        .filter(|b| !b.io && b.size.is_some())
+        .collect())
+}
+
+/// The NUMA node sysfs gives a function (`-1`: none).
+pub(crate) fn numa_node(root: &Root, addr: PciAddress) -> Option<i64> {
+    root.read_trimmed(&format!("{DEVICES_DIR}/{addr}/numa_node"))
+        .and_then(|n| n.parse().ok())
 }
 
 /// `../../../devices/pci0000:00/...` -> 0000:00.

@@ -25,14 +25,22 @@ use tree::{diff, snapshot};
 /// fixture rather than built field by field so it stays a real report.
 fn failing_report() -> Report {
     let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ovmf-8x32g-hole1t");
-    let (ev, warnings) = gather(&SystemSource {
-        root: Root::new(fx.join("root")),
-        dmesg: Some(fx.join("dmesg.txt")),
-        selectors: vec!["1af4:1110".parse().unwrap()],
-        expect: Some(8),
-    })
+    let g = gather(
+        &SystemSource {
+            root: Root::new(fx.join("root")),
+            dmesg: Some(fx.join("dmesg.txt")),
+            selectors: vec!["1af4:1110".parse().unwrap()],
+            expect: Some(8),
+        },
+        false,
+    )
     .expect("fixture readable");
-    let r = crate::report::conclude(std::time::Instant::now(), Mode::Check, &ev, warnings);
+    let r = crate::report::conclude(
+        std::time::Instant::now(),
+        Mode::Check,
+        &g.evidence,
+        g.warnings,
+    );
     assert_eq!(r.diagnosis, DiagnosisKind::FirmwareLeftUnassigned);
     assert!(r.has_hint(REALLOC_HINT) && !r.realloc_active);
     r

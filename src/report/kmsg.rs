@@ -5,9 +5,7 @@
 //! 10 records per 5 s per descriptor, so we send at most 8.
 
 use crate::report::{Report, Verdict};
-use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::path::Path;
 
 pub(crate) const MAX_RECORDS: usize = 8;
 /// Current kernels take 1024 bytes a record; before the printk ring
@@ -95,11 +93,12 @@ fn record(prio: u8, msg: &str) -> String {
     format!("{prefix}{m}\n")
 }
 
-/// Writes up to `MAX_RECORDS` records to the kmsg device at `path`; if it
-/// cannot be opened (e.g. `printk.devkmsg=off`) they go to `fallback`.
-/// Returns whether every record reached the device.
+/// Writes up to `MAX_RECORDS` records to the kmsg device
+/// (`read::kmsg::open_for_records`); without one (it could not be opened,
+/// e.g. `printk.devkmsg=off`) they go to `fallback`. Returns whether every
+/// record reached the device.
 pub(crate) fn write_records(
-    path: &Path,
+    device: Option<&mut dyn Write>,
     records: &[(u8, String)],
     fallback: &mut dyn Write,
 ) -> io::Result<bool> {
@@ -113,8 +112,8 @@ pub(crate) fn write_records(
             .map(|(_, t)| t.to_string())
             .unwrap_or_else(|| l.to_string())
     };
-    match OpenOptions::new().write(true).open(path) {
-        Ok(mut f) => {
+    match device {
+        Some(f) => {
             let mut all = true;
             for l in &lines {
                 // One write per record: the kernel takes each write as one.
@@ -127,7 +126,7 @@ pub(crate) fn write_records(
             }
             Ok(all)
         }
-        Err(_) => {
+        None => {
             for l in &lines {
                 // Without the priority prefix, for humans.
                 fallback.write_all(strip(l).as_bytes())?;
@@ -153,7 +152,7 @@ mod tests {
     fn falls_back_when_the_device_cannot_be_opened() {
         let mut out = Vec::new();
         let recs: Vec<(u8, String)> = (0..12).map(|i| (PRIO_INFO, format!("r{i}"))).collect();
-        let wrote = write_records(Path::new("/nonexistent/kmsg"), &recs, &mut out).unwrap();
+        let wrote = write_records(None, &recs, &mut out).unwrap();
         assert!(!wrote);
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), MAX_RECORDS);
@@ -169,7 +168,11 @@ mod tests {
             (PRIO_INFO, "one".to_string()),
             (PRIO_INFO, "two".to_string()),
         ];
-        let wrote_all = write_records(Path::new("/dev/full"), &recs, &mut out).unwrap();
+        let mut full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let wrote_all = write_records(Some(&mut full), &recs, &mut out).unwrap();
         assert!(!wrote_all);
         assert_eq!(
             String::from_utf8(out).unwrap(),

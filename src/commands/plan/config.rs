@@ -3,14 +3,15 @@
 
 use super::{usage, PlanError, PlanOptions};
 use crate::decide::hints::VmTarget;
-use crate::decide::window::Attach;
+use crate::decide::window::{self, Attach};
+use crate::evidence::host::{
+    HostEvidence, LibvirtVm, ProxmoxVm, VmConfig, ASSUMED_HOST_PHYS_BITS, CPU_MODELS,
+};
 use crate::model::pci::PciAddress;
 use crate::model::platform::CpuVendor;
-use crate::parse::{libvirt, proxmox, qemu_args};
-use crate::read::host;
-use crate::read::root::Root;
+use crate::model::select::is_gpu_class;
+use crate::parse::{proxmox, qemu_args};
 use crate::report::plan::{PlanBar, PlanGpu};
-use std::path::Path;
 
 /// What the configuration says, before flags override it.
 #[derive(Debug, Default)]
@@ -50,22 +51,27 @@ pub(super) struct Config {
     pub mem_slots: Option<u32>,
     pub static_ram: Option<u64>,
     pub target: Option<VmTarget>,
+    /// The host's width was taken at `ASSUMED_HOST_PHYS_BITS` (memory
+    /// hot-plug's maximum without `/proc/cpuinfo`).
+    pub host_bits_assumed: bool,
     pub warnings: Vec<String>,
 }
 
-/// The configuration `--proxmox` or `--libvirt` names, or none (flags).
-pub(super) fn read(root: &Root, o: &PlanOptions) -> Result<Config, PlanError> {
-    if o.proxmox.is_some() && o.libvirt.is_some() {
-        return Err(usage("give --proxmox or --libvirt, not both"));
-    }
-    Ok(match (&o.proxmox, &o.libvirt) {
-        (Some(p), _) => from_proxmox(root, p)?,
-        (_, Some(l)) => from_libvirt(root, l)?,
-        _ => Config {
+/// What the configuration `--proxmox` or `--libvirt` names says, or
+/// nothing (flags).
+pub(super) fn read(host: &HostEvidence) -> Result<Config, PlanError> {
+    match host
+        .vm
+        .as_ref()
+        .map_err(|e| PlanError::Unreadable(e.clone()))?
+    {
+        VmConfig::Proxmox(p) => from_proxmox(p, host),
+        VmConfig::Libvirt(l) => from_libvirt(l, host),
+        VmConfig::None => Ok(Config {
             source: "flags".into(),
             ..Config::default()
-        },
-    })
+        }),
+    }
 }
 
 const MAX_GPUS: usize = 1024;
@@ -73,7 +79,7 @@ const MAX_GPUS: usize = 1024;
 /// The GPUs to plan for, with their BARs: by hand (`--gpus N --bar
 /// SIZE`), by host address (`--gpu BDF`), or the configuration's.
 pub(super) fn gpus(
-    root: &Root,
+    host: &HostEvidence,
     o: &PlanOptions,
     c: &Config,
     warnings: &mut Vec<String>,
@@ -124,7 +130,7 @@ pub(super) fn gpus(
             let attach = c.attach.get(k).copied();
             // A passed-through NIC or disk controller is not a GPU: its
             // (small) BARs are left out, and said so.
-            match funcs.first().and_then(|f| host::class_of(root, *f)) {
+            match funcs.first().and_then(|f| host.class(*f)) {
                 Some(class) if !is_gpu_class(class) => warnings.push(format!(
                     "{at}: {} has class {class:06x}, not a display controller or accelerator: left out",
                     funcs[0]
@@ -133,7 +139,8 @@ pub(super) fn gpus(
             }
         }
         for g in &o.gpu {
-            let funcs = host_functions(root, g)
+            let funcs = host
+                .spec(g)
                 .map_err(|e| PlanError::Unreadable(format!("--gpu {g}: {e}")))?;
             sources.push((format!("--gpu {g}"), funcs, None));
         }
@@ -146,7 +153,10 @@ pub(super) fn gpus(
             // `$addr .= ".$j"`).
             for (k, f) in funcs.iter().enumerate() {
                 let function = u8::try_from(k).unwrap_or(u8::MAX);
-                let host_bars = host::host_bars(root, *f)
+                let host_bars = host
+                    .function(*f)
+                    .and_then(|h| h.bars.clone())
+                    .unwrap_or_else(|| Err(format!("{f} was not read")))
                     .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?;
                 bars.extend(host_bars.iter().map(|b| PlanBar {
                     bdf: Some(f.to_string()),
@@ -174,26 +184,12 @@ pub(super) fn gpus(
     Ok(gpus)
 }
 
-/// `0000:41:00.0`, `41:00.0` (one function), `41:00` (all of them).
-fn host_functions(root: &Root, spec: &str) -> Result<Vec<PciAddress>, String> {
-    if let Ok(a) = spec.parse::<PciAddress>() {
-        return Ok(vec![a]);
-    }
-    let whole: PciAddress = format!("{spec}.0")
-        .parse()
-        .map_err(|_| format!("{spec:?} is not a PCI address"))?;
-    let f = host::functions_of(root, whole.domain, whole.bus, whole.device);
-    if f.is_empty() {
-        return Err(format!("no PCI device {spec} on this host"));
-    }
-    Ok(f)
-}
-
-fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
-    let path = host::proxmox_config_path(root, arg);
+fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError> {
+    let (arg, path) = (p.arg.as_str(), &p.path);
     let shown = path.display().to_string();
-    let text = host::read_file(&path).map_err(PlanError::Unreadable)?;
-    let pve = proxmox::parse_config(&text)
+    let pve = p
+        .config
+        .as_ref()
         .map_err(|e| usage(format!("{shown} line {}: {}", e.line, e.msg)))?;
     let vmid = if arg.bytes().all(|b| b.is_ascii_digit()) {
         arg.to_string()
@@ -211,6 +207,46 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         args: pve.args.clone().unwrap_or_default(),
         ..Config::default()
     };
+    let cpu = proxmox_cpu(p, pve, &shown, &mut c)?;
+    let w = qemu_args::window_args(&qemu_args::words(&c.args)).map_err(|e| {
+        let line = pve.args_line.unwrap_or(0);
+        usage(format!("{shown} line {line}: args: {e}"))
+    })?;
+    c.hole64 = w.hole64;
+    c.mmio64 = w.mmio64;
+    c.guest_phys_bits = cpu.guest_phys_bits;
+    if pve.memory_hotplug {
+        let host_bits = host.host_phys_bits().unwrap_or_else(|| {
+            c.host_bits_assumed = true;
+            ASSUMED_HOST_PHYS_BITS
+        });
+        let phys_bits = match cpu.phys_bits {
+            Some(proxmox::PhysBits::Bits(b)) => Some(b),
+            Some(proxmox::PhysBits::Host) => Some(host_bits),
+            None => None,
+        };
+        let host_vcpu = matches!(cpu.model.as_str(), "host" | "max");
+        c.maxmem = Some(window::proxmox::max_mem(phys_bits, host_vcpu, host_bits));
+        c.mem_slots = Some(window::proxmox::HOTPLUG_SLOTS);
+        c.static_ram = Some(window::proxmox::HOTPLUG_STATIC_RAM);
+    }
+    proxmox_gpus(p, pve, host, &shown, &mut c)?;
+    c.target = Some(VmTarget::Proxmox {
+        vmid,
+        cpu: c.cpu_prop.clone(),
+        args: c.args.clone(),
+    });
+    Ok(c)
+}
+
+/// The VM's `cpu:` (a custom model resolved through cpu-models.conf) into
+/// `c`, and the CPU that results.
+fn proxmox_cpu(
+    p: &ProxmoxVm,
+    pve: &proxmox::PveConfig,
+    shown: &str,
+    c: &mut Config,
+) -> Result<proxmox::PveCpu, PlanError> {
     let cpu = pve
         .cpu
         .clone()
@@ -218,85 +254,51 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
     c.cpu_model = Some(cpu.model.clone());
     let cpu = match cpu.model.strip_prefix("custom-") {
         Some(name) => {
-            let line = text
-                .lines()
-                .take_while(|l| !l.starts_with('['))
-                .position(|l| l.starts_with("cpu:"))
-                .map_or(0, |i| i + 1);
-            let m = custom_cpu(root, name, cpu.clone(), &format!("{shown} line {line}"))?;
+            let line = pve.cpu_value.as_ref().map_or(0, |(_, l)| *l);
+            let m = custom_cpu(
+                p.cpu_models.as_deref(),
+                name,
+                cpu.clone(),
+                &format!("{shown} line {line}"),
+            )?;
             c.cpu_host = matches!(m.model.as_str(), "host" | "max");
             m
         }
         None => cpu,
     };
-    c.cpu_prop = text
-        .lines()
-        .take_while(|l| !l.starts_with('['))
-        .find_map(|l| l.strip_prefix("cpu:"))
-        .map(|v| v.trim().to_string())
-        .unwrap_or_else(|| "kvm64".into());
+    c.cpu_prop = pve
+        .cpu_value
+        .as_ref()
+        .map_or_else(|| "kvm64".into(), |(v, _)| v.clone());
     c.flags = cpu.flags.clone();
     match cpu.phys_bits {
         Some(proxmox::PhysBits::Bits(b)) => c.phys_bits = Some(b),
         Some(proxmox::PhysBits::Host) => c.phys_bits_host = true,
         None => {}
     }
-    let args_line = text
-        .lines()
-        .take_while(|l| !l.starts_with('['))
-        .position(|l| l.starts_with("args:"))
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let w = qemu_args::window_args(&qemu_args::words(&c.args))
-        .map_err(|e| usage(format!("{shown} line {args_line}: args: {e}")))?;
-    c.hole64 = w.hole64;
-    c.mmio64 = w.mmio64;
-    c.guest_phys_bits = cpu.guest_phys_bits;
-    if pve.memory_hotplug {
-        // G10: Memory.pm boots `-m size=1024,slots=255,maxmem=MAX` and adds
-        // the rest as DIMMs in the hot-plug area; MAX from the vCPU's bits
-        // (phys-bits, else the host's, at most 40 for a named model),
-        // rounded down to even, 2^(bits-21) MiB, at most 4 TiB
-        // (get_max_mem).
-        let host_bits = host::host_cpu(root).and_then(|h| h.phys_bits).unwrap_or(36);
-        let bits = match cpu.phys_bits {
-            Some(proxmox::PhysBits::Bits(b)) => b,
-            Some(proxmox::PhysBits::Host) => host_bits,
-            None if matches!(cpu.model.as_str(), "host" | "max") => host_bits,
-            None => host_bits.min(40),
-        } & !1;
-        let max_mib = (1u64 << bits.saturating_sub(21)).min(4 << 20);
-        c.maxmem = Some(max_mib << 20);
-        c.mem_slots = Some(255);
-        c.static_ram = Some(1 << 30);
-    }
-    // G6: where qemu-server attaches each hostpci (PCI.pm): pcie=1 on q35 a
-    // root port of its own (ich9-pcie-port-N+1 for N < 4, made for the
-    // rest); pcie=0 on q35 behind the pci-bridges pci.0 (hostpci0-3) and
-    // pci.2 (4-15) under pcidmi; on i440fx hostpci0-3 on bus 0, 4-15 on
-    // the pci.2 bridge. pve-q35-4.0.cfg always has ich9-pcie-port-1..4 on
-    // q35: the ones no hostpci0-3 with pcie=1 takes are empty hot-plug
-    // ports (D2).
+    Ok(cpu)
+}
+
+/// Each `hostpciN` (through its mapping, if it names one): its host
+/// functions and where qemu-server attaches it (`window::proxmox`), with
+/// the root ports left empty.
+fn proxmox_gpus(
+    p: &ProxmoxVm,
+    pve: &proxmox::PveConfig,
+    host: &HostEvidence,
+    shown: &str,
+    c: &mut Config,
+) -> Result<(), PlanError> {
     let q35 = c.machine.as_deref().is_some_and(|m| m.contains("q35"));
-    let mut taken = 0;
-    let mapping_text = pve
-        .hostpci
-        .iter()
-        .any(|h| h.mapping.is_some())
-        .then(|| host::read_file(&root.join("etc/pve/mapping/pci.cfg")))
-        .transpose()
-        .map_err(PlanError::Unreadable)?;
-    let node = host::node_name(root);
+    if let Some(Err(e)) = &p.mappings {
+        return Err(PlanError::Unreadable(e.clone()));
+    }
+    let node = p.node.clone();
     for h in &pve.hostpci {
         let at = format!("{shown} line {}", h.line);
         let specs = match &h.mapping {
             Some(name) => {
-                let m = proxmox::mapping_paths(
-                    mapping_text.as_deref().unwrap_or(""),
-                    name,
-                    node.as_deref(),
-                )
-                .ok_or_else(|| {
+                let m = p.mapped.get(name).cloned().flatten().ok_or_else(|| {
                     usage(format!(
                         "{at}: mapping {name:?} is not in /etc/pve/mapping/pci.cfg"
                     ))
@@ -316,30 +318,18 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
         let mut funcs = Vec::new();
         for spec in &specs {
             funcs.extend(
-                host_functions(root, spec)
+                host.spec(spec)
                     .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?,
             );
         }
         c.gpus.push((at, funcs));
-        c.attach.push(match (q35, h.pcie, h.index) {
-            (true, true, i) => {
-                if i < 4 {
-                    taken += 1;
-                }
-                Attach::RootPort
-            }
-            (true, false, i) if i < 4 => Attach::Bridge(0),
-            (false, _, i) if i < 4 => Attach::Bus0,
-            _ => Attach::Bridge(2),
-        });
+        c.attach.push(window::proxmox::attach(q35, h.pcie, h.index));
     }
-    c.empty_ports = Some(if q35 { 4 - taken.min(4) } else { 0 });
-    c.target = Some(VmTarget::Proxmox {
-        vmid,
-        cpu: c.cpu_prop.clone(),
-        args: c.args.clone(),
-    });
-    Ok(c)
+    c.empty_ports = Some(window::proxmox::empty_ports(
+        q35,
+        pve.hostpci.iter().map(|h| (h.pcie, h.index)),
+    ));
+    Ok(())
 }
 
 /// `cpu: custom-NAME`: the model of that name in cpu-models.conf, with the
@@ -347,20 +337,19 @@ fn from_proxmox(root: &Root, arg: &str) -> Result<Config, PlanError> {
 /// (as Proxmox combines them). A model that is not there is an error:
 /// Proxmox does not start the VM.
 fn custom_cpu(
-    root: &Root,
+    cpu_models: Option<&str>,
     name: &str,
     vm: proxmox::PveCpu,
     at: &str,
 ) -> Result<proxmox::PveCpu, PlanError> {
-    const FILE: &str = "/etc/pve/virtual-guest/cpu-models.conf";
-    let model = match host::read_file(&root.join(FILE)) {
-        Ok(text) => proxmox::custom_cpu_model(&text, name)
-            .map_err(|e| usage(format!("{FILE} line {}: {}", e.line, e.msg)))?,
-        Err(_) => None,
+    let model = match cpu_models {
+        Some(text) => proxmox::custom_cpu_model(text, name)
+            .map_err(|e| usage(format!("{CPU_MODELS} line {}: {}", e.line, e.msg)))?,
+        None => None,
     };
     let Some(mut m) = model else {
         return Err(usage(format!(
-            "{at}: cpu: custom-{name}: no cpu-model {name} in {FILE}, and Proxmox does not start a VM without its model"
+            "{at}: cpu: custom-{name}: no cpu-model {name} in {CPU_MODELS}, and Proxmox does not start a VM without its model"
         )));
     };
     m.flags.extend(vm.flags);
@@ -368,10 +357,11 @@ fn custom_cpu(
     Ok(m)
 }
 
-fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
-    let shown = path.display().to_string();
-    let text = host::read_file(path).map_err(PlanError::Unreadable)?;
-    let d = libvirt::parse_domain(&text)
+fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError> {
+    let shown = l.path.display().to_string();
+    let d = l
+        .domain
+        .as_ref()
         .map_err(|(line, e)| usage(format!("{shown} line {line}: {e}")))?;
     let name = d.name.clone().unwrap_or_else(|| "<vm>".into());
     let mut c = Config {
@@ -393,13 +383,10 @@ fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
         host_model: d.cpu.mode.as_deref() == Some("host-model"),
         maxmem: d.max_memory.map(|(m, _)| m),
         mem_slots: d.max_memory.map(|(_, s)| s),
-        // H5: pcie-root-port controllers no device sits on.
-        empty_ports: Some(
-            d.root_ports
-                .iter()
-                .filter(|i| !d.used_buses.contains(i))
-                .count(),
-        ),
+        empty_ports: Some(window::topology::libvirt_empty_ports(
+            &d.root_ports,
+            &d.used_buses,
+        )),
         ..Config::default()
     };
     c.cpu_model = Some(match d.cpu.mode.as_deref() {
@@ -412,16 +399,13 @@ fn from_libvirt(root: &Root, path: &Path) -> Result<Config, PlanError> {
         }
         _ => d.cpu.model.clone().unwrap_or_else(|| "qemu64".into()),
     });
-    for a in &d.hostdevs {
-        let funcs = host_functions(root, a)
+    for h in &d.hostdevs {
+        let a = &h.address;
+        let funcs = host
+            .spec(a)
             .map_err(|e| PlanError::Unreadable(format!("{shown}: <hostdev> {e}")))?;
         c.gpus.push((format!("{shown} <hostdev {a}>"), funcs));
     }
     c.target = Some(VmTarget::Libvirt { name });
     Ok(c)
-}
-
-/// Display controllers (class 03) and processing accelerators (class 12).
-fn is_gpu_class(class: u32) -> bool {
-    matches!(class >> 16, 0x03 | 0x12)
 }

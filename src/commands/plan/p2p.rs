@@ -1,297 +1,33 @@
-//! `plan --p2p`: on the host, whether the driver's P2P gate will open in
-//! the guest, and the exact lines that open it: what the configuration
-//! sets (`parse::p2p_vm`), the host's QEMU release (where the clique
-//! capability can go), each GPU's host config space (is 0xC8 free), the
-//! host IOMMU's address width and ACS on the bridges above the GPUs.
+//! `plan --p2p`: whether the driver's P2P gate will open in the guest
+//! (decided in `decide::p2p::plan` from what `evidence::host` read), and
+//! the exact lines that open it, written here.
 
-use super::{PlanError, PlanOptions};
-use crate::model::p2p::GateVerdict;
-use crate::model::pci::PciAddress;
-use crate::parse::p2p_vm::{self, VmDevice, VmP2p};
-use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
-use crate::read::host;
-use crate::read::root::Root;
-use crate::report::plan_p2p::{PlanP2p, PlanP2pDevice, PlanP2pLines};
-use std::io::Read;
+use super::PlanOptions;
+use crate::decide::p2p::plan::{self, PlanP2p, PlanP2pDevice, PlanP2pLines, VmKind};
+use crate::evidence::host::{HostEvidence, VmConfig};
+use crate::model::p2p::VmP2p;
+use crate::parse::address::device_spec;
+use crate::parse::qemu_args;
 
-/// Clique rules by QEMU release (hw/vfio/pci-quirks.c): the property since
-/// 2.11; the 0xD4 fallback since 8.1 ("Support alternate offset for
-/// GPUDirect Cliques", merged 2023-06-30 for 8.1).
-const CLIQUE_SINCE: (u32, u32) = (2, 11);
-const D4_SINCE: (u32, u32) = (8, 1);
-
-/// `8.1.5-6` (pve-qemu-kvm), `1:7.2+dfsg-7+deb12u7` (Debian) -> (8, 1).
-pub(crate) fn qemu_release(v: &str) -> Option<(u32, u32)> {
-    let v = v.split_once(':').map(|(_, r)| r).unwrap_or(v);
-    let mut it = v.split(|c: char| !c.is_ascii_digit());
-    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
-}
-
-fn read_config(root: &Root, a: PciAddress) -> Option<Vec<u8>> {
-    let mut buf = Vec::new();
-    std::fs::File::open(root.join(format!("sys/bus/pci/devices/{a}/config")))
-        .and_then(|f| f.take(4096).read_to_end(&mut buf))
-        .ok()?;
-    Some(buf)
-}
-
-/// The host bridges above `a`, nearest first (its sysfs link's path).
-fn upstream(root: &Root, a: PciAddress) -> Vec<PciAddress> {
-    let Ok(t) = std::fs::read_link(root.join(format!("sys/bus/pci/devices/{a}"))) else {
-        return Vec::new();
+pub(super) fn plan(host: &HostEvidence, o: &PlanOptions, window_end: Option<u64>) -> PlanP2p {
+    let (kind, vm) = match &host.vm {
+        Ok(c @ VmConfig::Proxmox(_)) => (VmKind::Proxmox, c.p2p().unwrap_or_default()),
+        Ok(c @ VmConfig::Libvirt(_)) => (VmKind::Libvirt, c.p2p().unwrap_or_default()),
+        _ => (VmKind::Qemu, VmP2p::of_flags(&o.gpu)),
     };
-    let mut v: Vec<PciAddress> = t
-        .components()
-        .filter_map(|c| c.as_os_str().to_str()?.parse().ok())
-        .filter(|x| *x != a)
-        .collect();
-    v.reverse();
-    v
-}
-
-/// The narrowest Intel IOMMU unit's MGAW (cap register bits 21:16, plus
-/// one), from `/sys/class/iommu/*/intel-iommu/cap`.
-fn iommu_width(root: &Root) -> (Option<u32>, Vec<String>) {
-    let mut units = Vec::new();
-    let mut width: Option<u32> = None;
-    if let Ok(d) = std::fs::read_dir(root.join("sys/class/iommu")) {
-        for e in d.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let cap = root.read_trimmed(&format!("sys/class/iommu/{name}/intel-iommu/cap"));
-            if let Some(c) =
-                cap.and_then(|c| u64::from_str_radix(c.trim_start_matches("0x"), 16).ok())
-            {
-                let w = ((c >> 16) & 0x3f) as u32 + 1;
-                width = Some(width.map_or(w, |x| x.min(w)));
-            }
-            units.push(name);
-        }
-    }
-    units.sort();
-    (width, units)
-}
-
-fn parse_addr(h: &str) -> Option<PciAddress> {
-    let full = if h.matches(':').count() == 1 {
-        format!("0000:{h}")
-    } else {
-        h.to_string()
-    };
-    let with_fn = if full.rsplit(':').next().is_some_and(|t| t.contains('.')) {
-        full
-    } else {
-        format!("{full}.0")
-    };
-    with_fn.parse().ok()
-}
-
-pub(super) fn plan(
-    root: &Root,
-    o: &PlanOptions,
-    window_end: Option<u64>,
-) -> Result<PlanP2p, PlanError> {
-    let (kind, vm): (&str, VmP2p) = match (&o.proxmox, &o.libvirt) {
-        (Some(p), _) => {
-            let path = host::proxmox_config_path(root, p);
-            let t = host::read_file(&path).map_err(PlanError::Unreadable)?;
-            ("proxmox", p2p_vm::proxmox(&t))
-        }
-        (_, Some(l)) => {
-            let t = host::read_file(l).map_err(PlanError::Unreadable)?;
-            let d = p2p_vm::libvirt(&t)
-                .map_err(|e| PlanError::Usage(format!("{}: {e}", l.display())))?;
-            ("libvirt", d)
-        }
-        _ => (
-            "qemu",
-            VmP2p {
-                devices: o
-                    .gpu
-                    .iter()
-                    .enumerate()
-                    .map(|(i, g)| VmDevice {
-                        name: format!("gpu{i}"),
-                        hosts: vec![g.clone()],
-                        mapping: false,
-                        x_vga: false,
-                    })
-                    .collect(),
-                ..VmP2p::default()
-            },
-        ),
-    };
-    let mut problems = Vec::new();
-    let release = host::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]);
-    let qemu = release.as_ref().and_then(|(_, v)| qemu_release(v));
-    if let Some((pkg, v)) = &release {
-        if qemu.is_some_and(|r| r < CLIQUE_SINCE) {
-            problems.push(format!(
-                "{pkg} {v} is older than QEMU 2.11: it has no x-nv-gpudirect-clique"
-            ));
-        }
-    }
-
-    // The GPUs among the devices: display-class on the host, or a mapping
-    // (not resolved here: taken as one).
-    let mut devices = Vec::new();
-    let (mut bare, mut lists, mut no_alias) = (Vec::new(), Vec::new(), Vec::new());
-    for d in &vm.devices {
-        let first = d.hosts.first().and_then(|h| parse_addr(h));
-        let is_gpu = d.mapping
-            || first
-                .and_then(|a| host::class_of(root, a))
-                .is_none_or(|c| c >> 16 == 0x03);
-        if !is_gpu {
-            continue;
-        }
-        // qemu-server names the functions hostpciN.0, hostpciN.1... when
-        // the entry yields more than one: a `;` list, or a bare BDF of a
-        // multi-function device (`print_hostpci_devices`, `$multifunction`).
-        let listed = d.hosts.len() > 1;
-        let multi = listed
-            || d.bare()
-                && first.is_some_and(|a| {
-                    host::functions_of(root, a.domain, a.bus, a.device).len() > 1
-                        || !root.join(format!("sys/bus/pci/devices/{a}")).exists()
-                });
-        let device_id = match kind {
-            "proxmox" if multi => format!("{}.0", d.name),
-            _ => d.name.clone(),
-        };
-        let targetable = kind != "proxmox" || !multi;
-        let clique = vm
-            .cliques
-            .iter()
-            .find(|(id, _)| *id == device_id)
-            .map(|(_, v)| v.clone());
-        if kind == "proxmox" && listed {
-            lists.push(d.name.clone());
-        } else if kind == "proxmox" && multi {
-            bare.push(d.name.clone());
-        }
-        if kind == "libvirt" && d.name.is_empty() {
-            no_alias.push(d.hosts.join(";"));
-        }
-        let placement = first
-            .and_then(|a| read_config(root, a))
-            .filter(|c| c.len() >= 256)
-            .and_then(|c| pci_caps::clique_placement(&c));
-        let place_text = match (placement, qemu) {
-            (None, _) => None,
-            (Some(p), Some(r)) if r < D4_SINCE => Some(if p.c8_free {
-                "0xc8".to_string()
-            } else {
-                problems.push(format!("{}: 0xC8 of its config space is taken and QEMU before 8.1 puts the clique only there: the VM will not start with the clique set; QEMU 8.1 or later puts it at 0xD4", d.name));
-                "none (QEMU before 8.1 needs 0xC8)".to_string()
-            }),
-            (Some(p), _) => Some(match p.offset {
-                Some(o) => format!("{o:#x}"),
-                None => {
-                    problems.push(format!("{}: both 0xC8 and 0xD4 of its config space are taken: QEMU cannot add the capability and will not start", d.name));
-                    "none".into()
-                }
-            }),
-        };
-        // ACS on the host bridges above it.
-        let acs_redirect: Vec<String> = first
-            .map(|a| upstream(root, a))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|b| {
-                read_config(root, *b)
-                    .and_then(|c| pci_caps::acs_control(&c))
-                    .is_some_and(|c| c & ACS_REQUEST_REDIRECT != 0)
-            })
-            .map(|b| b.to_string())
-            .collect();
-        devices.push(PlanP2pDevice {
-            name: d.name.clone(),
-            host: d.hosts.join(";"),
-            device_id,
-            targetable,
-            clique,
-            clique_offset: place_text,
-            acs_redirect,
-        });
-        if d.x_vga {
-            problems.push(format!("{}: x-vga=1: some qemu-server releases add kvm=off with it (hiding KVM); check `qm showcmd VMID | grep -o 'kvm=off'`", d.name));
-        }
-    }
-    if !bare.is_empty() {
-        problems.push(format!(
-            "{} name the GPU without a function (`41:00`), so every function is passed and QEMU's ids are hostpciN.0, hostpciN.1...: `-set device.hostpciN.x-nv-gpudirect-clique=...` then names no device (QEMU refuses to start) and -set cannot name hostpciN.0 (QEMU reads the id up to the next dot); give each GPU's function (`0000:41:00.0`)",
-            bare.join(", ")
-        ));
-    }
-    if !lists.is_empty() {
-        problems.push(format!(
-            "{} list several functions (`0000:41:00.0;0000:41:00.1`), so QEMU's ids are hostpciN.0, hostpciN.1...: -set cannot name them (QEMU reads the id up to the next dot); give the GPU's function alone in its hostpciN",
-            lists.join(", ")
-        ));
-    }
-    if !no_alias.is_empty() {
-        problems.push(format!(
-            "the <hostdev> of {} has no <alias>: give each `<alias name='ua-gpuN'/>` so <qemu:override> can name it",
-            no_alias.join(", ")
-        ));
-    }
-    if vm.kvm_hidden {
-        problems.push(match kind {
-            "libvirt" => "<kvm><hidden state='on'/> hides KVM: NVIDIA's driver then grants no P2P in the guest; remove it".into(),
-            _ => "cpu: ...,hidden=1 hides KVM (QEMU kvm=off): NVIDIA's driver then grants no P2P in the guest, whatever the clique; drop hidden=1".into(),
-        });
-    }
-    if vm.commandline_set {
-        problems.push("<qemu:commandline> sets the clique with -set: libvirt passes -device as JSON, which -set cannot change (QEMU refuses); use <qemu:override>".into());
-    }
-    let (iommu_width_bits, iommu_units) = iommu_width(root);
-    if let (Some(w), Some(end)) = (iommu_width_bits, window_end) {
-        if w < 64 && end > (1u64 << w) {
-            problems.push(format!("the host IOMMU translates {w} address bits and the guest's 64-bit window ends at {end:#x}: QEMU cannot map the peers' BARs (\"PCI peer-to-peer transactions on BARs are not supported\"); fewer vCPU address bits keep the BARs lower"));
-        }
-    }
-    let ids: Vec<&str> = devices
-        .iter()
-        .map(|d| d.clique.as_deref().unwrap_or(""))
-        .collect();
-    let all_set = !devices.is_empty()
-        && ids.iter().all(|c| !c.is_empty())
-        && ids.windows(2).all(|w| w[0] == w[1]);
-    let driver_gate = if devices.len() < 2 {
-        GateVerdict::Unknown
-    } else if all_set && problems.is_empty() {
-        GateVerdict::Granted
-    } else {
-        GateVerdict::Refused
-    };
-    if devices.len() >= 2 && !all_set {
-        problems.push(if ids.iter().all(|c| c.is_empty()) {
-            "no GPU is given a clique: under KVM the driver grants no P2P".into()
-        } else {
-            format!("the GPUs' cliques differ or some are not set ({}): the driver grants P2P only within one", ids.iter().map(|c| if c.is_empty() { "-" } else { c }).collect::<Vec<_>>().join(", "))
-        });
-    }
-    let lines = lines(kind, &vm, &devices);
-    Ok(PlanP2p {
-        driver_gate,
-        devices,
-        kvm_hidden: vm.kvm_hidden,
-        qemu_package: release.map(|(p, v)| format!("{p} {v}")),
-        iommu_width_bits,
-        iommu_units,
-        problems,
-        lines,
-    })
+    let mut p = plan::plan(kind, &vm, host, window_end);
+    p.lines = lines(kind, &vm, &p.devices);
+    p
 }
 
 /// The lines to paste: every GPU in clique 0.
-fn lines(kind: &str, vm: &VmP2p, devices: &[PlanP2pDevice]) -> PlanP2pLines {
+fn lines(kind: VmKind, vm: &VmP2p, devices: &[PlanP2pDevice]) -> PlanP2pLines {
     let qemu = devices
         .iter()
         .map(|d| {
             let h = d.host.split(';').next().unwrap_or("");
-            let h = parse_addr(h)
-                .map(|a| a.to_string())
+            let h = device_spec(h)
+                .map(|a| a.first.to_string())
                 .unwrap_or_else(|| h.to_string());
             format!("-device vfio-pci,host={h},x-nv-gpudirect-clique=0")
         })
@@ -303,7 +39,7 @@ fn lines(kind: &str, vm: &VmP2p, devices: &[PlanP2pDevice]) -> PlanP2pLines {
         qemu,
     };
     match kind {
-        "proxmox" => {
+        VmKind::Proxmox => {
             for (d, v) in devices.iter().zip(
                 vm.devices
                     .iter()
@@ -323,7 +59,7 @@ fn lines(kind: &str, vm: &VmP2p, devices: &[PlanP2pDevice]) -> PlanP2pLines {
                 .iter()
                 .map(|d| format!("-set device.{}.x-nv-gpudirect-clique=0", d.name))
                 .collect();
-            let kept = p2p_vm::args_without_cliques(&vm.args);
+            let kept = qemu_args::args_without_cliques(&vm.args);
             out.proxmox.push(format!(
                 "args: {}{}",
                 if kept.is_empty() {
@@ -337,7 +73,7 @@ fn lines(kind: &str, vm: &VmP2p, devices: &[PlanP2pDevice]) -> PlanP2pLines {
                 out.proxmox.push("cpu: (the same, without hidden=1)".into());
             }
         }
-        "libvirt" => {
+        VmKind::Libvirt => {
             let devs: Vec<String> = devices
                 .iter()
                 .enumerate()

@@ -7,21 +7,26 @@
 
 use super::config::Config;
 use super::{usage, PlanError, PlanOptions};
-use crate::decide::window::cpu_models;
+use crate::decide::window::rules::bundled_seabios;
+use crate::decide::window::{cpu_models, qemu};
 use crate::decide::window::{
     ram_end, Firmware, Machine, OvmfRules, QemuRules, QemuVersion, SeabiosRules, Setup,
     QEMU_DEFAULT_PHYS_BITS,
 };
+use crate::evidence::host::{HostEvidence, ASSUMED_HOST_PHYS_BITS};
 use crate::model::platform::{Cpu, CpuVendor};
-use crate::parse::release::{bundled_seabios, edk2_build, qemu_version, seabios_version};
-use crate::read::host;
-use crate::read::root::Root;
+use crate::parse::release::installed_version;
+use crate::parse::release::{edk2_build, machine_version, qemu_version, seabios_version};
 use crate::report::plan::VmReport;
 
-const GIB: u64 = 1 << 30;
+use crate::decide::window::qemu::GIB;
 
 /// The QEMU release: `--qemu`, else the host's package, else 7.2's rules.
-fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuVersion, PlanError> {
+fn qemu_release(
+    host: &HostEvidence,
+    o: &PlanOptions,
+    assumed: &mut Vec<String>,
+) -> Result<QemuVersion, PlanError> {
     if let Some(v) = &o.qemu {
         return qemu_version(v).ok_or_else(|| {
             usage(format!(
@@ -29,7 +34,7 @@ fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuV
             ))
         });
     }
-    match host::dpkg_version(root, &["pve-qemu-kvm", "qemu-system-x86"]) {
+    match installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]) {
         Some((_, v)) if qemu_version(&v).is_some() => Ok(qemu_version(&v).expect("checked")),
         found => {
             let why = match found {
@@ -44,17 +49,17 @@ fn qemu(root: &Root, o: &PlanOptions, assumed: &mut Vec<String>) -> Result<QemuV
     }
 }
 
-/// The model's setup and the report's account of the VM.
-pub(super) fn resolve(
-    root: &Root,
+/// The firmware and its rules: `--firmware`, else the configuration's,
+/// else SeaBIOS; its build from the flag's version, else the host's
+/// package; with the version to show.
+fn firmware(
+    host: &HostEvidence,
     o: &PlanOptions,
     c: &Config,
-    warnings: &mut Vec<String>,
-) -> Result<(Setup, VmReport), PlanError> {
-    let mut assumed: Vec<String> = Vec::new();
-    let qemu_v = qemu(root, o, &mut assumed)?;
-    let pve_qemu = host::dpkg_version(root, &["pve-qemu-kvm"]);
-    // Firmware and its rules.
+    qemu_v: QemuVersion,
+    assumed: &mut Vec<String>,
+) -> Result<(Firmware, Option<String>), PlanError> {
+    let pve_qemu = installed_version(&host.packages, &["pve-qemu-kvm"]);
     let fw_arg = o
         .firmware
         .clone()
@@ -67,12 +72,12 @@ pub(super) fn resolve(
         Some((n, v)) => (n.to_ascii_lowercase(), Some(v.to_string())),
         None => (fw_arg.to_ascii_lowercase(), None),
     };
-    let (firmware, version) = match fw_name.as_str() {
+    Ok(match fw_name.as_str() {
         "ovmf" | "efi" | "uefi" => {
             // A version given is held to; one read from dpkg that does not
             // name a release is a default, said as such.
-            let package = host::dpkg_version(
-                root,
+            let package = installed_version(
+                &host.packages,
                 &["pve-edk2-firmware-ovmf", "pve-edk2-firmware", "ovmf"],
             );
             let rules = match (&fw_version, &package) {
@@ -99,7 +104,7 @@ pub(super) fn resolve(
         "seabios" | "bios" => {
             // F7: Proxmox's QEMU boots the SeaBIOS it bundles, by its own
             // version; Debian's and Ubuntu's boot the `seabios` package's.
-            let package = host::dpkg_version(root, &["seabios"]);
+            let package = installed_version(&host.packages, &["seabios"]);
             let (v, shown) = match (&fw_version, &pve_qemu, &package) {
                 (Some(v), _, _) => (
                     seabios_version(v).ok_or_else(|| {
@@ -135,8 +140,16 @@ pub(super) fn resolve(
                 "--firmware {other:?}: expected ovmf or seabios"
             )))
         }
-    };
+    })
+}
 
+/// The machine type: `--machine`, else the configuration's, else q35;
+/// with the version a versioned type pins.
+fn machine(
+    o: &PlanOptions,
+    c: &Config,
+    assumed: &mut Vec<String>,
+) -> Result<(Machine, Option<QemuVersion>), PlanError> {
     let machine_arg = o.machine.clone().or(c.machine.clone()).unwrap_or_else(|| {
         assumed.push("machine type q35 (give --machine)".into());
         "q35".into()
@@ -153,42 +166,54 @@ pub(super) fn resolve(
             "--machine {machine_arg:?}: expected q35, pc, pc-q35-X.Y or pc-i440fx-X.Y"
         )));
     };
-    let machine_v = machine_version(&machine_arg);
-    let qemu = QemuRules::of(qemu_v, machine_v);
+    Ok((machine, machine_version(&machine_arg)))
+}
 
+/// The vCPU the guest gets.
+struct Vcpu {
+    model: String,
+    phys_bits: u32,
+    pdpe1gb: bool,
+    vendor: Option<CpuVendor>,
+}
+
+/// The vCPU: its model, address bits, 1 GiB pages and vendor, from flags
+/// over the configuration over the host's CPU.
+fn vcpu(
+    host: &HostEvidence,
+    o: &PlanOptions,
+    c: &Config,
+    assumed: &mut Vec<String>,
+) -> Result<Vcpu, PlanError> {
     // The vCPU: a named model has QEMU's 40 bits and its own 1 GiB pages
     // (cpu_models); `host` has the host's; the vendor is the host's under
     // KVM.
-    let host_cpu: Option<Cpu> = host::host_cpu(root);
+    let host_cpu: Option<Cpu> = host.cpu;
     let model = o
         .cpu
         .clone()
         .or(c.cpu_model.clone())
         .unwrap_or_else(|| "qemu64".into());
     let is_host = model == "host" || model == "max" || (o.cpu.is_none() && c.cpu_host);
-    let host_bits = || host_cpu.and_then(|h| h.phys_bits).unwrap_or(46);
-    if (is_host || c.phys_bits_host) && host_cpu.and_then(|h| h.phys_bits).is_none() {
-        assumed.push("46 host address bits (no /proc/cpuinfo under the root)".into());
+    let host_bits = || host.host_phys_bits().unwrap_or(ASSUMED_HOST_PHYS_BITS);
+    if (is_host || c.phys_bits_host || c.host_bits_assumed) && host.host_phys_bits().is_none() {
+        assumed.push(format!(
+            "{ASSUMED_HOST_PHYS_BITS} host address bits (no /proc/cpuinfo under the root)"
+        ));
     }
     // A1 downstream: RHEL's qemu-kvm turns host-phys-bits on for named
     // models (secondary sources only: tp-qemu's host_phys_bits test, a
     // qemu-devel thread); not modelled, said.
-    if !is_host
-        && o.phys_bits.is_none()
-        && c.phys_bits.is_none()
-        && root.join("etc/redhat-release").exists()
-    {
+    if !is_host && o.phys_bits.is_none() && c.phys_bits.is_none() && host.redhat_release {
         assumed.push("QEMU's 40 address bits for a named model, as upstream; RHEL-family qemu-kvm is said to give the host's (host-phys-bits, limit 48): give --phys-bits N".into());
     }
     let mut phys_bits = if is_host || c.phys_bits_host {
-        // A3/H3: host-phys-bits-limit caps the host's width.
-        host_bits().min(c.phys_bits_limit.unwrap_or(u32::MAX))
+        qemu::host_phys_bits(host_bits(), c.phys_bits_limit)
     } else {
         c.phys_bits.unwrap_or(QEMU_DEFAULT_PHYS_BITS)
     };
     if let Some(b) = o.phys_bits {
-        // A8: QEMU accepts 32 to 52 bits for a 64-bit vCPU.
-        if !(32..=52).contains(&b) {
+        if !qemu::PHYS_BITS_ACCEPTED.contains(&b) {
             return Err(usage(format!(
                 "--phys-bits {b}: QEMU refuses a 64-bit vCPU outside 32 to 52 bits"
             )));
@@ -236,13 +261,17 @@ pub(super) fn resolve(
             }
         },
     };
-    let guest_phys_bits = o.guest_phys_bits.or(c.guest_phys_bits);
-    if guest_phys_bits.is_none()
-        && qemu.guest_phys_bits
-        && matches!(firmware, Firmware::Ovmf(r) if r.guest_phys_bits)
-    {
-        assumed.push("no GuestPhysBits (QEMU 9.1+ under KVM on Linux 6.10+ reports min(KVM's, phys-bits); give --guest-phys-bits N)".into());
-    }
+    Ok(Vcpu {
+        model,
+        phys_bits,
+        pdpe1gb,
+        vendor,
+    })
+}
+
+/// Guest RAM as given, the RAM QEMU boots with (Proxmox's memory
+/// hot-plug boots 1 GiB), and the hot-plug area above it.
+fn memory(o: &PlanOptions, c: &Config, assumed: &mut Vec<String>) -> (u64, u64, u64) {
     let ram = o.ram.or(c.ram).unwrap_or_else(|| {
         assumed.push("1 GiB of guest RAM (give --ram)".into());
         GIB
@@ -256,16 +285,43 @@ pub(super) fn resolve(
         ram
     };
     let slots = o.mem_slots.or(c.mem_slots);
-    let device_memory = match maxmem {
-        Some(m) if m > boot_ram => {
-            let slots = slots.unwrap_or_else(|| {
-                assumed.push("255 memory slots (give --mem-slots)".into());
-                255
-            });
-            m - boot_ram + u64::from(slots) * GIB
+    let slots = match (maxmem, slots) {
+        (Some(m), None) if m > boot_ram => {
+            assumed.push("255 memory slots (give --mem-slots)".into());
+            255
         }
-        _ => 0,
+        (_, s) => s.unwrap_or(0),
     };
+    (ram, boot_ram, qemu::device_memory(maxmem, boot_ram, slots))
+}
+
+/// The model's setup and the report's account of the VM.
+pub(super) fn resolve(
+    host: &HostEvidence,
+    o: &PlanOptions,
+    c: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<(Setup, VmReport), PlanError> {
+    let mut assumed: Vec<String> = Vec::new();
+    let qemu_v = qemu_release(host, o, &mut assumed)?;
+    let (firmware, version) = firmware(host, o, c, qemu_v, &mut assumed)?;
+    let (machine, machine_v) = machine(o, c, &mut assumed)?;
+    let qemu = QemuRules::of(qemu_v, machine_v);
+    let Vcpu {
+        model,
+        phys_bits,
+        pdpe1gb,
+        vendor,
+    } = vcpu(host, o, c, &mut assumed)?;
+
+    let guest_phys_bits = o.guest_phys_bits.or(c.guest_phys_bits);
+    if guest_phys_bits.is_none()
+        && qemu.guest_phys_bits
+        && matches!(firmware, Firmware::Ovmf(r) if r.guest_phys_bits)
+    {
+        assumed.push("no GuestPhysBits (QEMU 9.1+ under KVM on Linux 6.10+ reports min(KVM's, phys-bits); give --guest-phys-bits N)".into());
+    }
+    let (ram, boot_ram, device_memory) = memory(o, c, &mut assumed);
     let hole64 = o.hole64.or(c.hole64);
     let mmio64 = o.mmio64.or(c.mmio64);
     if mmio64.is_some() && !matches!(firmware, Firmware::Ovmf(_)) {
@@ -318,37 +374,4 @@ pub(super) fn resolve(
         assumed,
     };
     Ok((setup, vm))
-}
-
-/// The version a versioned machine type pins (`pc-q35-7.0`,
-/// `pc-i440fx-6.2+pve0`, `pc-1.3`); `None` for an alias (`q35`, `pc`),
-/// which is the newest.
-fn machine_version(machine: &str) -> Option<QemuVersion> {
-    let name = machine.split([',', '+']).next()?;
-    let (_, v) = name.rsplit_once('-')?;
-    let (major, minor) = v.split_once('.')?;
-    Some(QemuVersion(
-        major.parse().ok()?,
-        minor.split('.').next()?.parse().ok()?,
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::machine_version;
-    use crate::decide::window::QemuVersion;
-
-    #[test]
-    fn machine_type_versions() {
-        assert_eq!(machine_version("pc-q35-7.0"), Some(QemuVersion(7, 0)));
-        assert_eq!(machine_version("pc-q35-8.1+pve0"), Some(QemuVersion(8, 1)));
-        assert_eq!(
-            machine_version("pc-i440fx-10.0,viommu=virtio"),
-            Some(QemuVersion(10, 0))
-        );
-        assert_eq!(machine_version("pc-1.3"), Some(QemuVersion(1, 3)));
-        assert_eq!(machine_version("q35"), None);
-        assert_eq!(machine_version("pc"), None);
-        assert_eq!(machine_version("pc-q35-rhel9.4.0"), None);
-    }
 }

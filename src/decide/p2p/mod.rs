@@ -28,6 +28,7 @@ use crate::read::cpuid::CpuidView;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+pub(crate) mod plan;
 #[cfg(test)]
 mod tests;
 mod text;

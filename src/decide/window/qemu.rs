@@ -31,6 +31,30 @@ impl Machine {
     }
 }
 
+/// A8: the address widths QEMU accepts for a 64-bit vCPU; outside them it
+/// exits ("phys-bits should be between 32 and 52", target/i386/cpu.c
+/// x86_cpu_realizefn, `TARGET_PHYS_ADDR_SPACE_BITS`).
+pub(crate) const PHYS_BITS_ACCEPTED: std::ops::RangeInclusive<u32> = 32..=52;
+
+/// A3/H3: the width of a vCPU that takes the host's (`-cpu host`,
+/// `host-phys-bits=on`), capped by `host-phys-bits-limit` when one is set
+/// (target/i386/host-cpu.c, host_cpu_adjust_phys_bits).
+pub(crate) fn host_phys_bits(host: u32, limit: Option<u32>) -> u32 {
+    limit.map_or(host, |l| host.min(l))
+}
+
+/// B3/B9: the memory hot-plug area QEMU reserves above RAM for `-m
+/// ...,slots=S,maxmem=M` booted with `ram`: M - ram, plus 1 GiB a slot
+/// for DIMM alignment (hw/i386/pc.c, pc_memory_init: `maxram_size -
+/// ram_size`, `+= 1 GiB * ram_slots` with `enforce_aligned_dimm`); none
+/// when maxmem is not above the RAM.
+pub(crate) fn device_memory(maxmem: Option<u64>, ram: u64, slots: u32) -> u64 {
+    match maxmem {
+        Some(m) if m > ram => m - ram + u64::from(slots) * GIB,
+        _ => 0,
+    }
+}
+
 /// Where guest RAM ends once QEMU has split it at 4 GiB (B1: pc_q35.c
 /// keeps 2 GiB below from 2.75 GiB on, pc_piix.c 3 GiB from 3.5 GiB on).
 pub(crate) fn ram_end(machine: Machine, ram: u64) -> u64 {
@@ -168,5 +192,29 @@ impl Setup {
             return Err(super::NoBoot::QemuRefuses { limit, end });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_widths_the_hosts_width_and_the_hot_plug_area() {
+        // A8: QEMU exits outside 32 to 52 bits.
+        assert!(!PHYS_BITS_ACCEPTED.contains(&31) && PHYS_BITS_ACCEPTED.contains(&32));
+        assert!(PHYS_BITS_ACCEPTED.contains(&52) && !PHYS_BITS_ACCEPTED.contains(&53));
+        // A3: the limit caps the host's width, never raises it.
+        assert_eq!(host_phys_bits(52, Some(48)), 48);
+        assert_eq!(host_phys_bits(46, Some(48)), 46);
+        assert_eq!(host_phys_bits(46, None), 46);
+        // B3: maxmem 512 GiB booted with 1 GiB and 255 slots (Proxmox's
+        // memory hot-plug); none when maxmem is not above the RAM.
+        assert_eq!(
+            device_memory(Some(512 * GIB), GIB, 255),
+            511 * GIB + 255 * GIB
+        );
+        assert_eq!(device_memory(Some(GIB), GIB, 255), 0);
+        assert_eq!(device_memory(None, GIB, 0), 0);
     }
 }

@@ -160,6 +160,34 @@ pub(crate) const RULES: &[Rule] = &[
         confirmed: "src",
     },
     Rule {
+        id: "F7a",
+        since: Since::Qemu(QemuVersion(8, 2)),
+        source: "QEMU roms/seabios, v8.2.0 (eb0ce1346e, SeaBIOS 1.16.3); pve-qemu-kvm's debian/rules installs QEMU's own bios-256k.bin",
+        effect: "the SeaBIOS pve-qemu-kvm bundles, and a Proxmox VM boots, is 1.16.3 (1.16.x, with 1.16.2's rules, before)",
+        confirmed: "src",
+    },
+    Rule {
+        id: "F7b",
+        since: Since::Qemu(QemuVersion(10, 1)),
+        source: "QEMU roms/seabios, pull of 2025-06-11 (SeaBIOS 1.17.0), in 10.1 by the dates",
+        effect: "the SeaBIOS pve-qemu-kvm bundles is 1.17.0",
+        confirmed: "src; inference (the release from the pull's date)",
+    },
+    Rule {
+        id: "P1",
+        since: Since::Qemu(QemuVersion(2, 11)),
+        source: "QEMU hw/vfio/pci-quirks.c, v2.11.0: vfio-pci's x-nv-gpudirect-clique property",
+        effect: "QEMU can give a GPU NVIDIA's GPUDirect clique capability, at config offset 0xC8 only",
+        confirmed: "src",
+    },
+    Rule {
+        id: "P2",
+        since: Since::Qemu(QemuVersion(8, 1)),
+        source: "QEMU hw/vfio/pci-quirks.c, v8.1.0 (\"Support alternate offset for GPUDirect Cliques\", merged 2023-06-30)",
+        effect: "the clique capability goes to 0xD4 where 0xC8 is taken",
+        confirmed: "src",
+    },
+    Rule {
         id: "A6",
         since: Since::Qemu(QemuVersion(9, 1)),
         source: "QEMU target/i386/kvm/kvm-cpu.c, v10.0.0, kvm_set_guest_phys_bits L21-40 (0d08c423688e, in 9.1)",
@@ -323,6 +351,10 @@ pub(crate) struct QemuRules {
     pub ht_e820: bool,
     /// A6: GuestPhysBits under KVM (9.1).
     pub guest_phys_bits: bool,
+    /// P1: vfio-pci's clique property (2.11).
+    pub clique: bool,
+    /// P2: the clique at 0xD4 where 0xC8 is taken (8.1).
+    pub clique_d4: bool,
 }
 
 impl QemuRules {
@@ -337,6 +369,8 @@ impl QemuRules {
             amd_relocation: has("B4", at) && has("B4m", m),
             ht_e820: has("B5", at) && has("B4m", m),
             guest_phys_bits: has("A6", at),
+            clique: has("P1", at),
+            clique_d4: has("P2", at),
         }
     }
 
@@ -347,7 +381,22 @@ impl QemuRules {
         amd_relocation: true,
         ht_e820: true,
         guest_phys_bits: false,
+        clique: true,
+        clique_d4: false,
     };
+}
+
+/// SeaBIOS as pve-qemu-kvm bundles it, by the package's QEMU release (F7a,
+/// F7b); before 8.2, 1.16.x, whose rules are 1.16.2's.
+pub(crate) fn bundled_seabios(q: QemuVersion) -> SeabiosVersion {
+    let at = Since::Qemu(q);
+    if has("F7b", at) {
+        SeabiosVersion(1, 17, 0)
+    } else if has("F7a", at) {
+        SeabiosVersion(1, 16, 3)
+    } else {
+        SeabiosVersion(1, 16, 2)
+    }
 }
 
 #[cfg(test)]
@@ -402,6 +451,9 @@ mod tests {
                             q.amd_relocation,
                             q.ht_e820,
                             q.guest_phys_bits,
+                            q.clique,
+                            q.clique_d4,
+                            bundled_seabios(v),
                         )
                     };
                     f(a) != f(b)
@@ -429,5 +481,13 @@ mod tests {
             SeabiosRules::of(SeabiosVersion(1, 16, 2)),
             SeabiosRules::V1_16_2
         );
+        assert_eq!(bundled_seabios(QemuVersion(8, 1)), SeabiosVersion(1, 16, 2));
+        assert_eq!(bundled_seabios(QemuVersion(9, 0)), SeabiosVersion(1, 16, 3));
+        assert_eq!(
+            bundled_seabios(QemuVersion(10, 1)),
+            SeabiosVersion(1, 17, 0)
+        );
+        let q = |a, b| QemuRules::of(QemuVersion(a, b), None);
+        assert!(!q(2, 10).clique && q(2, 11).clique && !q(8, 0).clique_d4 && q(8, 1).clique_d4);
     }
 }

@@ -17,6 +17,17 @@ pub(crate) enum Attach {
     Bus0,
 }
 
+/// H5: a libvirt domain's empty hot-plug ports, the `pcie-root-port`
+/// controllers (their indexes) no device's `<address bus=...>` names
+/// (libvirt formatdomain, "Controllers": a root port's index is the bus
+/// number behind it).
+pub(crate) fn libvirt_empty_ports(root_ports: &[u32], used_buses: &[u32]) -> usize {
+    root_ports
+        .iter()
+        .filter(|i| !used_buses.contains(i))
+        .count()
+}
+
 /// `--topology`: root-ports, bridge, bus0.
 pub(crate) fn parse_topology(s: &str) -> Option<Attach> {
     match s {

@@ -93,6 +93,8 @@ fn function(bdf: PciAddress, r: &str) -> Option<Event> {
         device,
         class,
         header_type,
+        // Filled in by `parse_log`, which has the whole line.
+        secs: None,
     })
 }
 

@@ -311,9 +311,41 @@ fn enumeration_of_a_function() {
         device: 0x15f8,
         class: 0x030200,
         header_type: 0,
+        secs: None,
     });
+    let stamped = |secs| match want.clone() {
+        Some(Event::Function {
+            bdf,
+            vendor,
+            device,
+            class,
+            header_type,
+            ..
+        }) => Some(Event::Function {
+            bdf,
+            vendor,
+            device,
+            class,
+            header_type,
+            secs,
+        }),
+        _ => unreachable!(),
+    };
     assert_eq!(
         parse_line("[    5.231911] pci 0000:01:01.0: [10de:15f8] type 00 class 0x030200"),
+        stamped(Some(5))
+    );
+    assert_eq!(
+        parse_line(
+            "Sep 21 10:24:30 host kernel: [  150.16] pci 0000:01:01.0: [10de:15f8] type 00 class 0x030200"
+        ),
+        stamped(Some(150))
+    );
+    // A wall-clock stamp (`dmesg -T`) is no time since boot.
+    assert_eq!(
+        parse_line(
+            "[Sat Sep 21 10:24:30 2024] pci 0000:01:01.0: [10de:15f8] type 00 class 0x030200"
+        ),
         want
     );
     assert_eq!(
@@ -334,6 +366,7 @@ fn enumeration_of_a_function() {
             device: 0xa110,
             class: 0x060400,
             header_type: 1,
+            secs: None,
         })
     );
     for bad in [
@@ -1035,6 +1068,7 @@ fn corpus_wordings_line_by_line() {
                 device: 0x15f8,
                 class: 0x030200,
                 header_type: 0,
+                secs: Some(67),
             }),
         ),
         // Display devices named as such.

@@ -9,6 +9,11 @@
 
 use crate::model::pci::PciAddress;
 use crate::parse::hex::hex_u64;
+use names::{class_from_name, device_from_name, vendor_from_name};
+use region::region_line;
+
+mod names;
+mod region;
 
 /// One function's block of `lspci -v` output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,51 +95,6 @@ impl LspciDevice {
     pub(crate) fn device_id(&self) -> Option<u16> {
         self.device.or_else(|| device_from_name(&self.name))
     }
-}
-
-/// Plain `lspci -v` prints class names, not numbers.
-fn class_from_name(name: &str) -> Option<u16> {
-    Some(match name {
-        "VGA compatible controller" => 0x0300,
-        "XGA compatible controller" => 0x0301,
-        "3D controller" => 0x0302,
-        "Display controller" => 0x0380,
-        "Processing accelerators" => 0x1200,
-        "Host bridge" => 0x0600,
-        "ISA bridge" => 0x0601,
-        "PCI bridge" => 0x0604,
-        "CardBus bridge" => 0x0607,
-        _ => return None,
-    })
-}
-
-/// ... nor vendor ids: the GPU vendors' names will do.
-fn vendor_from_name(name: &str) -> Option<u16> {
-    use crate::model::pci::{VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
-    // Old lspci spelled it `nVidia`; a wrapped header may keep only
-    // `Advanced Micro` of the name.
-    if name.starts_with("NVIDIA") || name.starts_with("nVidia") {
-        Some(VENDOR_NVIDIA)
-    } else if name.starts_with("Advanced Micro")
-        || name.starts_with("AMD")
-        || name.starts_with("ATI")
-    {
-        Some(VENDOR_AMD)
-    } else if name.starts_with("Intel") {
-        Some(VENDOR_INTEL)
-    } else {
-        None
-    }
-}
-
-/// `NVIDIA Corporation Device 1b80`.
-fn device_from_name(name: &str) -> Option<u16> {
-    let (_, id) = name.rsplit_once(" Device ")?;
-    let id = id.split_whitespace().next()?;
-    if id.len() != 4 {
-        return None;
-    }
-    crate::parse::hex::hex_digits(id).map(|v| v as u16)
 }
 
 /// Parses every device block found in `text`. Other lines are skipped; a
@@ -507,139 +467,9 @@ fn bracketed_suffix(s: &str) -> Option<(&str, &str)> {
     Some((body[..open].trim_end(), &body[open + 1..]))
 }
 
-/// Separates `[...]` tags from the rest of a field's text.
-fn split_tags(s: &str) -> (String, Vec<&str>) {
-    let mut plain = String::new();
-    let mut tags = Vec::new();
-    let mut rest = s;
-    while let Some(open) = rest.find('[') {
-        plain.push_str(&rest[..open]);
-        let Some(close) = rest[open..].find(']') else {
-            rest = &rest[open..];
-            break;
-        };
-        tags.push(&rest[open + 1..open + close]);
-        rest = &rest[open + close + 1..];
-    }
-    plain.push_str(rest);
-    (plain.trim().to_string(), tags)
-}
-
-/// `Region 1: Memory at <unassigned> (64-bit, prefetchable) [size=32G]`,
-/// `Memory at 83000000 (32-bit, non-prefetchable) [size=16M]` (`-v`),
-/// `I/O ports at e000 [size=128]`, with `[virtual]`, `[disabled]`.
-fn region_line(t: &str, next_index: u8) -> Option<LspciRegion> {
-    let (index, mut r) = match t.strip_prefix("Region ") {
-        Some(r) => {
-            let (n, r) = r.split_once(':')?;
-            let n: u8 = n.trim().parse().ok()?;
-            if n > 5 {
-                return None;
-            }
-            (Some(n), r.trim_start())
-        }
-        None => (None, t),
-    };
-    let mut virtual_ = false;
-    loop {
-        if let Some(x) = r.strip_prefix("[virtual]") {
-            virtual_ = true;
-            r = x.trim_start();
-        } else if let Some(x) = r.strip_prefix("[enhanced]") {
-            r = x.trim_start();
-        } else {
-            break;
-        }
-    }
-    let (io, r) = if let Some(x) = r.strip_prefix("Memory at ") {
-        (false, x)
-    } else if let Some(x) = r.strip_prefix("I/O ports at ") {
-        (true, x)
-    } else {
-        return None;
-    };
-    let (plain, tags) = split_tags(r);
-    let mut words = plain.splitn(2, ' ');
-    let addr = words.next()?;
-    let kind = words.next().unwrap_or("").trim();
-    if tags.contains(&"virtual") {
-        virtual_ = true;
-    }
-    let (mut mem64, mut prefetchable) = (false, false);
-    // Only lspci's own tokens stand without a kind: a bare `Memory at 1000`
-    // is no region line.
-    let bare = kind.is_empty() && addr.starts_with('<');
-    if !io && !bare {
-        // `(64-bit, prefetchable)`, `(32-bit, non-prefetchable)`,
-        // `(low-1M, ...)`, `(type 3, ...)`; a bare `Memory at <ignored>`
-        // (a paste that cut the rest) has none, and its type stays unknown.
-        let kind = kind.strip_prefix('(')?.strip_suffix(')')?;
-        let (width, pref) = kind.split_once(',')?;
-        mem64 = width.trim() == "64-bit";
-        prefetchable = match pref.trim() {
-            "prefetchable" => true,
-            "non-prefetchable" => false,
-            _ => return None,
-        };
-    }
-    let index = index.unwrap_or(next_index);
-    if index > 5 {
-        return None;
-    }
-    Some(LspciRegion {
-        index,
-        index_inferred: t.strip_prefix("Region ").is_none(),
-        io,
-        address: address(addr, virtual_)?,
-        mem64,
-        prefetchable,
-        size: tags
-            .iter()
-            .find_map(|t| t.strip_prefix("size="))
-            .and_then(size),
-        typed: io || !bare,
-    })
-}
-
-fn address(s: &str, virtual_: bool) -> Option<RegionAddr> {
-    Some(match s {
-        "<unassigned>" => RegionAddr::Unassigned,
-        "<ignored>" => RegionAddr::Ignored,
-        _ => {
-            let a = hex(s)?;
-            if virtual_ {
-                RegionAddr::Virtual(a)
-            } else {
-                RegionAddr::Assigned(a)
-            }
-        }
-    })
-}
-
-/// `32G`, `16M`, `128K`, `256`, `1T`; older lspci printed sizes of 2 GiB and
-/// more as bare hex (`400000000`). A bare decimal is always below 1024, so
-/// a longer bare number is that hex form.
-fn size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (digits, shift) = match s.as_bytes().last()? {
-        b'K' => (&s[..s.len() - 1], 10),
-        b'M' => (&s[..s.len() - 1], 20),
-        b'G' => (&s[..s.len() - 1], 30),
-        b'T' => (&s[..s.len() - 1], 40),
-        b'P' => (&s[..s.len() - 1], 50),
-        b'E' => (&s[..s.len() - 1], 60),
-        _ if s.len() > 4 || !s.bytes().all(|b| b.is_ascii_digit()) => return hex(s),
-        _ => (s, 0),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    n.checked_mul(1u64.checked_shl(shift)?)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::region::size;
     use super::*;
 
     fn bdf(s: &str) -> PciAddress {

@@ -1,0 +1,297 @@
+//! Evidence from saved text (`explain`): dmesg, `journalctl -k`, `lspci
+//! -v`/`-vv`, mixed, partial or wrapped as bug reports paste them.
+//!
+//! The text is replayed in order: a BAR that failed and was later assigned
+//! (the kernel's realloc retry) ends up assigned. Every endpoint whose
+//! memory BAR ends up without an address is named; I/O BARs, ROMs, SR-IOV
+//! VF BARs and bridge windows are not BAR failures of a device.
+
+use crate::evidence::log::{fill_sizes, LogFacts};
+use crate::evidence::{Evidence, Gpu, OtherFailure, Window};
+use crate::model::bar::Bar;
+use crate::model::pci::{PciAddress, RootBus};
+use crate::model::select::{is_selected, is_selected_without_device, Selector};
+use crate::parse::kernel_log;
+use crate::parse::p2p_text::{self, P2pText};
+use crate::parse::{cmdline, paste, platform};
+use crate::read::root::read_lossy;
+use nvidia::Nvidia;
+use replay::{replay, vga_vendors, DeviceSeen, Outcome, Replay};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+mod lspci;
+mod nvidia;
+mod replay;
+
+/// What `explain` knows from its files, read once.
+#[derive(Debug)]
+pub(crate) struct TextEvidence {
+    /// `None` when the text holds no PCI resource message and no lspci
+    /// device entry at all.
+    pub evidence: Option<Evidence>,
+    /// Peer-to-peer text: `nvidia-smi topo` matrices, NCCL logs, QEMU's
+    /// warnings.
+    pub p2p: P2pText,
+}
+
+/// Reads the files as one text (each lossily: a log with stray bytes is
+/// still a log) and gathers what it says; the first file that cannot be
+/// read stops it.
+pub(crate) fn from_files(
+    files: &[PathBuf],
+    selectors: &[Selector],
+    expect: Option<usize>,
+) -> Result<TextEvidence, (PathBuf, std::io::Error)> {
+    let mut text = String::new();
+    for f in files {
+        text.push_str(&read_lossy(f).map_err(|e| (f.clone(), e))?);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    Ok(TextEvidence {
+        p2p: p2p_text::parse(&text),
+        evidence: gather(&text, selectors, expect),
+    })
+}
+
+/// The evidence in `text`, `None` when it holds no PCI resource message and
+/// no lspci device entry at all.
+pub(crate) fn gather(
+    text: &str,
+    selectors: &[Selector],
+    expect: Option<usize>,
+) -> Option<Evidence> {
+    let text = &*paste::normalize(text);
+    let events = kernel_log::parse_log(text);
+    let facts = LogFacts::from_events(&events);
+    let Replay {
+        mut devs,
+        mut evidence,
+        nvrm_invalid,
+    } = replay(&events);
+    let (listed, headless_failed) = lspci::merge_listings(text, &mut devs);
+    evidence |= listed;
+    let hyperv_mmio_short = platform::hyperv_mmio_need(text);
+    if !evidence && hyperv_mmio_short.is_none() {
+        return None;
+    }
+    let Nvidia {
+        third_region_only: nvrm_third_region_only,
+        complaints,
+        inferred,
+    } = nvidia::place(&mut devs, nvrm_invalid);
+
+    vga_vendors(&mut devs);
+    let (mut gpus, other_failed) = select(&devs, selectors);
+    fill_sizes(&mut gpus, &events);
+    let unproven = unproven(&gpus, &devs, &complaints, headless_failed);
+    // A resize that fell back and still left a BAR without an address: the
+    // last word on the BAR came after the driver's fallback.
+    let resize_lost: Vec<PciAddress> = gpus
+        .iter()
+        .filter(|g| devs[&g.addr].resize_fell_back && !g.ok())
+        .map(|g| g.addr)
+        .collect();
+    let nvrm_third_region_only: Vec<PciAddress> = nvrm_third_region_only
+        .into_iter()
+        .filter(|a| gpus.iter().any(|g| g.addr == *a))
+        .collect();
+    // Failed GPUs the kernel first enumerated long after boot: a rescan
+    // or hot-add (see `Evidence::rescanned`).
+    let rescanned: Vec<(PciAddress, u64)> = gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .filter_map(|g| Some((g.addr, devs[&g.addr].enumerated_at?)))
+        .filter(|(_, secs)| *secs >= RESCAN_AFTER_SECS)
+        .collect();
+    let mut hotplug = platform::hotplug_signs(text);
+    hotplug.extend(bridge_slot_hotplug(&devs));
+    let windows = facts.evidence_windows();
+    for g in &mut gpus {
+        g.root_bus = sole_root_bus(&windows, g.addr);
+    }
+    let mut firmware = platform::firmware_from_log(text);
+    for d in devs.values() {
+        if let (Some(v), Some(dev)) = (d.vendor, d.device) {
+            firmware.signs.add_device(v, dev);
+        }
+    }
+
+    Some(Evidence {
+        gpus,
+        expected: expect,
+        windows,
+        windows_known: facts.windows_known,
+        cpu: platform::cpu_from_log(text),
+        ram_end: facts.ram_end,
+        empty_root_ports: 0,
+        unaddressable_from: facts.unaddressable_from,
+        // The command line if the log kept it; a realloc retry shows the
+        // kernel reallocated whatever the command line said.
+        realloc_active: facts.realloc_retried
+            || facts
+                .command_line
+                .as_deref()
+                .is_some_and(cmdline::realloc_active),
+        realloc_advised: facts.realloc_advised,
+        firmware,
+        other_failed,
+        bridges: Vec::new(),
+        hyperv_mmio_short,
+        unproven,
+        hotplug,
+        nvrm_third_region_only,
+        resize_lost,
+        inferred,
+        rescanned,
+    })
+}
+
+/// The GPUs among the devices the text names (by the selectors, or by a
+/// GPU driver's or vgaarb's word), and the other endpoints' failed BARs.
+fn select(
+    devs: &BTreeMap<PciAddress, DeviceSeen>,
+    selectors: &[Selector],
+) -> (Vec<Gpu>, Vec<OtherFailure>) {
+    let mut gpus = Vec::new();
+    let mut other_failed = Vec::new();
+    for (addr, d) in devs {
+        // Device 00.0 of a root bus with no class in the text is the root
+        // complex's own function (the root port of an ARM or MIPS board's
+        // controller, x86's host bridge), whose BARs are the controller's,
+        // not an endpoint's.
+        let root_complex = addr.bus == 0
+            && addr.device == 0
+            && addr.function == 0
+            && d.class.is_none()
+            && d.driver_vendor.is_none();
+        if d.is_bridge() || root_complex {
+            continue;
+        }
+        let is_gpu = match (d.vendor, d.device, d.class) {
+            (Some(v), Some(dev), Some(c)) => is_selected(selectors, v, dev, c),
+            // lspci without -nn names a class and a vendor, not a device.
+            (Some(v), None, Some(c)) => is_selected_without_device(selectors, v, c),
+            // `lspci -t -nn` gives ids, not a class: only a selector the
+            // user gave by id or vendor can take it.
+            (Some(v), Some(dev), None) if d.driver_vendor.is_none() => selectors
+                .iter()
+                .any(|s| !matches!(s, Selector::Class { .. }) && s.matches(v, dev, 0)),
+            // Only a GPU driver, or vgaarb's `VGA device added`, names it:
+            // a GPU, unless the user chose other devices (an emulated or
+            // BMC adapter has its ids in the text, and is not taken).
+            _ => (d.driver_vendor.is_some() || d.vga) && selectors.is_empty(),
+        };
+        let bars: Vec<Bar> = d
+            .bars
+            .iter()
+            .filter(|(i, _)| **i < 6)
+            .map(|(i, b)| b.bar(*i))
+            .collect();
+        if is_gpu {
+            gpus.push(Gpu {
+                addr: *addr,
+                vendor: d.vendor.unwrap_or(0),
+                device: d.device.unwrap_or(0),
+                class: d.class.or(d.vga.then_some(0x03_0000)).unwrap_or(0),
+                bars,
+                upstream: Vec::new(),
+                root_bus: None,
+                ids_known: d.vendor.is_some() && d.device.is_some() && d.class.is_some(),
+            });
+        } else {
+            other_failed.extend(bars.iter().filter(|b| b.fails_gpu()).map(|b| OtherFailure {
+                bdf: *addr,
+                bar: b.index,
+                size: b.size,
+                low: b.type_known && !b.mem64 && !b.prefetchable,
+            }));
+        }
+    }
+    (gpus, other_failed)
+}
+
+/// GPUs with no failure whose memory BARs the text does not show with
+/// addresses, or whose driver complained: why each is not `ok`, and
+/// whether it failed where its driver complained.
+fn unproven(
+    gpus: &[Gpu],
+    devs: &BTreeMap<PciAddress, DeviceSeen>,
+    complaints: &[PciAddress],
+    headless_failed: bool,
+) -> Vec<(PciAddress, String, bool)> {
+    gpus
+        .iter()
+        .filter(|g| g.ok())
+        .filter_map(|g| {
+            let d = &devs[&g.addr];
+            let complaint =
+                complaints.contains(&g.addr) || d.probe_failed || d.init_failed || headless_failed;
+            let why = if headless_failed {
+                "the text shows memory BARs without addresses in `Region` lines without their device, and does not say whose"
+            } else if complaints.contains(&g.addr) {
+                "its driver says a region is invalid though every BAR the text shows has an address"
+            } else if d.probe_failed {
+                "its driver's probe failed, and the text shows no BAR of it without an address"
+            } else if d.init_failed {
+                "NVIDIA's driver could not initialise it (RmInitAdapter failed), and the text shows no BAR of it without an address"
+            } else if d.resized {
+                return None;
+            } else if !g.bars.iter().any(|b| !b.io) {
+                "no memory BAR of it is shown"
+            } else if g.bars.iter().any(|b| !b.io && b.start.is_none()) {
+                "a memory BAR of it is shown without an address"
+            } else {
+                return None;
+            };
+            Some((g.addr, why.to_string(), complaint))
+        })
+        .collect()
+}
+
+/// A sign of a VM's hot-plug: a device with a failed 64-bit BAR in slot
+/// N > 0 of a bus other than the root bus sits on a conventional PCI
+/// bridge (a PCIe port has one slot). No real machine seats a GPU of
+/// 64-bit BARs there; QEMU's pci-bridge is where a VM's hot-plugged
+/// devices go (Kata's default). A sign beside `platform::hotplug_signs`,
+/// weighed by the hints.
+fn bridge_slot_hotplug(devs: &BTreeMap<PciAddress, DeviceSeen>) -> Option<(bool, String)> {
+    devs.iter().find_map(|(a, d)| {
+        let on_bridge = a.bus > 0 && a.device > 0 && !d.is_bridge();
+        let wide = d
+            .bars
+            .values()
+            .any(|b| b.mem64 && b.outcome == Outcome::Failed);
+        (on_bridge && wide).then_some(*a)
+    })
+    .map(|a| {
+        (
+            true,
+            format!("{a} sits in slot {} of a conventional PCI bridge, where QEMU's pci-bridge hot-plugs devices", a.device),
+        )
+    })
+}
+
+/// A device first enumerated this long after boot came with a rescan
+/// (`echo 1 > .../rescan`) or a hot-add (`platform::BOOT_ENUMERATION_SECS`).
+const RESCAN_AFTER_SECS: u64 = platform::BOOT_ENUMERATION_SECS;
+
+/// The root bus `dev` hangs from, where the text shows windows of exactly
+/// one root bus in its domain, numbered no higher than its own bus. PCI
+/// domains (segments) never share a window, so a board with one host
+/// bridge per domain (corpus 135: four, 256 MiB each) gives each device
+/// its own; with two root buses in the device's domain the text does not
+/// say which is its (`None`: every window counts, as before).
+fn sole_root_bus(windows: &[Window], dev: PciAddress) -> Option<RootBus> {
+    let mut buses = windows
+        .iter()
+        .filter_map(|w| w.bus)
+        .filter(|b| b.domain == dev.domain);
+    let first = buses.next()?;
+    (buses.all(|b| b == first) && first.bus <= dev.bus).then_some(first)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,114 @@
+//! What NVIDIA's driver says of a GPU's regions (`NVRM: BARn is 0M`, a
+//! failed probe), placed on the PCI BARs the text shows.
+
+use super::replay::{DeviceSeen, Outcome};
+use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
+use std::collections::BTreeMap;
+
+/// What the driver's messages add to the replay.
+pub(super) struct Nvidia {
+    /// GPUs whose third region alone the driver found empty (see
+    /// `Evidence::nvrm_third_region_only`).
+    pub(super) third_region_only: Vec<PciAddress>,
+    /// GPUs the driver complained of though every region has an address.
+    pub(super) complaints: Vec<PciAddress>,
+    /// GPUs whose failed BAR the text does not name, placed at the first
+    /// region without an address (`Evidence::inferred`).
+    pub(super) inferred: Vec<PciAddress>,
+}
+
+/// Places the driver's empty regions on the devices' BARs, and its
+/// complaints that name no region; `nvrm_invalid` is the count of its
+/// `... is invalid` headers.
+pub(super) fn place(devs: &mut BTreeMap<PciAddress, DeviceSeen>, nvrm_invalid: usize) -> Nvidia {
+    // NVIDIA's third region alone, where no PCI core line failed the
+    // device: the sign of a BAR the VMM exposes non-prefetchable (see
+    // `Evidence::nvrm_third_region_only`). A window too small fails the
+    // large VRAM BAR (region 1) first, or with it.
+    let nvrm_third_region_only: Vec<PciAddress> = devs
+        .iter()
+        .filter(|(_, d)| {
+            !d.nvrm_zero.is_empty()
+                && d.nvrm_zero.iter().all(|n| *n == 2)
+                && !d.bars.values().any(|b| b.outcome == Outcome::Failed)
+        })
+        .map(|(a, _)| *a)
+        .collect();
+    for d in devs.values_mut() {
+        for n in std::mem::take(&mut d.nvrm_zero) {
+            if let Some(i) = nvrm_pci_index(d, n) {
+                d.note(i, Outcome::Failed, None);
+            }
+        }
+    }
+    // The driver's complaint without the line that names the region: the
+    // device the driver gave up on (or the one NVIDIA device the text
+    // has) failed, at the first of its regions the text shows no address
+    // for. When every region has one, the complaint is noted as what
+    // stands between the device and `ok`.
+    let named_by_nvrm = devs.values().filter(|d| d.nvrm_bar).count();
+    let nvidia: Vec<PciAddress> = devs
+        .iter()
+        .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
+        .map(|(a, _)| *a)
+        .collect();
+    let mut complaints = Vec::new();
+    let mut inferred = Vec::new();
+    for (addr, d) in devs.iter_mut() {
+        let unnamed_nvrm = nvrm_invalid > named_by_nvrm && nvidia == [*addr] && !d.nvrm_bar;
+        // NVIDIA's probe fails with -1 when a region is invalid; other
+        // drivers' failures (amdgpu's -12) need not be a BAR's.
+        let nvidia_probe = d.probe_failed && d.driver_vendor == Some(VENDOR_NVIDIA);
+        if !(nvidia_probe || unnamed_nvrm) || d.bars.values().any(|b| b.outcome == Outcome::Failed)
+        {
+            continue;
+        }
+        match missing_region(d) {
+            Some(i) => {
+                d.note(i, Outcome::Failed, None);
+                inferred.push(*addr);
+            }
+            None => complaints.push(*addr),
+        }
+    }
+    Nvidia {
+        third_region_only: nvrm_third_region_only,
+        complaints,
+        inferred,
+    }
+}
+
+/// The PCI BAR that NVIDIA's region `n` is. The driver counts its memory
+/// regions, skipping the upper half of a 64-bit BAR: region n is the n-th
+/// memory BAR the text shows for the device, or, where the text shows
+/// none, 0, 1, 3 for regions 0, 1, 2 (BAR 0 32-bit, BAR 1 and BAR 3 64-bit
+/// on every NVIDIA GPU from G80 to Blackwell whose BARs the fixtures and
+/// corpus show: tests/fixtures/h200-kvm-passthrough, corpus 19 and 36, and
+/// the 2.6.27 enumeration of a G92 in corpus 20, where BAR 1 is 32-bit and
+/// region 2 is still BAR 3). `None` past region 2: no such BAR.
+fn nvrm_pci_index(d: &DeviceSeen, n: u8) -> Option<u8> {
+    let memory: Vec<u8> = d
+        .bars
+        .iter()
+        .filter(|(i, b)| **i < 6 && b.type_known && !b.io)
+        .map(|(i, _)| *i)
+        .collect();
+    if memory.len() > usize::from(n) && memory.first() == Some(&0) {
+        return Some(memory[usize::from(n)]);
+    }
+    [0, 1, 3].get(usize::from(n)).copied()
+}
+
+/// The first region of an NVIDIA-style layout (BAR 0, then two 64-bit
+/// BARs: 1 and 3, or 2 and 4 where BAR 0 is itself 64-bit; see
+/// `nvrm_pci_index`) the text shows no address for; `None` when each has
+/// one.
+fn missing_region(d: &DeviceSeen) -> Option<u8> {
+    let bar0_64 = d.bars.get(&0).is_some_and(|b| b.mem64);
+    let layout: [u8; 3] = if bar0_64 { [0, 2, 4] } else { [0, 1, 3] };
+    layout.into_iter().find(|i| {
+        d.bars
+            .get(i)
+            .is_none_or(|b| b.outcome == Outcome::Failed || (b.start.is_none() && !b.had_address))
+    })
+}

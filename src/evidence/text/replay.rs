@@ -1,0 +1,344 @@
+//! The kernel log replayed in order: what it says of each function and
+//! each BAR so far. A failure after an assignment wins, and so does an
+//! assignment after a failure (the kernel's realloc retry).
+
+use crate::model::bar::{Bar, BarState, SizeSource};
+use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
+use crate::parse::kernel_log::{Event, FailReason, LogResource, ResourceRef, Space};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Seen during enumeration only.
+    Probed,
+    Failed,
+    Assigned,
+}
+
+/// What the text says of one BAR so far.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BarSeen {
+    pub(super) outcome: Outcome,
+    pub(super) io: bool,
+    pub(super) mem64: bool,
+    pub(super) prefetchable: bool,
+    pub(super) size: Option<u64>,
+    pub(super) start: Option<u64>,
+    /// The firmware had programmed an address (lspci's `<ignored>`).
+    pub(super) had_address: bool,
+    pub(super) from_lspci: bool,
+    /// A resource line or lspci gave io/mem64/prefetchable.
+    pub(super) type_known: bool,
+}
+
+impl BarSeen {
+    pub(super) fn new(outcome: Outcome) -> BarSeen {
+        BarSeen {
+            outcome,
+            io: false,
+            mem64: false,
+            prefetchable: false,
+            size: None,
+            start: None,
+            had_address: false,
+            from_lspci: false,
+            type_known: false,
+        }
+    }
+
+    /// Merges one more log line about this BAR. A failure after an
+    /// assignment (a later boot in the same file, or the kernel releasing
+    /// it) wins, and so does an assignment after a failure.
+    pub(super) fn merge(&mut self, outcome: Outcome, r: Option<&LogResource>) {
+        if outcome != Outcome::Probed || self.outcome == Outcome::Probed {
+            self.outcome = outcome;
+        }
+        if let Some(r) = r {
+            let io = r.space == Space::Io;
+            if self.type_known && self.io != io {
+                // Another device at this address (two boots in one file):
+                // its type replaces the old one, it does not mix with it.
+                self.mem64 = false;
+                self.prefetchable = false;
+            }
+            self.type_known = true;
+            self.io = io;
+            // `[io ... pref]` is no kernel's wording: an I/O BAR is never
+            // 64-bit or prefetchable, whatever else the line says.
+            self.mem64 = !io && (self.mem64 || r.mem64);
+            self.prefetchable = !io && (self.prefetchable || r.prefetchable);
+            if r.size > 0 && r.size != u64::MAX {
+                self.size = Some(r.size);
+            }
+            match outcome {
+                Outcome::Assigned => self.start = r.start.filter(|s| *s != 0),
+                Outcome::Probed => {
+                    self.start = r.start.filter(|s| *s != 0);
+                    self.had_address |= self.start.is_some();
+                }
+                Outcome::Failed => {}
+            }
+        }
+    }
+
+    pub(super) fn bar(&self, index: u8) -> Bar {
+        Bar {
+            index,
+            state: match self.outcome {
+                Outcome::Failed if self.had_address => BarState::Ignored,
+                Outcome::Failed => BarState::Unassigned,
+                // Enumerated and never complained about: the kernel kept
+                // the firmware's address.
+                Outcome::Probed | Outcome::Assigned => BarState::Assigned,
+            },
+            io: self.io,
+            mem64: self.mem64,
+            prefetchable: self.prefetchable,
+            start: if self.outcome == Outcome::Failed {
+                None
+            } else {
+                self.start
+            },
+            size: self.size,
+            size_source: self.size.map(|_| {
+                if self.from_lspci {
+                    SizeSource::Lspci
+                } else {
+                    SizeSource::KernelLog
+                }
+            }),
+            type_known: self.type_known,
+        }
+    }
+}
+
+/// What the text says of one function so far.
+#[derive(Debug, Default, Clone)]
+pub(super) struct DeviceSeen {
+    pub(super) vendor: Option<u16>,
+    pub(super) device: Option<u16>,
+    pub(super) class: Option<u32>,
+    pub(super) header_type: Option<u8>,
+    /// A bridge window line names it: only bridges have windows.
+    pub(super) has_windows: bool,
+    /// A GPU driver is bound to it or complains about it (`nvidia
+    /// 0000:...:`, NVIDIA's `NVRM:`, amdgpu's large BAR message): that
+    /// driver's vendor.
+    pub(super) driver_vendor: Option<u16>,
+    /// `Boot video device`, `vgaarb`: a VGA-class display device.
+    pub(super) vga: bool,
+    /// NVIDIA's regions (its own count) that `NVRM:` says have no size.
+    pub(super) nvrm_zero: Vec<u8>,
+    /// An `NVRM:` line named one of its regions.
+    pub(super) nvrm_bar: bool,
+    /// A GPU driver's probe of it failed (`probe of ... failed with error`).
+    pub(super) probe_failed: bool,
+    /// NVIDIA's driver could not bring it up (`RmInitAdapter failed`).
+    pub(super) init_failed: bool,
+    /// A GPU driver kept its BAR after a resize that fell back: the driver
+    /// read the BAR's address.
+    pub(super) resized: bool,
+    /// A GPU driver said its BAR resize failed and fell back (`Failed to
+    /// resize BAR`, `Small BAR device`).
+    pub(super) resize_fell_back: bool,
+    /// Seconds since boot of its first timestamped enumeration line.
+    pub(super) enumerated_at: Option<u64>,
+    pub(super) bars: BTreeMap<u8, BarSeen>,
+}
+
+impl DeviceSeen {
+    pub(super) fn is_bridge(&self) -> bool {
+        self.has_windows || is_bridge(self.class, self.header_type)
+    }
+
+    /// The driver kept the BARs it had (a resize that fell back): a
+    /// memory BAR's failure before was for the larger size.
+    fn kept_bars(&mut self) {
+        for b in self.bars.values_mut().filter(|b| !b.io) {
+            if b.outcome == Outcome::Failed {
+                b.outcome = Outcome::Assigned;
+            }
+        }
+    }
+
+    pub(super) fn note(&mut self, index: u8, outcome: Outcome, r: Option<&LogResource>) {
+        self.bars
+            .entry(index)
+            .or_insert_with(|| BarSeen::new(outcome))
+            .merge(outcome, r);
+    }
+}
+
+/// The functions the log names and what it says of them.
+pub(super) struct Replay {
+    pub(super) devs: BTreeMap<PciAddress, DeviceSeen>,
+    /// The log holds PCI evidence at all.
+    pub(super) evidence: bool,
+    /// `NVRM: ... is invalid` headers: each says one region of one device
+    /// is; the `BARn is 0M` line after it (when kept) says which.
+    pub(super) nvrm_invalid: usize,
+}
+
+/// Replays the log's events in order.
+pub(super) fn replay(events: &[Event]) -> Replay {
+    let mut devs: BTreeMap<PciAddress, DeviceSeen> = BTreeMap::new();
+    let mut evidence = false;
+    let mut nvrm_invalid = 0usize;
+    for e in events {
+        match e {
+            Event::Function {
+                bdf,
+                vendor,
+                device,
+                class,
+                header_type,
+                secs,
+            } => {
+                let d = devs.entry(*bdf).or_default();
+                d.vendor = Some(*vendor);
+                d.device = Some(*device);
+                d.class = Some(*class);
+                d.header_type = Some(*header_type);
+                // The first enumeration with a time since boot.
+                d.enumerated_at = d.enumerated_at.or(*secs);
+                evidence = true;
+            }
+            Event::Probed {
+                bdf,
+                res: ResourceRef::Bar(i),
+                resource,
+            } => {
+                devs.entry(*bdf)
+                    .or_default()
+                    .note(*i, Outcome::Probed, Some(resource));
+                evidence = true;
+            }
+            Event::AssignFailed {
+                bdf,
+                res,
+                resource,
+                reason,
+            } => {
+                let d = devs.entry(*bdf).or_default();
+                match res {
+                    ResourceRef::Bar(i) => {
+                        d.note(*i, Outcome::Failed, resource.as_ref());
+                        // `can't claim` with an address: the firmware had
+                        // programmed one, which the kernel refused.
+                        if *reason == FailReason::CantClaim
+                            && resource.is_some_and(|r| r.start.is_some())
+                        {
+                            if let Some(b) = d.bars.get_mut(i) {
+                                b.had_address = true;
+                            }
+                        }
+                    }
+                    ResourceRef::BridgeWindow => d.has_windows = true,
+                    _ => {}
+                }
+                evidence = true;
+            }
+            Event::Assigned { bdf, res, resource } => {
+                let d = devs.entry(*bdf).or_default();
+                match res {
+                    ResourceRef::Bar(i) => d.note(*i, Outcome::Assigned, Some(resource)),
+                    ResourceRef::BridgeWindow => d.has_windows = true,
+                    _ => {}
+                }
+                evidence = true;
+            }
+            Event::NvrmInvalid => {
+                nvrm_invalid += 1;
+                evidence = true;
+            }
+            e => evidence |= driver_event(&mut devs, e),
+        }
+    }
+    Replay {
+        devs,
+        evidence,
+        nvrm_invalid,
+    }
+}
+
+/// What a GPU driver's message says of its device; `false` for an event
+/// that is not one.
+fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool {
+    match e {
+        Event::NvrmBar {
+            bdf: Some(bdf),
+            bar,
+            zero,
+        } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(VENDOR_NVIDIA);
+            d.vendor.get_or_insert(VENDOR_NVIDIA);
+            d.nvrm_bar = true;
+            // A region with a size has an address, one the driver
+            // could not use (an old driver's BAR above 4 GiB).
+            d.resized |= !*zero;
+            // Placed once the device's own BARs are known (below).
+            if *zero {
+                d.nvrm_zero.push(*bar);
+            }
+        }
+        Event::GpuDriver { bdf, vendor } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(*vendor);
+            d.vendor.get_or_insert(*vendor);
+        }
+        Event::VgaDevice { bdf } => {
+            devs.entry(*bdf).or_default().vga = true;
+        }
+        Event::AmdgpuLargeBar { bdf: Some(bdf) } => {
+            // amdgpu could not resize its VRAM BAR and kept the one it
+            // had: the device is an AMD GPU, and nothing failed.
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(VENDOR_AMD);
+            d.vendor.get_or_insert(VENDOR_AMD);
+            d.resized = true;
+            d.kept_bars();
+        }
+        Event::DriverMapped { bdf } => {
+            // A resize that fell back: the `can't assign` before was
+            // for the larger size, and the old BAR stayed in place.
+            let d = devs.entry(*bdf).or_default();
+            d.resized = true;
+            d.resize_fell_back = true;
+            d.kept_bars();
+        }
+        Event::ProbeFailed { bdf, vendor } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(*vendor);
+            d.vendor.get_or_insert(*vendor);
+            d.probe_failed = true;
+        }
+        Event::InitFailed { bdf } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(VENDOR_NVIDIA);
+            d.vendor.get_or_insert(VENDOR_NVIDIA);
+            d.init_failed = true;
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// A VGA function the text names without its vendor: function 0 of a
+/// card whose other function (its audio) has ids is that vendor's.
+pub(super) fn vga_vendors(devs: &mut BTreeMap<PciAddress, DeviceSeen>) {
+    let siblings: Vec<(PciAddress, u16)> = devs
+        .iter()
+        .filter_map(|(a, d)| Some((*a, d.vendor?)))
+        .collect();
+    for (addr, d) in devs.iter_mut() {
+        if d.vga && d.vendor.is_none() {
+            d.vendor = siblings
+                .iter()
+                .find(|(s, _)| {
+                    s.domain == addr.domain && s.bus == addr.bus && s.device == addr.device
+                })
+                .map(|(_, v)| *v);
+        }
+    }
+}

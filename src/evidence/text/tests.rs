@@ -1,0 +1,327 @@
+use super::*;
+use crate::model::bar::{BarState, SizeSource};
+use crate::model::pci::VENDOR_AMD;
+
+#[test]
+fn a_device_takes_the_root_bus_only_where_its_domain_has_one() {
+    let w = |domain, bus, start: u64| Window {
+        range: crate::model::range::Range::new(start, start + 0xfff_ffff),
+        source: crate::evidence::WindowSource::KernelLog,
+        bus: Some(RootBus { domain, bus }),
+    };
+    let dev = |domain, bus| PciAddress {
+        domain,
+        bus,
+        device: 0,
+        function: 0,
+    };
+    let one_each = [w(0, 0, 0xc_0000_0000), w(1, 0, 0xc_1000_0000)];
+    assert_eq!(
+        sole_root_bus(&one_each, dev(1, 1)),
+        Some(RootBus { domain: 1, bus: 0 })
+    );
+    // Two root buses in the domain: which is the device's is not said.
+    let two = [w(0, 0, 0xc_0000_0000), w(0, 0x80, 0xd_0000_0000)];
+    assert_eq!(sole_root_bus(&two, dev(0, 0x81)), None);
+    // Two windows of one root bus are still one root bus.
+    let same = [w(0, 0, 0xc_0000_0000), w(0, 0, 0xd_0000_0000)];
+    assert_eq!(
+        sole_root_bus(&same, dev(0, 1)),
+        Some(RootBus { domain: 0, bus: 0 })
+    );
+    // A root bus numbered above the device's cannot be its.
+    let high = [w(0, 0x80, 0xd_0000_0000)];
+    assert_eq!(sole_root_bus(&high, dev(0, 1)), None);
+    // No window in the device's domain, or none with a bus.
+    assert_eq!(sole_root_bus(&one_each, dev(2, 1)), None);
+    let unknown = [Window {
+        bus: None,
+        ..w(0, 0, 0xc_0000_0000)
+    }];
+    assert_eq!(sole_root_bus(&unknown, dev(0, 1)), None);
+}
+
+#[test]
+fn a_failure_then_an_assignment_is_assigned() {
+    let ev = gather(
+        "\
+pci 0000:01:00.0: [10de:2330] type 00 class 0x030200
+pci 0000:01:00.0: BAR 1 [mem size 0x2000000000 64bit pref]: can't assign; no space
+pci 0000:01:00.0: BAR 1 [mem 0x10000000000-0x11fffffffff 64bit pref]: assigned
+",
+        &[],
+        None,
+    )
+    .unwrap();
+    assert_eq!(ev.gpus.len(), 1);
+    assert!(ev.gpus[0].ok());
+    assert_eq!(ev.gpus[0].bars[0].size, Some(128 << 30));
+}
+
+#[test]
+fn a_refused_firmware_address_is_ignored_not_unassigned() {
+    let ev = gather(
+        "\
+pci 0000:01:00.0: [10de:2330] type 00 class 0x030200
+pci 0000:01:00.0: BAR 1 [mem 0x10000000000-0x11fffffffff 64bit pref]: can't claim; no compatible bridge window
+",
+        &[],
+        None,
+    )
+    .unwrap();
+    assert_eq!(ev.gpus[0].bars[0].state, BarState::Ignored);
+}
+
+#[test]
+fn an_amdgpu_large_bar_fallback_names_a_healthy_gpu() {
+    let ev = gather(
+        "[   12.3] amdgpu 0000:83:00.0: amdgpu: Not enough PCI address space for a large BAR.\n",
+        &[],
+        None,
+    )
+    .unwrap();
+    assert_eq!(ev.gpus.len(), 1);
+    assert_eq!(ev.gpus[0].vendor, VENDOR_AMD);
+    assert!(ev.gpus[0].ok() && !ev.gpus[0].ids_known);
+}
+
+#[test]
+fn counted_lspci_regions_take_the_index_the_log_gave() {
+    // BAR 0 not implemented: `lspci -v` counts the 64-bit BAR as 0,
+    // the log says it is BAR 2.
+    let text = "\
+pci 0000:01:00.0: [1af4:1110] type 00 class 0x050000
+pci 0000:01:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no space
+01:00.0 RAM memory: Red Hat, Inc. Inter-VM shared memory (rev 01)
+\tMemory at <unassigned> (64-bit, prefetchable) [size=32G]
+";
+    let sel = vec![Selector::Vendor(0x1af4)];
+    let ev = gather(text, &sel, None).unwrap();
+    let bars = &ev.gpus[0].bars;
+    assert_eq!(bars.len(), 1, "{bars:?}");
+    assert_eq!((bars[0].index, bars[0].state), (2, BarState::Unassigned));
+    assert_eq!(bars[0].size_source, Some(SizeSource::Lspci));
+}
+
+#[test]
+fn an_io_bar_never_has_memory_flags() {
+    for text in [
+        // fuzz/regressions/explain/crash-fb908c89...: memory flags
+        // must not stick to a BAR a later line calls I/O.
+        "o 0000:01:00.0: BAR 2[mem 0 pref]\ni 0000:01:00.0: [10de:2204]type 0 class 0x30000\ni 0000:01:00.0: BAR 2[io 0]",
+        // fuzz/regressions/explain/crash-f1927ae3...: no kernel prints
+        // `[io ... pref]`, and the BAR it names is not prefetchable.
+        "i 0000:01:00.0: [10de:2204]type 0 class 0x30000\nc 0000:01:00.0: BAR 5[io 0 pref]\n",
+    ] {
+        let ev = gather(text, &[], None).unwrap();
+        let b = ev.gpus[0].bars[0];
+        assert!(b.io && !b.mem64 && !b.prefetchable, "{text:?}: {b:?}");
+    }
+}
+
+#[test]
+fn ok_needs_addresses_and_a_driver_complaint_counts_against_it() {
+    // (text, failed BARs of 01:00.0, the case when nothing failed,
+    // whether the driver complained)
+    for (what, text, failed, unproven) in [
+        (
+            "a header alone",
+            "01:00.0 VGA compatible controller: NVIDIA Corporation GP104 [GeForce GTX 1080]\n",
+            vec![],
+            Some(false),
+        ),
+        (
+            "a driver line alone",
+            "[    5.1] nouveau 0000:01:00.0: DRM: unknown chipset\n",
+            vec![],
+            Some(false),
+        ),
+        (
+            "NVRM's header and the probe, no BARn line (corpus 68's shape)",
+            "01:00.0 3D controller: NVIDIA Corporation Device 3182 (rev a1)\nRegion 0: Memory at 2000000000 (64-bit, prefetchable) [size=64M]\nRegion 4: Memory at 2004000000 (64-bit, prefetchable) [size=32M]\nNVRM: This PCI I/O region assigned to your NVIDIA device is invalid\nnvidia: probe of 0000:01:00.0 failed with error -1\n",
+            vec![2],
+            None,
+        ),
+        (
+            "NVRM's header alone, the one NVIDIA device",
+            "01:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 40GB] (rev a1)\n\tRegion 0: Memory at fa000000 (32-bit, non-prefetchable) [size=16M]\nNVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n",
+            vec![1],
+            None,
+        ),
+        (
+            "amdgpu's probe failed (-12): a complaint, no BAR named",
+            "amdgpu 0001:01:00.0: Fatal error during GPU init\namdgpu: probe of 0001:01:00.0 failed with error -12\n",
+            vec![],
+            Some(true),
+        ),
+        (
+            "xe's resize fell back: the old BAR stays",
+            "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\npci 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)\n",
+            vec![],
+            None,
+        ),
+        (
+            "amdgpu reports its VRAM",
+            "amdgpu 0000:01:00.0: VRAM: 8176M 0x000000F400000000 - 0x000000F5FEFFFFFF (8176M used)\n",
+            vec![],
+            None,
+        ),
+    ] {
+        let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+        let g = ev
+            .gpus
+            .iter()
+            .find(|g| g.addr.bus == 1)
+            .unwrap_or_else(|| panic!("{what}: {:?}", ev.gpus));
+        let bars: Vec<u8> = g.bars.iter().filter(|b| b.fails_gpu()).map(|b| b.index).collect();
+        assert_eq!(bars, failed, "{what}: {:?}", g.bars);
+        assert_eq!(
+            ev.unproven.first().map(|u| u.2),
+            unproven,
+            "{what}: {:?}",
+            ev.unproven
+        );
+    }
+}
+
+#[test]
+fn driver_messages_that_are_signs_of_their_own() {
+    // (what, text, third region alone, resize lost)
+    for (what, text, third, lost) in [
+        (
+            "NVRM's third region alone, no PCI core line",
+            "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+            true,
+            false,
+        ),
+        (
+            "NVRM's VRAM region and the third: a window too small",
+            "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+            false,
+            false,
+        ),
+        (
+            "NVRM's third region and the kernel failed BAR 3 itself",
+            "pci 0000:01:00.0: BAR 3: no space for [mem size 0x02000000 64bit pref]\nNVRM: BAR2 is 0M @ 0x0 (PCI:0000:01:00.0)\n",
+            false,
+            false,
+        ),
+        (
+            "xe's resize fell back and the old size found no place",
+            "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\nxe 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: [drm] Failed to resize BAR2 to 16384M (-ENOSPC)\nxe 0000:01:00.0: BAR 2 [mem size 0x10000000 64bit pref]: can't assign; no space\n",
+            false,
+            true,
+        ),
+        (
+            "xe's resize fell back and the old BAR stayed",
+            "pci 0000:01:00.0: [8086:e20b] type 00 class 0x030000\nxe 0000:01:00.0: BAR 2 [mem size 0x400000000 64bit pref]: can't assign; no space\nxe 0000:01:00.0: [drm] Failed to resize BAR2 to 16384M (-ENOSPC)\n",
+            false,
+            false,
+        ),
+        (
+            "NVRM's header alone, BARs 0 and 4 shown: region unnamed",
+            "01:00.0 3D controller: NVIDIA Corporation Device 3182 (rev a1)\nRegion 0: Memory at 2000000000 (64-bit, prefetchable) [size=64M]\nRegion 4: Memory at 2004000000 (64-bit, prefetchable) [size=32M]\nNVRM: This PCI I/O region assigned to your NVIDIA device is invalid\nnvidia: probe of 0000:01:00.0 failed with error -1\n",
+            false,
+            false,
+        ),
+    ] {
+        let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+        let unnamed = what.contains("unnamed");
+        assert_eq!(!ev.inferred.is_empty(), unnamed, "{what}");
+        assert_eq!(!ev.nvrm_third_region_only.is_empty(), third, "{what}");
+        assert_eq!(!ev.resize_lost.is_empty(), lost, "{what}");
+    }
+}
+
+#[test]
+fn a_device_enumerated_long_after_boot_was_rescanned() {
+    let bdf = |s: &str| s.parse::<PciAddress>().unwrap();
+    let failed =
+        "[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]";
+    for (line, want) in [
+        ("[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(150)),
+        ("> [    92.923533] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", Some(92)),
+        ("Sep 21 10:24:30 host kernel: [   67.48] pci 0000:53:00.0: [10de:15f8] type 00 class 0x030200", Some(67)),
+        // No timestamp, or only another function's enumeration.
+        ("pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000", None),
+        ("[  150.161565] pci 0000:53:00.1: [8086:56c0] type 00 class 0x038000", None),
+    ] {
+        let ev = gather(&format!("{line}\n{failed}\n"), &[], None).unwrap();
+        let got = ev.rescanned.iter().find(|(a, _)| *a == bdf("0000:53:00.0"));
+        assert_eq!(got.map(|(_, s)| *s), want, "{line}");
+    }
+    let text = "[  150.161565] pci 0000:53:00.0: [8086:56c0] type 00 class 0x038000\n[  150.162295] pci 0000:53:00.0: BAR 2: no space for [mem size 0x400000000 64bit pref]\n";
+    let ev = gather(text, &[], None).unwrap();
+    assert_eq!(ev.rescanned, [(bdf("0000:53:00.0"), 150)]);
+    // The same failure at boot is no rescan.
+    let ev = gather(&text.replace("150.16", "  1.16"), &[], None).unwrap();
+    assert!(ev.rescanned.is_empty(), "{:?}", ev.rescanned);
+}
+
+#[test]
+fn gpus_named_without_a_class_line() {
+    // (text, the GPUs, the devices with a failed BAR)
+    for (what, text, gpus, failed) in [
+        (
+            "vgaarb's VGA device, its vendor from the audio function (corpus 109)",
+            "pci 0000:01:00.0: vgaarb: VGA device added: decodes=io+mem,owns=none,locks=none\npci 0000:01:00.1: [1002:aac8] type 00 class 0x040300\npci 0000:01:00.0: BAR 0: assigned [mem 0x600000000-0x60fffffff 64bit pref]\n",
+            vec!["0000:01:00.0"],
+            vec![],
+        ),
+        (
+            "QEMU's monitor names the GPU by class and ids (corpus 67)",
+            "  Bus  1, device   0, function 0:\n    3D controller: PCI device 10de:2901\n      BAR2: 64 bit prefetchable memory at 0xffffffffffffffff [0x3ffffffffe].\n",
+            vec!["0000:01:00.0"],
+            vec!["0000:01:00.0"],
+        ),
+        (
+            "QXL is an emulated adapter, not a GPU (corpus 77)",
+            "pci 0000:01:00.0: [1b36:0100] type 00 class 0x038000\npci 0000:01:00.0: BAR 0: no space for [mem size 0x04000000]\npci 0000:01:00.0: BAR 0: failed to assign [mem size 0x04000000]\n",
+            vec![],
+            vec!["0000:01:00.0"],
+        ),
+        (
+            "a board's root port at 00:00.0, no class line (corpus 120)",
+            "pci 0002:00:00.0: BAR 0: failed to assign [mem size 0x40000000]\n",
+            vec![],
+            vec![],
+        ),
+    ] {
+        let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));
+        let g: Vec<String> = ev.gpus.iter().map(|g| g.addr.to_string()).collect();
+        assert_eq!(g, gpus, "{what}");
+        let mut f: Vec<String> = ev
+            .gpus
+            .iter()
+            .filter(|g| !g.ok())
+            .map(|g| g.addr.to_string())
+            .chain(ev.other_failed.iter().map(|o| o.bdf.to_string()))
+            .collect();
+        f.dedup();
+        assert_eq!(f, failed, "{what}");
+    }
+}
+
+#[test]
+fn a_wide_bar_on_a_pci_bridge_slot_is_a_vms_hot_plug() {
+    let slot = "pci 0000:01:02.0: BAR 1: no space for [mem size 0x10000000 64bit pref]\npci 0000:01:02.0: BAR 1: failed to assign [mem size 0x10000000 64bit pref]\n";
+    let ev = gather(slot, &[], None).unwrap();
+    assert!(ev.hotplug.iter().any(|(vm, _)| *vm), "{:?}", ev.hotplug);
+    // Device 0 below a port, as every PCIe GPU sits: no sign.
+    let port = slot.replace("01:02.0", "01:00.0");
+    assert!(gather(&port, &[], None).unwrap().hotplug.is_empty());
+}
+
+#[test]
+fn region_lines_in_html_markup_are_read() {
+    let text = "$ lspci -vvv -s 05:00.0 | grep Region<br>\n&nbsp;&nbsp;Region 0: Memory at fa000000 (32-bit, non-prefetchable) [size=16M]<br>\n&nbsp;&nbsp;Region 1: Memory at &lt;unassigned&gt; (64-bit, prefetchable) [size=16G]<br>\n";
+    let ev = gather(text, &[Selector::Vendor(0x10de)], None).unwrap();
+    let d = &ev.gpus;
+    assert!(d.is_empty() || !d[0].ok(), "{d:?}");
+    assert_eq!(ev.other_failed.len() + d.len(), 1, "{ev:?}");
+}
+
+#[test]
+fn nothing_pci_is_no_evidence() {
+    assert!(gather("hello\nworld\n", &[], None).is_none());
+}
