@@ -12,64 +12,13 @@
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
 use crate::decide::fallback;
-#[cfg(test)]
-use crate::decide::fallback::{
-    COLLECT_EVIDENCE, KERNEL_HOTPLUG_RESERVE, KERNEL_RESCAN_SIZING, KERNEL_RESIZE_ROLLBACK,
-    VMM_BAR_PREFETCHABLE, VM_HOTPLUG_RESERVE,
-};
-use crate::decide::prescribe::{
-    Change, Model, Prescription, Restart, Side, CPU_PDPE1GB, CPU_PHYS_BITS, GUEST_PCI_REALLOC,
-    OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE,
-};
+use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::prescribe::{Model, Prescription};
 use crate::decide::window::{Boot, Firmware, OriginKind};
 use crate::evidence::Evidence;
 use crate::model::platform::Platform;
 use crate::model::size::human;
 use crate::parse::qemu_args;
-
-pub(crate) const FIRMWARE_ABOVE_4G: &str = "firmware-above-4g";
-pub(crate) const SMALLER_BARS: &str = "smaller-bars";
-pub(crate) const CHECK_PASSTHROUGH: &str = "check-passthrough";
-pub(crate) const VMWARE_EFI: &str = "vmware-efi";
-pub(crate) const VMWARE_64BIT_MMIO: &str = "vmware-64bit-mmio";
-pub(crate) const HYPERV_MMIO: &str = "hyperv-mmio";
-
-/// Every hint id, for tests and documentation.
-#[cfg(test)]
-pub(crate) const ALL_IDS: [&str; 18] = [
-    CPU_PDPE1GB,
-    CPU_PHYS_BITS,
-    OVMF_MMIO64_APERTURE,
-    QEMU_PCI_HOLE64_SIZE,
-    GUEST_PCI_REALLOC,
-    FIRMWARE_ABOVE_4G,
-    SMALLER_BARS,
-    CHECK_PASSTHROUGH,
-    VMWARE_EFI,
-    VMWARE_64BIT_MMIO,
-    HYPERV_MMIO,
-    KERNEL_HOTPLUG_RESERVE,
-    VM_HOTPLUG_RESERVE,
-    COLLECT_EVIDENCE,
-    crate::decide::space::PLATFORM_WINDOW_TOO_SMALL,
-    VMM_BAR_PREFETCHABLE,
-    KERNEL_RESIZE_ROLLBACK,
-    KERNEL_RESCAN_SIZING,
-];
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Hint {
-    pub id: &'static str,
-    pub text: String,
-    pub side: Side,
-    pub restart: Option<Restart>,
-    /// The change, when it can be said in settings (empty otherwise).
-    pub change: Change,
-    /// The diagnosis the next boot is predicted to show; `None` where the
-    /// model cannot say.
-    pub expect: Option<DiagnosisKind>,
-    pub boots_to_ok: Option<u32>,
-}
 
 /// What a change on the host takes.
 const HOST_RESTART: &str = "It takes effect when the VM is stopped and started again: Proxmox: Shutdown, then Start (or `qm reboot <vmid>`, which applies pending changes); libvirt: `virsh shutdown` then `virsh start`. A reboot inside the guest keeps the old settings.";
@@ -78,7 +27,7 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
     let mut out = Vec::new();
     if d.missing > 0 {
         out.push(Hint {
-            id: CHECK_PASSTHROUGH,
+            id: HintId::CheckPassthrough,
             text: format!(
                 "{} GPU(s) expected, {} present: {} missing. Check that every GPU is passed to this VM and bound to vfio-pci on the host. \
                  Proxmox: `qm config <vmid> | grep hostpci`; libvirt: `virsh dumpxml <vm> | grep -A4 '<hostdev'`; \
@@ -219,12 +168,12 @@ fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
     };
     let c = &p.change;
     let text = match p.id {
-        CPU_PDPE1GB => format!(
+        HintId::CpuPdpe1gb => format!(
             "{why} Give the vCPU 1 GiB pages (the pdpe1gb CPU flag).{effect} \
              Proxmox: Hardware > Processors > Advanced > Extra CPU Flags: pdpe1gb on, or `qm set <vmid> --cpu <your CPU type>,flags=+pdpe1gb` (keep the flags you have; CPU type `host` has it too); \
              libvirt: `<feature policy='require' name='pdpe1gb'/>` inside `<cpu>`; QEMU: `-cpu <model>,+pdpe1gb`. {HOST_RESTART}"
         ),
-        CPU_PHYS_BITS => {
+        HintId::CpuPhysBits => {
             let bits = c.phys_bits_min.unwrap_or(0);
             let flag = !c.cpu_flags_add.is_empty();
             format!(
@@ -239,7 +188,7 @@ fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
                 if flag { ",+pdpe1gb" } else { "" },
             )
         }
-        OVMF_MMIO64_APERTURE => {
+        HintId::OvmfMmio64Aperture => {
             let mb = c.fw_cfg.first().map(|(_, v)| v.clone()).unwrap_or_default();
             let width = m.boot.as_ref().map(|b| b.width).unwrap_or(40);
             format!(
@@ -251,7 +200,7 @@ fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
                  QEMU: `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`. {HOST_RESTART}"
             )
         }
-        QEMU_PCI_HOLE64_SIZE => {
+        HintId::QemuPciHole64Size => {
             let (prop, size) = c.qemu_globals.first().cloned().unwrap_or_default();
             let gib: u64 = size.trim_end_matches('G').parse().unwrap_or(0);
             let model = if prop.starts_with("i440FX") { "pci-root" } else { "pcie-root" };
@@ -291,7 +240,7 @@ fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
 
 fn realloc_hint(why: &str, p: Option<&Prescription>) -> Hint {
     Hint {
-        id: GUEST_PCI_REALLOC,
+        id: HintId::GuestPciRealloc,
         text: format!(
             "{why} Add `pci=realloc` to the guest kernel command line: Debian/Ubuntu: append it to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub and run `update-grub`; \
              Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`; or let `gpu-preflight remediate` do it once. It takes effect at the guest's next boot."
@@ -376,17 +325,17 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
             let why = if i == 0 { format!("{why} ") } else { String::new() };
             let c = &p.change;
             let what = match p.id {
-                CPU_PDPE1GB => "give the vCPU 1 GiB pages (pdpe1gb), so that OVMF uses all its address bits".to_string(),
-                CPU_PHYS_BITS => format!(
+                HintId::CpuPdpe1gb => "give the vCPU 1 GiB pages (pdpe1gb), so that OVMF uses all its address bits".to_string(),
+                HintId::CpuPhysBits => format!(
                     "give the vCPU {} physical address bits{} (the host CPU must have them)",
                     c.phys_bits_min.unwrap_or(0),
                     if c.cpu_flags_add.is_empty() { "" } else { " and 1 GiB pages (pdpe1gb)" }
                 ),
-                OVMF_MMIO64_APERTURE => format!(
+                HintId::OvmfMmio64Aperture => format!(
                     "set OVMF's 64-bit aperture (X-PciMmio64Mb={})",
                     c.fw_cfg.first().map(|(_, v)| v.as_str()).unwrap_or("")
                 ),
-                QEMU_PCI_HOLE64_SIZE => format!(
+                HintId::QemuPciHole64Size => format!(
                     "enlarge QEMU's 64-bit hole to {}{}",
                     c.qemu_globals.first().map(|(_, v)| v.as_str()).unwrap_or(""),
                     if m.realloc { "" } else { ", then boot the guest with pci=realloc" }
@@ -548,13 +497,13 @@ mod tests {
         let d = crate::decide::diagnosis::diagnose(&ev);
         let h = hints(&ev, &d, None);
         assert_eq!(h.len(), 1, "{h:?}");
-        assert_eq!((h[0].id, h[0].side), (SMALLER_BARS, Side::Firmware));
+        assert_eq!((h[0].id, h[0].side), (HintId::SmallerBars, Side::Firmware));
         assert!(h[0].text.contains("Resizable BAR"), "{}", h[0].text);
         assert!(!h[0].text.contains("2 TiB"), "{}", h[0].text);
         // With the bits to reach it, the firmware's window is the fix.
         let ev = metal(46, 8);
         let d = crate::decide::diagnosis::diagnose(&ev);
-        assert_eq!(hints(&ev, &d, None)[0].id, FIRMWARE_ABOVE_4G);
+        assert_eq!(hints(&ev, &d, None)[0].id, HintId::FirmwareAbove4g);
     }
 
     #[test]
@@ -581,13 +530,5 @@ mod tests {
             proxmox_cpu("x86-64-v2-AES,phys-bits=40", &both),
             "x86-64-v2-AES,flags=+pdpe1gb,phys-bits=44"
         );
-    }
-
-    #[test]
-    fn ids_are_unique() {
-        let mut ids = ALL_IDS.to_vec();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), ALL_IDS.len());
     }
 }

@@ -1,6 +1,6 @@
 //! Prescriptions: for a QEMU guest, the configuration it runs with (as far
 //! as the evidence shows it), and every change that the firmware model
-//! (`firmware`) predicts will make the GPUs fit, smallest first.
+//! (`window`) predicts will make the GPUs fit, smallest first.
 //!
 //! Each candidate change is applied to the setup and the next boot is
 //! predicted: does QEMU start, does the firmware come up, how many GPUs
@@ -11,70 +11,16 @@
 //! window size before a change in the guest.
 
 use crate::decide::diagnosis::DiagnosisKind;
+use crate::decide::hint::{Change, HintId, Restart, Side};
 use crate::decide::sizing::{align_up, bridge_window, fits, max_align, packed_size, Block};
 use crate::decide::window::{Attach, Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
-use serde::{Serialize, Serializer};
 
 const GIB: u64 = 1 << 30;
-
-/// Where a change is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Side {
-    /// The hypervisor's configuration of the VM.
-    Host,
-    /// The guest operating system.
-    Guest,
-    /// The machine's own firmware setup (bare metal).
-    Firmware,
-}
-
-/// What must happen for a change to take effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Restart {
-    /// Stop the VM and start it again: a new QEMU process. A reboot inside
-    /// the guest keeps the old one.
-    Vm,
-    /// Reboot the machine (or guest).
-    Reboot,
-}
-
-/// A change, machine-readable: what the QEMU suite applies to the next
-/// boot. Empty parts are left out of the JSON.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct Change {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub cpu_flags_add: Vec<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub phys_bits_min: Option<u32>,
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
-    pub qemu_globals: Vec<(String, String)>,
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
-    pub fw_cfg: Vec<(String, String)>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kernel_cmdline_add: Vec<&'static str>,
-}
-
-fn as_map<S: Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(v.iter().map(|(k, v)| (k, v)))
-}
-
-impl Change {
-    /// How many settings it touches.
-    fn count(&self) -> usize {
-        self.cpu_flags_add.len()
-            + usize::from(self.phys_bits_min.is_some())
-            + self.qemu_globals.len()
-            + self.fw_cfg.len()
-            + self.kernel_cmdline_add.len()
-    }
-}
 
 /// A change the model predicts helps, with what the next boot will show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Prescription {
-    pub id: &'static str,
+    pub id: HintId,
     pub side: Side,
     pub restart: Restart,
     pub change: Change,
@@ -87,12 +33,6 @@ pub(crate) struct Prescription {
     /// What the change does, in numbers, for the hint's text.
     pub effect: String,
 }
-
-pub(crate) const CPU_PDPE1GB: &str = "cpu-pdpe1gb";
-pub(crate) const CPU_PHYS_BITS: &str = "cpu-phys-bits";
-pub(crate) const OVMF_MMIO64_APERTURE: &str = "ovmf-mmio64-aperture";
-pub(crate) const QEMU_PCI_HOLE64_SIZE: &str = "qemu-pci-hole64-size";
-pub(crate) const GUEST_PCI_REALLOC: &str = "guest-pci-realloc";
 
 /// The guest as the model sees it: its setup, its GPUs as the firmware and
 /// the kernel place them, and what had to be assumed.
@@ -313,7 +253,7 @@ impl Model {
         let s = &self.setup;
         let ovmf = matches!(s.firmware, Firmware::Ovmf(_));
         let consider = |rank: usize,
-                        id: &'static str,
+                        id: HintId,
                         change: Change,
                         next: Setup,
                         realloc: bool,
@@ -363,7 +303,7 @@ impl Model {
             let effect = window_effect(&next, &self.firmware_gpus);
             consider(
                 0,
-                CPU_PDPE1GB,
+                HintId::CpuPdpe1gb,
                 Change {
                     cpu_flags_add: vec!["pdpe1gb"],
                     ..Change::default()
@@ -398,7 +338,7 @@ impl Model {
                     let effect = window_effect(&next, &self.firmware_gpus);
                     consider(
                         1,
-                        CPU_PHYS_BITS,
+                        HintId::CpuPhysBits,
                         Change {
                             cpu_flags_add: if with_flag { vec!["pdpe1gb"] } else { vec![] },
                             phys_bits_min: Some(bits),
@@ -431,7 +371,7 @@ impl Model {
                     let effect = window_effect(&next, &self.firmware_gpus);
                     consider(
                         2,
-                        OVMF_MMIO64_APERTURE,
+                        HintId::OvmfMmio64Aperture,
                         Change {
                             fw_cfg: vec![(
                                 "opt/ovmf/X-PciMmio64Mb".into(),
@@ -508,7 +448,7 @@ impl Model {
                     };
                     consider(
                         3,
-                        QEMU_PCI_HOLE64_SIZE,
+                        HintId::QemuPciHole64Size,
                         Change {
                             qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
                             phys_bits_min: (bits != s.phys_bits).then_some(bits),
@@ -527,7 +467,7 @@ impl Model {
         if !self.realloc {
             consider(
                 4,
-                GUEST_PCI_REALLOC,
+                HintId::GuestPciRealloc,
                 Change {
                     kernel_cmdline_add: vec!["pci=realloc"],
                     ..Change::default()
@@ -604,7 +544,7 @@ mod tests {
 
     const OVMF: Firmware = Firmware::Ovmf(OvmfRules::STABLE_202211);
 
-    fn ids(ps: &[Prescription]) -> Vec<&str> {
+    fn ids(ps: &[Prescription]) -> Vec<HintId> {
         ps.iter().map(|p| p.id).collect()
     }
 
@@ -613,7 +553,7 @@ mod tests {
         for size in [32 * GIB, 128 * GIB] {
             let m = model(OVMF, 46, CpuVendor::Amd, 8, size);
             let ps = m.prescribe();
-            assert_eq!(ps[0].id, CPU_PDPE1GB);
+            assert_eq!(ps[0].id, HintId::CpuPdpe1gb);
             assert_eq!(ps[0].change.cpu_flags_add, ["pdpe1gb"]);
             assert_eq!((ps[0].expect, ps[0].boots_to_ok), (DiagnosisKind::Ok, 1));
             assert_eq!((ps[0].side, ps[0].restart), (Side::Host, Restart::Vm));
@@ -629,7 +569,11 @@ mod tests {
         let ps = model(OVMF, 46, CpuVendor::Amd, 8, 32 * GIB).prescribe();
         assert_eq!(
             ids(&ps),
-            [CPU_PDPE1GB, OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE]
+            [
+                HintId::CpuPdpe1gb,
+                HintId::OvmfMmio64Aperture,
+                HintId::QemuPciHole64Size
+            ]
         );
         assert_eq!(
             ps[1].change.fw_cfg,
@@ -645,25 +589,25 @@ mod tests {
     #[test]
     fn ovmf_40_bits_needs_more_bits_and_the_flag_together() {
         let ps = model(OVMF, 40, CpuVendor::Amd, 8, 128 * GIB).prescribe();
-        assert_eq!(ps[0].id, CPU_PHYS_BITS);
+        assert_eq!(ps[0].id, HintId::CpuPhysBits);
         assert_eq!(ps[0].change.phys_bits_min, Some(43));
         assert_eq!(ps[0].change.cpu_flags_add, ["pdpe1gb"]);
         // Neither the flag alone nor the bits alone would do.
-        assert!(!ids(&ps).contains(&CPU_PDPE1GB));
-        assert_eq!(ps.iter().filter(|p| p.id == CPU_PHYS_BITS).count(), 1);
+        assert!(!ids(&ps).contains(&HintId::CpuPdpe1gb));
+        assert_eq!(ps.iter().filter(|p| p.id == HintId::CpuPhysBits).count(), 1);
     }
 
     #[test]
     fn an_intel_vcpu_with_40_bits_can_take_a_larger_classic_window() {
         let ps = model(OVMF, 40, CpuVendor::Intel, 8, 32 * GIB).prescribe();
-        assert_eq!(ps[0].id, OVMF_MMIO64_APERTURE);
-        assert!(ids(&ps).contains(&CPU_PHYS_BITS));
+        assert_eq!(ps[0].id, HintId::OvmfMmio64Aperture);
+        assert!(ids(&ps).contains(&HintId::CpuPhysBits));
     }
 
     #[test]
     fn seabios_needs_only_the_bits_that_reach_the_last_bar() {
         let ps = model(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 8, 128 * GIB).prescribe();
-        assert_eq!(ids(&ps), [CPU_PHYS_BITS]);
+        assert_eq!(ids(&ps), [HintId::CpuPhysBits]);
         assert_eq!(ps[0].change.phys_bits_min, Some(41));
     }
 
@@ -674,7 +618,11 @@ mod tests {
         let ps = m.prescribe();
         assert_eq!(
             ids(&ps),
-            [CPU_PDPE1GB, OVMF_MMIO64_APERTURE, GUEST_PCI_REALLOC]
+            [
+                HintId::CpuPdpe1gb,
+                HintId::OvmfMmio64Aperture,
+                HintId::GuestPciRealloc
+            ]
         );
         let r = &ps[2];
         assert_eq!(
@@ -683,7 +631,7 @@ mod tests {
         );
         // With realloc already on, it is not prescribed again.
         m.realloc = true;
-        assert!(!ids(&m.prescribe()).contains(&GUEST_PCI_REALLOC));
+        assert!(!ids(&m.prescribe()).contains(&HintId::GuestPciRealloc));
     }
 
     #[test]
@@ -691,7 +639,7 @@ mod tests {
         // 40 bits: QEMU refuses a hole of 1 TiB and more, and a smaller
         // one ends beyond what the vCPU addresses.
         let ps = model(OVMF, 40, CpuVendor::Amd, 8, 32 * GIB).prescribe();
-        assert!(!ids(&ps).contains(&QEMU_PCI_HOLE64_SIZE), "{ps:?}");
+        assert!(!ids(&ps).contains(&HintId::QemuPciHole64Size), "{ps:?}");
     }
 
     #[test]
@@ -735,7 +683,7 @@ mod tests {
         assert_eq!(at(46, true), 6);
         let ps = m.prescribe();
         let p = &ps[0];
-        assert_eq!(p.id, CPU_PHYS_BITS);
+        assert_eq!(p.id, HintId::CpuPhysBits);
         assert_eq!(p.change.phys_bits_min, Some(41));
         assert_eq!(
             (p.expect, p.boots_to_ok),

@@ -4,15 +4,10 @@
 //! PowerPC board booted with a device tree), which no PC firmware setup
 //! has.
 
-use crate::decide::hints::Hint;
-use crate::decide::prescribe::{Change, Restart, Side};
+use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::evidence::Evidence;
 use crate::model::bar::BarState;
 use crate::model::size::human;
-
-/// The board's host bridge window (its device tree's `ranges`, or an
-/// ARM server firmware's PCIe settings) is smaller than the BARs.
-pub(crate) const PLATFORM_WINDOW_TOO_SMALL: &str = "platform-window-too-small";
 
 const NVIDIA: u16 = 0x10de;
 
@@ -59,16 +54,8 @@ fn largest_failed(ev: &Evidence) -> Option<u64> {
         .max()
 }
 
-fn plain(id: &'static str, text: String, side: Side, restart: Restart) -> Hint {
-    Hint {
-        id,
-        text,
-        side,
-        restart: Some(restart),
-        change: Change::default(),
-        expect: None,
-        boots_to_ok: None,
-    }
+fn plain(id: HintId, text: String, side: Side, restart: Restart) -> Hint {
+    Hint::new(id, text, side, Some(restart), Change::default())
 }
 
 /// A board that is not an x86 PC (`sign` says why): its PCIe host
@@ -80,7 +67,7 @@ pub(crate) fn board_window(why: &str, ev: &Evidence, sign: &str) -> Hint {
         .map(|s| format!(" (the largest failed BAR is {})", human(s)))
         .unwrap_or_default();
     plain(
-        PLATFORM_WINDOW_TOO_SMALL,
+        HintId::PlatformWindowTooSmall,
         format!(
             "{why} This is not an x86 PC ({sign}): the PCIe host controller maps only the address range the board gives it, \
              and that outbound window is smaller than the device's BARs{bar}. No PC firmware setting applies. \
@@ -102,7 +89,7 @@ pub(crate) fn vm_port_low(why: &str, ev: &Evidence) -> Hint {
         .unwrap_or(64 << 20);
     let mb = need >> 20;
     plain(
-        crate::decide::fallback::VM_HOTPLUG_RESERVE,
+        HintId::VmHotplugReserve,
         format!(
             "{why} The failed BARs are 32-bit ones, placed in the window below 4 GiB of the port or bridge the device sits behind, which the VM's firmware sized for what it saw at boot; \
              the 64-bit hole and aperture do not reach them. Give the port room below 4 GiB: QEMU `-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,mem-reserve={mb}M` and the device on `bus=rp1` \

@@ -14,9 +14,8 @@ pub(crate) mod prometheus;
 pub(crate) mod text;
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
-use crate::decide::hints::Hint;
+use crate::decide::hint::{Hint, HintId};
 use crate::decide::origin::{self, WindowOrigin};
-use crate::decide::prescribe::{Change, Restart, Side};
 use crate::decide::summary::describe;
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
@@ -61,7 +60,7 @@ pub(crate) struct Report {
     pub gpus: Vec<GpuReport>,
     pub unassigned: Vec<UnassignedBar>,
     pub capacity: Capacity,
-    pub hints: Vec<HintReport>,
+    pub hints: Vec<Hint>,
     /// The bridges above the GPUs and their windows.
     pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
@@ -171,26 +170,12 @@ pub(crate) struct BridgeWindowReport {
     pub size: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct HintReport {
-    pub id: &'static str,
-    pub text: String,
-    /// Where the change is made: `host`, `guest` or `firmware`.
-    pub side: Side,
-    /// What must happen for it to take effect: `vm` (stop and start the
-    /// VM), `reboot`, or null.
-    pub restart: Option<Restart>,
-    /// The change in settings; absent keys: no change.
-    pub change: Change,
-    /// The diagnosis the next boot is predicted to show, or null.
-    pub expect: Option<DiagnosisKind>,
-    /// Boots after this one until every GPU is placed, following the
-    /// hints, or null.
-    pub boots_to_ok: Option<u32>,
-}
+/// `plan`'s name for a hint, which it still copies field by field; the
+/// report carries `Hint` as it is.
+pub(crate) use crate::decide::hint::Hint as HintReport;
 
 impl Report {
-    pub(crate) fn has_hint(&self, id: &str) -> bool {
+    pub(crate) fn has_hint(&self, id: HintId) -> bool {
         self.hints.iter().any(|h| h.id == id)
     }
 }
@@ -341,18 +326,7 @@ fn build(
                     .collect(),
             })
             .collect(),
-        hints: hints
-            .iter()
-            .map(|h| HintReport {
-                id: h.id,
-                text: h.text.clone(),
-                side: h.side,
-                restart: h.restart,
-                change: h.change.clone(),
-                expect: h.expect,
-                boots_to_ok: h.boots_to_ok,
-            })
-            .collect(),
+        hints: hints.to_vec(),
         warnings,
         p2p: None,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

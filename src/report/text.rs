@@ -1,8 +1,9 @@
 //! The text form, for people: a verdict line, each GPU with its BARs, the
 //! diagnosis with its numbers, the hints, the warnings.
 
+use crate::decide::hint::Hint;
 use crate::model::size::human;
-use crate::report::{HintReport, Report, Verdict};
+use crate::report::{Report, Verdict};
 use std::fmt::Write as _;
 
 fn opt_human(v: Option<u64>) -> String {
@@ -27,12 +28,7 @@ pub(crate) fn render(r: &Report) -> String {
         r.diagnosis.as_str()
     );
     if let Some(h) = r.hints.first() {
-        let _ = writeln!(
-            s,
-            "next step: {} [{}]",
-            crate::decide::fallback::action(h.id),
-            h.id
-        );
+        let _ = writeln!(s, "next step: {} [{}]", h.id.label(), h.id);
     }
     for g in &r.gpus {
         let line = format!(
@@ -195,7 +191,7 @@ fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
 }
 
 /// The closing lines of a text report, `check`'s and `plan`'s alike.
-pub(crate) fn hints_and_warnings(s: &mut String, hints: &[HintReport], warnings: &[String]) {
+pub(crate) fn hints_and_warnings(s: &mut String, hints: &[Hint], warnings: &[String]) {
     if !hints.is_empty() {
         let _ = writeln!(s, "hints:");
         for h in hints {

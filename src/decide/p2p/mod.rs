@@ -17,7 +17,7 @@
 //! The verdicts are advice: the boot verdict stays the BARs' unless
 //! `--expect-p2p` / `gpu_preflight.expect_p2p=1` asks otherwise.
 
-use crate::decide::prescribe::{Restart, Side};
+use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::evidence::p2p::{P2pEvidence, P2pGpu};
 use crate::model::p2p::{CliqueCap, GateVerdict, PathLevel};
 use crate::model::pci::PciAddress;
@@ -26,7 +26,6 @@ use crate::model::size::human;
 use crate::parse::nccl::{level_setting, LevelSetting};
 use crate::read::cpuid::CpuidView;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 #[cfg(test)]
 mod tests;
@@ -55,7 +54,7 @@ pub(crate) struct P2p {
     pub nccl: NcclReport,
     pub viommu: ViommuReport,
     pub gates: Gates,
-    pub hints: Vec<P2pHint>,
+    pub hints: Vec<Hint>,
     pub note: String,
     /// Judged from pasted text (`explain`): no config space, CPUID or
     /// vIOMMU was seen.
@@ -149,52 +148,14 @@ impl Gates {
     }
 }
 
-/// A P2P fix, in the form of the BAR hints (`side`, `restart`, `change`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct P2pHint {
-    pub id: &'static str,
-    pub text: String,
-    pub side: Side,
-    pub restart: Option<Restart>,
-    pub change: P2pChange,
-}
-
-impl P2pHint {
-    /// `p2p-nccl-level`: let NCCL use P2P up to `level`, a guest setting
-    /// the next NCCL process reads.
-    pub(crate) fn nccl_level(level: PathLevel, text: String) -> P2pHint {
-        let mut change = P2pChange::default();
-        change
-            .nccl_env
-            .insert("NCCL_P2P_LEVEL".into(), level.as_str().into());
-        P2pHint {
-            id: "p2p-nccl-level",
-            text,
-            side: Side::Guest,
-            restart: None,
-            change,
-        }
-    }
-}
-
-/// Machine-readable; absent keys: no change.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct P2pChange {
-    /// `-device vfio-pci` properties for every GPU.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub vfio_pci_properties: BTreeMap<String, String>,
-    /// The vCPU shows KVM's signature (QEMU `kvm=on`, no `hidden=1`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kvm_signature_visible: Option<bool>,
-    /// Settings for NCCL (`/etc/nccl.conf` or the job's environment);
-    /// an empty value removes the setting.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub nccl_env: BTreeMap<String, String>,
-    /// The GPUs behind one emulated PCIe switch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pcie_switch: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub viommu_aw_bits_min: Option<u32>,
+/// `p2p-nccl-level`: let NCCL use P2P up to `level`, a guest setting the
+/// next NCCL process reads.
+fn nccl_level_hint(level: PathLevel, text: String) -> Hint {
+    let mut change = Change::default();
+    change
+        .nccl_env
+        .insert("NCCL_P2P_LEVEL".into(), level.as_str().into());
+    Hint::new(HintId::P2pNcclLevel, text, Side::Guest, None, change)
 }
 
 /// The PCI path between two GPUs as NCCL classifies it. Bridges a GPU's
@@ -247,37 +208,37 @@ fn gate(verdict: GateVerdict, why: impl Into<String>) -> Gate {
 }
 
 /// The clique fix for `n` GPUs, in each hypervisor's syntax.
-fn clique_hint(n: usize, why: &str) -> P2pHint {
+fn clique_hint(n: usize, why: &str) -> Hint {
     let sets: Vec<String> = (0..n.max(1))
         .map(|i| format!("-set device.hostpci{i}.x-nv-gpudirect-clique=0"))
         .collect();
-    let mut change = P2pChange::default();
+    let mut change = Change::default();
     change
         .vfio_pci_properties
         .insert("x-nv-gpudirect-clique".into(), "0".into());
-    P2pHint {
-        id: "p2p-gpudirect-clique",
-        text: format!(
+    Hint::new(
+        HintId::P2pGpudirectClique,
+        format!(
             "{why} Put every GPU in GPUDirect clique 0 (QEMU 2.11 or later). Proxmox (root only, no GUI field): `args: {}` (one per GPU, with the VM's hostpciN numbers; each hostpciN given with its function, e.g. `0000:41:00.0`, because a multi-function entry's devices are named hostpciN.M, which -set cannot name); libvirt 8.2 or later, per GPU (libvirt passes -device as JSON, which -set cannot change): `<qemu:override><qemu:device alias='hostdev0'><qemu:frontend><qemu:property name='x-nv-gpudirect-clique' type='unsigned' value='0'/></qemu:frontend></qemu:device></qemu:override>` in the qemu namespace; QEMU: `-device vfio-pci,host=...,x-nv-gpudirect-clique=0`. Then stop and start the VM.",
             sets.join(" ")
         ),
-        side: Side::Host,
-        restart: Some(Restart::Vm),
+        Side::Host,
+        Some(Restart::Vm),
         change,
-    }
+    )
 }
 
-fn kvm_hint() -> P2pHint {
-    P2pHint {
-        id: "p2p-kvm-visible",
-        text: "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. Proxmox: drop `hidden=1` from `cpu:` (`qm set VMID --cpu host` without it); an `x-vga=1` hostpci entry makes some qemu-server releases add `kvm=off`, check `qm showcmd VMID`; libvirt: remove `<kvm><hidden state='on'/></kvm>` from `<features>`; QEMU: no `kvm=off` in `-cpu`. Drivers since R465 no longer need KVM hidden for GeForce passthrough. Then stop and start the VM.".into(),
-        side: Side::Host,
-        restart: Some(Restart::Vm),
-        change: P2pChange {
+fn kvm_hint() -> Hint {
+    Hint::new(
+        HintId::P2pKvmVisible,
+        "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. Proxmox: drop `hidden=1` from `cpu:` (`qm set VMID --cpu host` without it); an `x-vga=1` hostpci entry makes some qemu-server releases add `kvm=off`, check `qm showcmd VMID`; libvirt: remove `<kvm><hidden state='on'/></kvm>` from `<features>`; QEMU: no `kvm=off` in `-cpu`. Drivers since R465 no longer need KVM hidden for GeForce passthrough. Then stop and start the VM.".into(),
+        Side::Host,
+        Some(Restart::Vm),
+        Change {
             kvm_signature_visible: Some(true),
-            ..P2pChange::default()
+            ..Change::default()
         },
-    }
+    )
 }
 
 pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
@@ -479,16 +440,16 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
             ),
         ),
         (Some(_), LevelSetting::Off) => {
-            let mut change = P2pChange::default();
+            let mut change = Change::default();
             change
                 .nccl_env
                 .insert("NCCL_P2P_DISABLE".into(), String::new());
             change
                 .nccl_env
                 .insert("NCCL_P2P_LEVEL".into(), String::new());
-            hints.push(P2pHint {
-                id: "p2p-nccl-enable",
-                text: format!(
+            hints.push(Hint::new(
+                HintId::P2pNcclEnable,
+                format!(
                     "NCCL's P2P is switched off by {level_source} ({}): remove it from /etc/nccl.conf and the job's environment.",
                     ev.nccl
                         .iter()
@@ -497,10 +458,10 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                side: Side::Guest,
-                restart: None,
+                Side::Guest,
+                None,
                 change,
-            });
+            ));
             gate(
                 GateVerdict::Refused,
                 format!("{level_source} turns NCCL's P2P off"),
@@ -523,7 +484,7 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                     w.as_str(),
                     a.as_str()
                 );
-                hints.push(P2pHint::nccl_level(
+                hints.push(nccl_level_hint(
                     w,
                     format!(
                         "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf (or the job's environment); no restart, the next NCCL process reads it.",
@@ -533,18 +494,18 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                 let same_bus = ev.gpus.windows(2).all(|p| p[0].root_bus == p[1].root_bus);
                 // An emulated switch is a VM's remedy only.
                 if w == PathLevel::Phb && same_bus && in_vm {
-                    hints.push(P2pHint {
-                        id: "p2p-pcie-switch",
-                        text: (
+                    hints.push(Hint::new(
+                        HintId::P2pPcieSwitch,
+                        (
                             "Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: QEMU `-device pcie-root-port,id=rp0,chassis=1,bus=pcie.0 -device x3130-upstream,id=up0,bus=rp0` then per GPU `-device xio3130-downstream,id=dn0,chassis=10,slot=0,bus=up0 -device vfio-pci,host=...,bus=dn0`; Proxmox has no such option (`pcie=1` gives each GPU its own root port): only `args:` with the whole -device lines; libvirt: a `pcie-switch-upstream-port` controller on a root port and a `pcie-switch-downstream-port` per GPU, each `<hostdev>`'s `<address>` on one. Then stop and start the VM."
                         ).into(),
-                        side: Side::Host,
-                        restart: Some(Restart::Vm),
-                        change: P2pChange {
+                        Side::Host,
+                        Some(Restart::Vm),
+                        Change {
                             pcie_switch: Some(true),
-                            ..P2pChange::default()
+                            ..Change::default()
                         },
-                    });
+                    ));
                 }
                 gate(GateVerdict::Refused, why)
             }
@@ -555,18 +516,18 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
     let bar_end = ev.gpus.iter().filter_map(|g| g.bar_end).max();
     let host = match (ev.viommu.address_width_bits, bar_end) {
         (Some(w), Some(end)) if w < 64 && end > (1u64 << w) => {
-            hints.push(P2pHint {
-                id: "p2p-viommu-aw-bits",
-                text: format!(
+            hints.push(Hint::new(
+                HintId::P2pViommuAwBits,
+                format!(
                     "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it 48: QEMU `-device intel-iommu,aw-bits=48` (older releases default to 39); libvirt `<iommu model='intel'><driver aw='48'/></iommu>`; Proxmox `args: -global intel-iommu.aw-bits=48` with `machine: q35,viommu=intel`. Or drop the vIOMMU if the guest does not need it. Then stop and start the VM."
                 ),
-                side: Side::Host,
-                restart: Some(Restart::Vm),
-                change: P2pChange {
+                Side::Host,
+                Some(Restart::Vm),
+                Change {
                     viommu_aw_bits_min: Some(48),
-                    ..P2pChange::default()
+                    ..Change::default()
                 },
-            });
+            ));
             gate(
                 GateVerdict::Refused,
                 format!("the vIOMMU's {w} address bits do not reach the BARs (up to {end:#x})"),

@@ -1,10 +1,10 @@
 //! The P2P gates judged from pasted text (`explain`).
 
 use super::{
-    clique_hint, default_level, gate, kvm_hint, Gates, KvmReport, NcclReport, NcclSettingReport,
-    P2p, P2pChange, P2pHint, ViommuReport, NOTE,
+    clique_hint, default_level, gate, kvm_hint, nccl_level_hint, Gates, KvmReport, NcclReport,
+    NcclSettingReport, P2p, ViommuReport, NOTE,
 };
-use crate::decide::prescribe::{Restart, Side};
+use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::model::p2p::{GateVerdict, PathLevel};
 use crate::model::platform::CpuVendor;
 use crate::parse::nccl::{level_setting, LevelSetting};
@@ -78,7 +78,7 @@ pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> 
             allowed
         };
         if let Some(w) = worst.filter(|w| reached.is_some_and(|a| *w > a)) {
-            hints.push(P2pHint::nccl_level(
+            hints.push(nccl_level_hint(
                 w,
                 format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), reached.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
             ));
@@ -117,7 +117,7 @@ pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> 
             )
         } else {
             let why = format!("the farthest GPUs are {} apart (`nvidia-smi topo -m`) and NCCL allows P2P only up to {} ({level_source}).", w.as_str(), a.as_str());
-            hints.push(P2pHint::nccl_level(
+            hints.push(nccl_level_hint(
                 w,
                 format!(
                     "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.",
@@ -133,13 +133,13 @@ pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> 
         )
     };
     let host = if t.qemu_bar_warning {
-        hints.push(P2pHint {
-            id: "p2p-host-bar-mapping",
-            text: "QEMU could not map a peer's BARs into the host IOMMU (\"PCI peer-to-peer transactions on BARs are not supported\"): the host IOMMU's address width is narrower than the guest's BAR addresses (see the host's `DMAR: Host address width` or AMD-Vi lines and `/sys/class/iommu/*/intel-iommu/cap`), or the VFIO backend is iommufd on a kernel that cannot map device memory. Give the vCPU no more physical address bits than the host IOMMU translates (`phys-bits=`), so the firmware places the BARs lower, or use the legacy VFIO container. Then stop and start the VM.".into(),
-            side: Side::Host,
-            restart: Some(Restart::Vm),
-            change: P2pChange::default(),
-        });
+        hints.push(Hint::new(
+            HintId::P2pHostBarMapping,
+            "QEMU could not map a peer's BARs into the host IOMMU (\"PCI peer-to-peer transactions on BARs are not supported\"): the host IOMMU's address width is narrower than the guest's BAR addresses (see the host's `DMAR: Host address width` or AMD-Vi lines and `/sys/class/iommu/*/intel-iommu/cap`), or the VFIO backend is iommufd on a kernel that cannot map device memory. Give the vCPU no more physical address bits than the host IOMMU translates (`phys-bits=`), so the firmware places the BARs lower, or use the legacy VFIO container. Then stop and start the VM.".into(),
+            Side::Host,
+            Some(Restart::Vm),
+            Change::default(),
+        ));
         gate(
             GateVerdict::Refused,
             "QEMU said \"PCI peer-to-peer transactions on BARs are not supported\"",
