@@ -10,18 +10,16 @@
 //! `firmware-above-4g` the firmware setup's 64-bit decoding.
 
 use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
-use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::hint::{BootFirmware, Change, Hint, HintId, Restart, Side};
 use crate::decide::space;
 use crate::decide::summary::describe;
+use crate::decide::syntax::{self, Platform as Syntax};
 use crate::evidence::Evidence;
 use crate::model::pci::PciAddress;
 use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
 use crate::model::size::human;
 
 const GIB: u64 = 1 << 30;
-
-/// What a host change takes.
-const HOST_RESTART: &str = "It takes effect when the VM is stopped and started again: Proxmox: Shutdown, then Start (or `qm reboot <vmid>`, which applies pending changes); libvirt: `virsh shutdown` then `virsh start`. A reboot inside the guest keeps the old settings.";
 
 /// How to tell a VM from a real machine, said once in each branch.
 const HOW_TO_TELL: &str = "`systemd-detect-virt` prints `none` on a real machine and the hypervisor's name in a VM (or: `grep -c hypervisor /proc/cpuinfo` prints 0 on a real machine)";
@@ -306,23 +304,23 @@ fn realloc(c: &Ctx, branch: &str, guest: bool) -> Hint {
     } else {
         ""
     };
-    Hint {
-        id: HintId::GuestPciRealloc,
-        text: format!(
+    let change = Change {
+        kernel_cmdline_add: vec!["pci=realloc".into()],
+        ..Change::default()
+    };
+    Hint::new(
+        HintId::GuestPciRealloc,
+        format!(
             "{} {branch}{whose} can release and re-place the bridge windows itself: add `pci=realloc` to its command line.{advised} \
-             Debian/Ubuntu: append it to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub and run `update-grub`; Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`; \
-             or let `gpu-preflight remediate` do it once. It takes effect at the next boot; on some boards it makes things worse, and `pci=realloc=off` undoes it.",
-            c.why
+             {}. {}; on some boards it makes things worse, and `pci=realloc=off` undoes it.",
+            c.why,
+            syntax::kernel_cmdline(&change).unwrap_or_default(),
+            Restart::Reboot.sentence()
         ),
-        side: Side::Guest,
-        restart: Some(Restart::Reboot),
-        change: Change {
-            kernel_cmdline_add: vec!["pci=realloc"],
-            ..Change::default()
-        },
-        expect: None,
-        boots_to_ok: None,
-    }
+        Side::Guest,
+        Some(Restart::Reboot),
+        change,
+    )
 }
 
 /// A GPU behind a hot-plug bridge (bare metal: Thunderbolt, a hot-plug
@@ -344,68 +342,81 @@ fn hotplug(c: &Ctx, vm: bool) -> Option<Hint> {
             .filter_map(|b| b.size)
             .max()
             .map(|s| s.next_power_of_two().max(256 << 20));
-    let pref = size.map(human_param).unwrap_or_else(|| "32G".into());
+    let pref = size.unwrap_or(32 * GIB);
+    let signs = signs.join(", ");
     Some(if vm {
-        plain(
+        let change = Change {
+            pcie_root_port_properties: syntax::root_port_reserve(Some(pref), 64 << 20),
+            ..Change::default()
+        };
+        Hint::new(
             HintId::VmHotplugReserve,
             format!(
-                "{} The GPU was hot-plugged ({}) behind a bridge or port that reserved no room for its BARs. \
-                 Plug it at boot onto a PCIe root port of its own that reserves room: QEMU `-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,pref64-reserve={pref},mem-reserve=64M` and `-device vfio-pci,host=<bdf>,bus=rp1`; \
-                 Kata Containers: `hotplug_vfio_on_root_bus = true` and `pcie_root_port = 1` in configuration.toml. {HOST_RESTART}",
+                "{} The GPU was hot-plugged ({signs}) behind a bridge or port that reserved no room for its BARs. \
+                 Plug it at boot onto a PCIe root port of its own that reserves room: {}",
                 c.why,
-                signs.join(", ")
+                syntax::host_steps(&change, &Syntax::QEMU)
             ),
             Side::Host,
             Some(Restart::Vm),
+            change,
         )
     } else {
-        plain(
+        let param = syntax::hotplug_reserve(pref, 64 << 20);
+        let change = Change {
+            kernel_cmdline_add: vec![param.clone()],
+            ..Change::default()
+        };
+        Hint::new(
             HintId::KernelHotplugReserve,
             format!(
-                "{} The GPU sits behind a hot-plug bridge ({}), for which the kernel reserves only a few MiB unless told more. \
-                 Reserve room on the kernel command line: `pci=realloc,hpmmioprefsize={pref},hpmemsize=64M` (GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then `update-grub`); \
-                 behind Thunderbolt also allow the device in the firmware setup and `boltctl`. It takes effect at the next boot.",
+                "{} The GPU sits behind a hot-plug bridge ({signs}), for which the kernel reserves only a few MiB unless told more. \
+                 Reserve room on the kernel command line with `{param}`: {}; behind Thunderbolt also allow the device in the firmware setup and `boltctl`. {}.",
                 c.why,
-                signs.join(", ")
+                syntax::kernel_cmdline(&change).unwrap_or_default(),
+                Restart::Reboot.sentence()
             ),
             Side::Guest,
             Some(Restart::Reboot),
+            change,
         )
     })
-}
-
-/// `32G`, `256M`: a kernel or QEMU size parameter.
-fn human_param(bytes: u64) -> String {
-    if bytes >= GIB {
-        format!("{}G", bytes / GIB)
-    } else {
-        format!("{}M", bytes >> 20)
-    }
 }
 
 fn vmware(c: &Ctx) -> Vec<Hint> {
     let mut out = Vec::new();
     if c.ev.firmware.legacy_bios() {
-        out.push(plain(
+        let change = Change {
+            boot_firmware: Some(BootFirmware::Efi),
+            ..Change::default()
+        };
+        out.push(Hint::new(
             HintId::VmwareEfi,
             format!(
                 "{} This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware. \
-                 Power the VM off and set VM Options > Boot Options > Firmware: EFI (the guest's boot loader must be an EFI one: convert the disk to GPT or reinstall the boot loader).",
-                c.why
+                 {} (the guest's boot loader must be an EFI one: convert the disk to GPT or reinstall the boot loader).",
+                c.why,
+                syntax::instruction(Syntax::Vmware, &change)
             ),
             Side::Host,
             Some(Restart::Vm),
+            change,
         ));
     }
-    out.push(plain(
+    let change = Change {
+        mmio64_bytes_min: Some(c.rec),
+        ..Change::default()
+    };
+    out.push(Hint::new(
         HintId::Vmware64bitMmio,
         format!(
-            "{} With the VM powered off, add in VM Options > Advanced > Configuration Parameters: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB = \"{}\"` (EFI firmware only).",
+            "{} {}.",
             c.why,
-            c.rec / GIB
+            syntax::instruction(Syntax::Vmware, &change)
         ),
         Side::Host,
         Some(Restart::Vm),
+        change,
     ));
     out
 }
@@ -415,20 +426,21 @@ fn hyperv(c: &Ctx) -> Hint {
         Some(need) => recommended_window(need),
         None => c.rec,
     };
-    let low = if c.d.case == Case::Only32Bit {
-        " and, for the BARs below 4 GiB, `-LowMemoryMappedIoSpace 3GB`"
-    } else {
-        ""
+    let change = Change {
+        mmio64_bytes_min: Some(rec),
+        mmio32_bytes_min: (c.d.case == Case::Only32Bit).then_some(3 * GIB),
+        ..Change::default()
     };
-    plain(
+    Hint::new(
         HintId::HypervMmio,
         format!(
-            "{} With the VM shut down: `Set-VM -VMName <vm> -HighMemoryMappedIoSpace {}GB`{low} and `Set-VM -VMName <vm> -GuestControlledCacheTypes $true` (both needed for GPUs assigned with DDA).",
+            "{} {}.",
             c.why,
-            rec / GIB
+            syntax::instruction(Syntax::HyperV, &change)
         ),
         Side::Host,
         Some(Restart::Vm),
+        change,
     )
 }
 
@@ -448,54 +460,73 @@ fn phys_bits(c: &Ctx, branch: &str) -> Hint {
             .map(|e| bits_for(e).max(41))
             .unwrap_or(41)
             .clamp(41, 52);
-    plain(
+    let change = Change {
+        cpu_flags_add: vec!["pdpe1gb"],
+        phys_bits_min: Some(bits),
+        ..Change::default()
+    };
+    let able = syntax::able(&change, &Syntax::QEMU);
+    Hint::new(
         HintId::CpuPhysBits,
         format!(
             "{} {branch}Give the vCPU at least {bits} physical address bits (the host CPU must have them too; with OVMF also 1 GiB pages, pdpe1gb). \
-             Proxmox: `qm set <vmid> --cpu <your CPU type>,phys-bits={bits},flags=+pdpe1gb`, or CPU type `host`; libvirt: `<maxphysaddr mode='emulate' bits='{bits}'/>` inside `<cpu>`; \
-             QEMU: `-cpu <model>,phys-bits={bits},+pdpe1gb` or `-cpu host`; other hypervisors: the VM's CPU configuration. {HOST_RESTART}",
-            c.why
+             {}; other hypervisors: the VM's CPU configuration. {}",
+            c.why,
+            syntax::list(&change, &able, 1).unwrap_or_default(),
+            syntax::restart(&able)
         ),
         Side::Host,
         Some(Restart::Vm),
+        change,
     )
 }
 
 /// The QEMU window settings, without a prediction. `branch` opens the
-/// first where the platform is not known.
+/// first where the platform is not known; the aperture's hint then says
+/// VMware's and Hyper-V's 64-bit MMIO space too.
 fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
     let ev = c.ev;
-    let prop = match ev.firmware.qemu_machine() {
-        Some(QemuMachine::I440fx) => "i440FX-pcihost",
-        _ => "q35-pcihost",
+    let others = !branch.is_empty();
+    let change = Change {
+        fw_cfg: vec![syntax::aperture(c.rec)],
+        mmio64_bytes_min: others.then_some(c.rec),
+        ..Change::default()
     };
-    let g = c.rec / GIB;
-    let mb = c.rec >> 20;
-    let others = if branch.is_empty() {
-        ""
-    } else {
-        " On VMware: `pciPassthru.use64bitMMIO = \"TRUE\"` and `pciPassthru.64bitMMIOSizeGB` (EFI firmware); on Hyper-V: `Set-VM -HighMemoryMappedIoSpace`."
+    let others = match syntax::list(&change, &[Syntax::Vmware, Syntax::HyperV], 1) {
+        Some(l) if others => format!(" Other hypervisors' 64-bit MMIO space: {l}."),
+        _ => String::new(),
     };
-    let aperture = plain(
+    let able = syntax::able(&change, &Syntax::QEMU);
+    let aperture = Hint::new(
         HintId::OvmfMmio64Aperture,
         format!(
-            "{} {branch}With OVMF, set its 64-bit aperture (it must end within the address bits OVMF uses, or the firmware hangs): Proxmox `args: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
-             libvirt `<qemu:commandline>` with `-fw_cfg` `name=opt/ovmf/X-PciMmio64Mb,string={mb}`; LXD `raw.qemu: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; QEMU `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`.{others} {HOST_RESTART}",
-            c.why
+            "{} {branch}With OVMF, set its 64-bit aperture to {} MiB (it must end within the address bits OVMF uses, or the firmware hangs): {}.{others} {}",
+            c.why,
+            c.rec >> 20,
+            syntax::list(&change, &able, 1).unwrap_or_default(),
+            syntax::restart(&able)
         ),
         Side::Host,
         Some(Restart::Vm),
+        change,
     );
-    let hole = plain(
+    let machine = ev.firmware.qemu_machine().unwrap_or(QemuMachine::Q35);
+    let change = Change {
+        qemu_globals: vec![syntax::hole64(machine, c.rec)],
+        ..Change::default()
+    };
+    let hole = Hint::new(
         HintId::QemuPciHole64Size,
         format!(
-            "{} Enlarge QEMU's 64-bit PCI hole to {g} GiB (`-global {prop}.pci-hole64-size={g}G`, Proxmox `args:` line, libvirt `<pcihole64 unit='KiB'>{}</pcihole64>` on the root controller){}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. {HOST_RESTART}",
+            "{} Enlarge QEMU's 64-bit PCI hole to {} GiB{}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. {}",
             c.why,
-            c.rec / 1024,
-            if ev.realloc_active { "" } else { "; the guest then needs `pci=realloc`" }
+            c.rec / GIB,
+            if ev.realloc_active { "" } else { "; the guest then needs `pci=realloc`" },
+            syntax::host_steps(&change, &Syntax::QEMU)
         ),
         Side::Host,
         Some(Restart::Vm),
+        change,
     );
     if ev.firmware.kind() == FirmwareKind::SeaBios {
         vec![hole, aperture]
@@ -638,48 +669,8 @@ fn failed(g: &crate::evidence::Gpu) -> bool {
 mod tests {
     use super::*;
     use crate::decide::diagnosis::diagnose;
-    use crate::evidence::Gpu;
-    use crate::model::bar::{Bar, BarState};
-    use crate::model::pci::PciAddress;
-    use crate::model::platform::{Firmware, Signs};
-
-    /// A GPU known from `NVRM: BAR1 is 0M` alone: a failed BAR of no
-    /// known type or size, on the platform the signs give.
-    fn nvrm_only(signs: Signs, advised: bool) -> Evidence {
-        Evidence {
-            gpus: vec![Gpu {
-                addr: PciAddress {
-                    domain: 0,
-                    bus: 1,
-                    device: 0,
-                    function: 0,
-                },
-                vendor: 0x10de,
-                device: 0,
-                class: 0,
-                bars: vec![Bar {
-                    index: 1,
-                    state: BarState::Unassigned,
-                    io: false,
-                    mem64: false,
-                    prefetchable: false,
-                    start: None,
-                    size: None,
-                    size_source: None,
-                    type_known: false,
-                }],
-                upstream: vec![],
-                root_bus: None,
-                ids_known: false,
-            }],
-            realloc_advised: advised,
-            firmware: Firmware {
-                signs,
-                ..Firmware::default()
-            },
-            ..Evidence::default()
-        }
-    }
+    use crate::decide::tests::{nvrm_only, typed};
+    use crate::model::platform::Signs;
 
     fn ids(ev: &Evidence) -> Vec<HintId> {
         let d = diagnose(ev);
@@ -776,16 +767,6 @@ mod tests {
         let mut ev = nvrm_only(Signs::default(), false);
         ev.hotplug = vec![(true, "a Kata Containers VM".into())];
         assert_eq!(ids(&ev)[0], HintId::VmHotplugReserve);
-    }
-
-    /// A GPU with one failed memory BAR of a known type and size.
-    fn typed(signs: Signs, bus: u8, mem64: bool, pref: bool) -> Evidence {
-        let mut ev = nvrm_only(signs, false);
-        ev.gpus[0].addr.bus = bus;
-        let b = &mut ev.gpus[0].bars[0];
-        (b.index, b.mem64, b.prefetchable, b.type_known) = (0, mem64, pref, true);
-        b.size = Some(16 << 20);
-        ev
     }
 
     fn first(ev: &Evidence) -> HintId {

@@ -221,20 +221,81 @@ pub(crate) enum Restart {
     Reboot,
 }
 
+impl Restart {
+    /// How a change takes effect, as every hint says it, without its full
+    /// stop: a platform's own steps may follow.
+    pub(crate) fn sentence(self) -> &'static str {
+        match self {
+            Restart::Vm => "It takes effect when the VM is stopped and started again",
+            Restart::Reboot => "It takes effect at the next boot",
+        }
+    }
+
+    /// The same, said of the guest where a host may be meant too.
+    pub(crate) fn in_guest(self) -> &'static str {
+        match self {
+            Restart::Vm => self.sentence(),
+            Restart::Reboot => "It takes effect at the guest's next boot",
+        }
+    }
+
+    /// The close of a hint that listed its steps: `Then stop and start the
+    /// VM.`
+    pub(crate) fn then(self) -> &'static str {
+        match self {
+            Restart::Vm => "Then stop and start the VM.",
+            Restart::Reboot => "Then reboot.",
+        }
+    }
+}
+
+/// The firmware a VM boots with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum BootFirmware {
+    /// UEFI (OVMF in QEMU, `efi` in VMware).
+    Efi,
+}
+
 /// A change, machine-readable: what the QEMU suite applies to the next
-/// boot. Empty parts are left out of the JSON.
+/// boot, and what `decide::syntax` writes out for each platform. A
+/// setting that is the same thing everywhere is said in neutral terms
+/// (`phys_bits_min`, `mmio64_bytes_min`); one that is QEMU's own knob in
+/// QEMU's (`qemu_globals`, `fw_cfg`, `pcie_root_port_properties`). Empty
+/// parts are left out of the JSON.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct Change {
+    /// vCPU flags to add.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cpu_flags_add: Vec<&'static str>,
+    /// At least this many vCPU physical address bits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phys_bits_min: Option<u32>,
+    /// QEMU `-global` properties.
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
     pub qemu_globals: Vec<(String, String)>,
+    /// QEMU `-fw_cfg name=...,string=...` entries.
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
     pub fw_cfg: Vec<(String, String)>,
+    /// Parameters to add to the kernel command line.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kernel_cmdline_add: Vec<&'static str>,
+    pub kernel_cmdline_add: Vec<String>,
+    /// At least this much 64-bit MMIO space for the VM's devices, in bytes
+    /// (VMware `pciPassthru.64bitMMIOSizeGB`, Hyper-V
+    /// `HighMemoryMappedIoSpace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mmio64_bytes_min: Option<u64>,
+    /// At least this much MMIO space below 4 GiB, in bytes (Hyper-V
+    /// `LowMemoryMappedIoSpace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mmio32_bytes_min: Option<u64>,
+    /// The firmware the VM must boot with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot_firmware: Option<BootFirmware>,
+    /// The GPU plugged at boot onto a PCIe root port of its own with these
+    /// QEMU `pcie-root-port` properties (its reservations).
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
+    pub pcie_root_port_properties: Vec<(String, String)>,
     /// `-device vfio-pci` properties for every GPU.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub vfio_pci_properties: BTreeMap<String, String>,
@@ -264,6 +325,10 @@ impl Change {
             + self.qemu_globals.len()
             + self.fw_cfg.len()
             + self.kernel_cmdline_add.len()
+            + usize::from(self.mmio64_bytes_min.is_some())
+            + usize::from(self.mmio32_bytes_min.is_some())
+            + usize::from(self.boot_firmware.is_some())
+            + self.pcie_root_port_properties.len()
             + self.vfio_pci_properties.len()
             + usize::from(self.kvm_signature_visible.is_some())
             + self.nccl_env.len()

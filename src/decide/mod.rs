@@ -15,4 +15,8 @@ pub(crate) mod prescribe;
 pub(crate) mod sizing;
 pub(crate) mod space;
 pub(crate) mod summary;
+pub(crate) mod syntax;
 pub(crate) mod window;
+
+#[cfg(test)]
+mod tests;

@@ -13,9 +13,9 @@
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::hint::{Change, HintId, Restart, Side};
 use crate::decide::sizing::{align_up, bridge_window, fits, max_align, packed_size, Block};
+use crate::decide::syntax;
 use crate::decide::window::{Attach, Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
-
-const GIB: u64 = 1 << 30;
+use crate::model::platform::QemuMachine;
 
 /// A change the model predicts helps, with what the next boot will show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -373,10 +373,7 @@ impl Model {
                         2,
                         HintId::OvmfMmio64Aperture,
                         Change {
-                            fw_cfg: vec![(
-                                "opt/ovmf/X-PciMmio64Mb".into(),
-                                (size >> 20).to_string(),
-                            )],
+                            fw_cfg: vec![syntax::aperture(size)],
                             ..Change::default()
                         },
                         next,
@@ -389,9 +386,9 @@ impl Model {
         }
         // QEMU's hole: the window the guest kernel may use, which it fills
         // itself with pci=realloc. The least power of two that works.
-        let prop = match s.machine {
-            Machine::Q35 => "q35-pcihost.pci-hole64-size",
-            Machine::I440fx => "i440FX-pcihost.pci-hole64-size",
+        let machine = match s.machine {
+            Machine::Q35 => QemuMachine::Q35,
+            Machine::I440fx => QemuMachine::I440fx,
         };
         // Only when the kernel's window is what falls short (with the window
         // it has, pci=realloc alone is the step), and with half the hole to
@@ -450,7 +447,7 @@ impl Model {
                         3,
                         HintId::QemuPciHole64Size,
                         Change {
-                            qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
+                            qemu_globals: vec![syntax::hole64(machine, size)],
                             phys_bits_min: (bits != s.phys_bits).then_some(bits),
                             ..Change::default()
                         },
@@ -469,7 +466,7 @@ impl Model {
                 4,
                 HintId::GuestPciRealloc,
                 Change {
-                    kernel_cmdline_add: vec!["pci=realloc"],
+                    kernel_cmdline_add: vec!["pci=realloc".into()],
                     ..Change::default()
                 },
                 s.clone(),
@@ -530,6 +527,8 @@ mod tests {
     use super::*;
     use crate::decide::window::OvmfRules;
     use crate::model::platform::CpuVendor;
+
+    const GIB: u64 = 1 << 30;
 
     fn model(
         firmware: Firmware,

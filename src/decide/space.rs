@@ -5,6 +5,7 @@
 //! has.
 
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::syntax::{self, Platform as Syntax};
 use crate::evidence::Evidence;
 use crate::model::bar::BarState;
 use crate::model::size::human;
@@ -87,17 +88,22 @@ pub(crate) fn vm_port_low(why: &str, ev: &Evidence) -> Hint {
     let need = largest_failed(ev)
         .map(|s| s.next_power_of_two().max(64 << 20))
         .unwrap_or(64 << 20);
-    let mb = need >> 20;
-    plain(
+    let change = Change {
+        pcie_root_port_properties: syntax::root_port_reserve(None, need),
+        ..Change::default()
+    };
+    let able = syntax::able(&change, &Syntax::QEMU);
+    Hint::new(
         HintId::VmHotplugReserve,
         format!(
             "{why} The failed BARs are 32-bit ones, placed in the window below 4 GiB of the port or bridge the device sits behind, which the VM's firmware sized for what it saw at boot; \
-             the 64-bit hole and aperture do not reach them. Give the port room below 4 GiB: QEMU `-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,mem-reserve={mb}M` and the device on `bus=rp1` \
-             (plugged at boot, not hot-plugged); Kata Containers: a release that sizes the root port's reservation (`pcie_root_port = 1`). \
-             A guest kernel with `pci=realloc` can also enlarge a bridge window where the parent has room. \
-             It takes effect when the VM is stopped and started again."
+             the 64-bit hole and aperture do not reach them. Give the port room below 4 GiB, with the device plugged at boot rather than hot-plugged: {}. \
+             A guest kernel with `pci=realloc` can also enlarge a bridge window where the parent has room. {}",
+            syntax::list(&change, &able, 1).unwrap_or_default(),
+            syntax::restart(&able)
         ),
         Side::Host,
-        Restart::Vm,
+        Some(Restart::Vm),
+        change,
     )
 }

@@ -18,6 +18,7 @@
 //! `--expect-p2p` / `gpu_preflight.expect_p2p=1` asks otherwise.
 
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::syntax::{self, Platform as Syntax};
 use crate::evidence::p2p::{P2pEvidence, P2pGpu};
 use crate::model::p2p::{CliqueCap, GateVerdict, PathLevel};
 use crate::model::pci::PciAddress;
@@ -150,11 +151,13 @@ impl Gates {
 
 /// `p2p-nccl-level`: let NCCL use P2P up to `level`, a guest setting the
 /// next NCCL process reads.
-fn nccl_level_hint(level: PathLevel, text: String) -> Hint {
+/// `text` is given the setting as it is written (`NCCL_P2P_LEVEL=PHB`).
+fn nccl_level_hint(level: PathLevel, text: impl FnOnce(&str) -> String) -> Hint {
     let mut change = Change::default();
     change
         .nccl_env
         .insert("NCCL_P2P_LEVEL".into(), level.as_str().into());
+    let text = text(&syntax::nccl_env(&change));
     Hint::new(HintId::P2pNcclLevel, text, Side::Guest, None, change)
 }
 
@@ -209,9 +212,6 @@ fn gate(verdict: GateVerdict, why: impl Into<String>) -> Gate {
 
 /// The clique fix for `n` GPUs, in each hypervisor's syntax.
 fn clique_hint(n: usize, why: &str) -> Hint {
-    let sets: Vec<String> = (0..n.max(1))
-        .map(|i| format!("-set device.hostpci{i}.x-nv-gpudirect-clique=0"))
-        .collect();
     let mut change = Change::default();
     change
         .vfio_pci_properties
@@ -219,8 +219,14 @@ fn clique_hint(n: usize, why: &str) -> Hint {
     Hint::new(
         HintId::P2pGpudirectClique,
         format!(
-            "{why} Put every GPU in GPUDirect clique 0 (QEMU 2.11 or later). Proxmox (root only, no GUI field): `args: {}` (one per GPU, with the VM's hostpciN numbers; each hostpciN given with its function, e.g. `0000:41:00.0`, because a multi-function entry's devices are named hostpciN.M, which -set cannot name); libvirt 8.2 or later, per GPU (libvirt passes -device as JSON, which -set cannot change): `<qemu:override><qemu:device alias='hostdev0'><qemu:frontend><qemu:property name='x-nv-gpudirect-clique' type='unsigned' value='0'/></qemu:frontend></qemu:device></qemu:override>` in the qemu namespace; QEMU: `-device vfio-pci,host=...,x-nv-gpudirect-clique=0`. Then stop and start the VM.",
-            sets.join(" ")
+            "{why} Put every GPU in GPUDirect clique 0 (QEMU 2.11 or later). {}. {}",
+            syntax::list(
+                &change,
+                &[Syntax::Proxmox, Syntax::Libvirt, Syntax::Qemu],
+                n
+            )
+            .unwrap_or_default(),
+            Restart::Vm.then()
         ),
         Side::Host,
         Some(Restart::Vm),
@@ -229,15 +235,66 @@ fn clique_hint(n: usize, why: &str) -> Hint {
 }
 
 fn kvm_hint() -> Hint {
+    let change = Change {
+        kvm_signature_visible: Some(true),
+        ..Change::default()
+    };
     Hint::new(
         HintId::P2pKvmVisible,
-        "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. Proxmox: drop `hidden=1` from `cpu:` (`qm set VMID --cpu host` without it); an `x-vga=1` hostpci entry makes some qemu-server releases add `kvm=off`, check `qm showcmd VMID`; libvirt: remove `<kvm><hidden state='on'/></kvm>` from `<features>`; QEMU: no `kvm=off` in `-cpu`. Drivers since R465 no longer need KVM hidden for GeForce passthrough. Then stop and start the VM.".into(),
+        format!(
+            "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. {}. Drivers since R465 no longer need KVM hidden for GeForce passthrough. {}",
+            syntax::list(&change, &[Syntax::Proxmox, Syntax::Libvirt, Syntax::Qemu], 1)
+                .unwrap_or_default(),
+            Restart::Vm.then()
+        ),
         Side::Host,
         Some(Restart::Vm),
-        Change {
-            kvm_signature_visible: Some(true),
-            ..Change::default()
-        },
+        change,
+    )
+}
+
+/// `p2p-pcie-switch`: the GPUs behind one emulated switch, a VM's remedy
+/// for a PHB path.
+fn switch_hint() -> Hint {
+    let change = Change {
+        pcie_switch: Some(true),
+        ..Change::default()
+    };
+    Hint::new(
+        HintId::P2pPcieSwitch,
+        format!(
+            "Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: {}. {}",
+            syntax::list(
+                &change,
+                &[Syntax::Qemu, Syntax::Proxmox, Syntax::Libvirt],
+                1
+            )
+            .unwrap_or_default(),
+            Restart::Vm.then()
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+        change,
+    )
+}
+
+/// `p2p-viommu-aw-bits`: a vIOMMU of `w` bits does not reach `end`.
+fn viommu_hint(w: u32, end: u64) -> Hint {
+    let change = Change {
+        viommu_aw_bits_min: Some(48),
+        ..Change::default()
+    };
+    Hint::new(
+        HintId::P2pViommuAwBits,
+        format!(
+            "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it 48: {}. Or drop the vIOMMU if the guest does not need it. {}",
+            syntax::list(&change, &[Syntax::Qemu, Syntax::Libvirt, Syntax::Proxmox], 1)
+                .unwrap_or_default(),
+            Restart::Vm.then()
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+        change,
     )
 }
 
@@ -484,28 +541,15 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                     w.as_str(),
                     a.as_str()
                 );
-                hints.push(nccl_level_hint(
-                    w,
+                hints.push(nccl_level_hint(w, |set| {
                     format!(
-                        "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf (or the job's environment); no restart, the next NCCL process reads it.",
-                        w.as_str()
-                    ),
-                ));
+                        "{why} Set `{set}` in /etc/nccl.conf (or the job's environment); no restart, the next NCCL process reads it."
+                    )
+                }));
                 let same_bus = ev.gpus.windows(2).all(|p| p[0].root_bus == p[1].root_bus);
                 // An emulated switch is a VM's remedy only.
                 if w == PathLevel::Phb && same_bus && in_vm {
-                    hints.push(Hint::new(
-                        HintId::P2pPcieSwitch,
-                        (
-                            "Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: QEMU `-device pcie-root-port,id=rp0,chassis=1,bus=pcie.0 -device x3130-upstream,id=up0,bus=rp0` then per GPU `-device xio3130-downstream,id=dn0,chassis=10,slot=0,bus=up0 -device vfio-pci,host=...,bus=dn0`; Proxmox has no such option (`pcie=1` gives each GPU its own root port): only `args:` with the whole -device lines; libvirt: a `pcie-switch-upstream-port` controller on a root port and a `pcie-switch-downstream-port` per GPU, each `<hostdev>`'s `<address>` on one. Then stop and start the VM."
-                        ).into(),
-                        Side::Host,
-                        Some(Restart::Vm),
-                        Change {
-                            pcie_switch: Some(true),
-                            ..Change::default()
-                        },
-                    ));
+                    hints.push(switch_hint());
                 }
                 gate(GateVerdict::Refused, why)
             }
@@ -516,18 +560,7 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
     let bar_end = ev.gpus.iter().filter_map(|g| g.bar_end).max();
     let host = match (ev.viommu.address_width_bits, bar_end) {
         (Some(w), Some(end)) if w < 64 && end > (1u64 << w) => {
-            hints.push(Hint::new(
-                HintId::P2pViommuAwBits,
-                format!(
-                    "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it 48: QEMU `-device intel-iommu,aw-bits=48` (older releases default to 39); libvirt `<iommu model='intel'><driver aw='48'/></iommu>`; Proxmox `args: -global intel-iommu.aw-bits=48` with `machine: q35,viommu=intel`. Or drop the vIOMMU if the guest does not need it. Then stop and start the VM."
-                ),
-                Side::Host,
-                Some(Restart::Vm),
-                Change {
-                    viommu_aw_bits_min: Some(48),
-                    ..Change::default()
-                },
-            ));
+            hints.push(viommu_hint(w, end));
             gate(
                 GateVerdict::Refused,
                 format!("the vIOMMU's {w} address bits do not reach the BARs (up to {end:#x})"),

@@ -78,10 +78,9 @@ pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> 
             allowed
         };
         if let Some(w) = worst.filter(|w| reached.is_some_and(|a| *w > a)) {
-            hints.push(nccl_level_hint(
-                w,
-                format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.", w.as_str(), reached.map(PathLevel::as_str).unwrap_or("-"), w.as_str()),
-            ));
+            hints.push(nccl_level_hint(w, |set| {
+                format!("{why} The GPUs are {} apart and NCCL allows up to {}: set `{set}` in /etc/nccl.conf or the job's environment.", w.as_str(), reached.map(PathLevel::as_str).unwrap_or("-"))
+            }));
         }
         gate(GateVerdict::Refused, why)
     } else if t.nccl_p2p > 0 {
@@ -117,13 +116,9 @@ pub(crate) fn from_text(t: &P2pText, expected: bool, cpu: Option<CpuVendor>) -> 
             )
         } else {
             let why = format!("the farthest GPUs are {} apart (`nvidia-smi topo -m`) and NCCL allows P2P only up to {} ({level_source}).", w.as_str(), a.as_str());
-            hints.push(nccl_level_hint(
-                w,
-                format!(
-                    "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf or the job's environment.",
-                    w.as_str()
-                ),
-            ));
+            hints.push(nccl_level_hint(w, |set| {
+                format!("{why} Set `{set}` in /etc/nccl.conf or the job's environment.")
+            }));
             gate(GateVerdict::Refused, why)
         }
     } else {
