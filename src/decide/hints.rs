@@ -331,7 +331,7 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::fallback::{bits_for, recommended_window};
+    use crate::decide::sizing::{bits_for, recommended_window};
     use crate::decide::tests::metal;
 
     const GIB: u64 = 1 << 30;
