@@ -1,8 +1,13 @@
 //! The gates' decisions on evidence made here.
 
+use super::path::path_level;
 use super::*;
+use crate::decide::hint::HintId;
+use crate::evidence::p2p::P2pGpu;
 use crate::evidence::p2p::{NcclSetting, Viommu};
 use crate::model::pci::RootBus;
+use crate::model::platform::CpuVendor;
+use crate::read::cpuid::CpuidView;
 
 fn a(s: &str) -> PciAddress {
     s.parse().unwrap()
