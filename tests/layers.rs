@@ -116,6 +116,7 @@ const DECIDE: &[&str] = &[
     "syntax",
     "window",
     "summary",
+    "predict",
     "prescribe",
     "origin",
     "space",

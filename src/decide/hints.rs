@@ -14,7 +14,8 @@
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
 use crate::decide::fallback;
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
-use crate::decide::prescribe::{Model, Prescription};
+use crate::decide::predict::Model;
+use crate::decide::prescribe::Prescription;
 use crate::decide::syntax::{self, NamedVm, Platform as Syntax};
 use crate::decide::window::{Boot, Firmware, OriginKind};
 use crate::evidence::Evidence;

@@ -11,6 +11,7 @@ pub(crate) mod hint;
 pub(crate) mod hints;
 pub(crate) mod origin;
 pub(crate) mod p2p;
+pub(crate) mod predict;
 pub(crate) mod prescribe;
 pub(crate) mod sizing;
 pub(crate) mod space;

@@ -3,7 +3,7 @@
 //! its firmware made the 64-bit window it offers (`origin`, the report's
 //! `capacity.window_origin`), checked against the window the guest saw.
 
-use crate::decide::prescribe::Model;
+use crate::decide::predict::Model;
 use crate::decide::sizing::align_up;
 use crate::decide::window::{
     Attach, Firmware, GpuBars, Machine, OriginKind, OvmfRules, QemuRules, SeabiosRules,

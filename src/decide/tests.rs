@@ -6,7 +6,7 @@
 
 use crate::decide::diagnosis::{diagnose, Case, Diagnosis, DiagnosisKind};
 use crate::decide::hint::{Change, Hint, HintId, Side};
-use crate::decide::prescribe::Model;
+use crate::decide::predict::Model;
 use crate::decide::syntax::VmTarget;
 use crate::decide::window::{
     Firmware as Fw, GpuBars, Machine, OvmfRules, SeabiosRules, SeabiosVersion, Setup,
