@@ -30,6 +30,18 @@ pub(crate) fn render(r: &Report) -> String {
     if let Some(h) = r.hints.first() {
         let _ = writeln!(s, "next step: {} [{}]", h.id.label(), h.id);
     }
+    gpus(r, &mut s);
+    diagnosis(r, &mut s);
+    if let Some(p) = &r.p2p {
+        crate::report::p2p::text(p, &mut s);
+    }
+    hints_and_warnings(&mut s, &r.hints, &r.warnings);
+    s
+}
+
+/// Each GPU with its BARs, then the devices not taken for GPUs that
+/// failed.
+fn gpus(r: &Report, s: &mut String) {
     for g in &r.gpus {
         let line = format!(
             "  {} [{}:{}] {:<4} {}",
@@ -81,6 +93,11 @@ pub(crate) fn render(r: &Report) -> String {
             opt_human(u.size)
         );
     }
+}
+
+/// The diagnosis with the numbers behind it: need, window, origin, CPU,
+/// realloc, firmware.
+fn diagnosis(r: &Report, s: &mut String) {
     let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
     let c = &r.capacity;
     // The windows window_bytes adds up, so that the line is one fact.
@@ -151,11 +168,6 @@ pub(crate) fn render(r: &Report) -> String {
             None => " (no DMI, hypervisor or device sign in the input)".to_string(),
         }
     );
-    if let Some(p) = &r.p2p {
-        crate::report::p2p::text(p, &mut s);
-    }
-    hints_and_warnings(&mut s, &r.hints, &r.warnings);
-    s
 }
 
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
