@@ -4,11 +4,10 @@
 use crate::decide::p2p::{self, P2p};
 use crate::evidence::system::{gather, CannotInspect, SystemSource};
 use crate::evidence::{self, Evidence};
-use crate::model::p2p::GateVerdict;
 use crate::read::cpuid::{self, CpuidView};
 use crate::read::kmsg as kernel_log_file;
 use crate::read::root::Root;
-use crate::report::{self, kmsg, Mode, Report, Verdict};
+use crate::report::{self, kmsg, Mode, Report};
 
 /// The check: evidence from the system, then the report. The warnings met
 /// while reading go into the report (and to the log at `-v`).
@@ -29,14 +28,13 @@ pub(crate) fn run_with(src: &SystemSource, expect_p2p: bool) -> Result<Report, C
     for w in &warnings {
         log::info!("{w}");
     }
-    let mut report = report::conclude(started, Mode::Check, &ev, warnings);
-    if let Some((p, _)) = p2p {
-        if p.expected && p.verdict == GateVerdict::Refused {
-            report.verdict = Verdict::Fail;
-        }
-        report.p2p = Some(p);
-    }
-    Ok(report)
+    Ok(report::conclude(
+        started,
+        Mode::Check,
+        &ev,
+        warnings,
+        p2p.map(|(p, _)| p),
+    ))
 }
 
 /// CPUID and the environment are this machine's: read only when the root

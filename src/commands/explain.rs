@@ -51,9 +51,12 @@ pub(crate) fn run(
         None if !p2p_text.is_empty() => Evidence::default(),
         None => return Err(ExplainError::NoEvidence),
     };
-    let mut r = report::conclude(started, Mode::Explain, &ev, Vec::new());
-    if !p2p_text.is_empty() {
-        r.p2p = Some(p2p::from_text(&p2p_text, false, ev.cpu.vendor));
-    }
-    Ok(r)
+    let p2p = (!p2p_text.is_empty()).then(|| p2p::from_text(&p2p_text, false, ev.cpu.vendor));
+    Ok(report::conclude(
+        started,
+        Mode::Explain,
+        &ev,
+        Vec::new(),
+        p2p,
+    ))
 }

@@ -32,7 +32,7 @@ fn failing_report() -> Report {
         expect: Some(8),
     })
     .expect("fixture readable");
-    let r = crate::report::conclude(std::time::Instant::now(), Mode::Check, &ev, warnings);
+    let r = crate::report::conclude(std::time::Instant::now(), Mode::Check, &ev, warnings, None);
     assert_eq!(r.diagnosis, DiagnosisKind::FirmwareLeftUnassigned);
     assert!(r.has_hint(HintId::GuestPciRealloc) && !r.realloc_active);
     r

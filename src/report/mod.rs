@@ -16,7 +16,8 @@ pub(crate) mod text;
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
 use crate::decide::hint::{Hint, HintId};
 use crate::decide::origin::{self, WindowOrigin};
-use crate::decide::summary::describe;
+use crate::decide::p2p::P2p;
+use crate::decide::summary::{self, describe};
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
 use crate::model::pci::{PciAddress, RootBus};
@@ -25,15 +26,7 @@ use serde::Serialize;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Verdict {
-    Ok,
-    Fail,
-    /// `explain` only: nothing failed, but the input does not show the
-    /// GPUs' BARs with addresses.
-    Unknown,
-}
+pub(crate) use crate::decide::summary::Verdict;
 
 /// Which command made the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -68,7 +61,7 @@ pub(crate) struct Report {
     /// Peer-to-peer between the GPUs (advisory), when there are two or
     /// more or it was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub p2p: Option<crate::decide::p2p::P2p>,
+    pub p2p: Option<P2p>,
     /// How long reading and deciding took, in milliseconds.
     pub elapsed_ms: u64,
 }
@@ -180,19 +173,35 @@ impl Report {
     }
 }
 
-/// Diagnoses the evidence, finds the hints, and assembles the report: the
-/// end of every command's pipeline.
+/// Diagnoses the evidence, finds the hints, and assembles the report with
+/// the peer-to-peer section, if any: the end of every command's pipeline.
 pub(crate) fn conclude(
     started: std::time::Instant,
     mode: Mode,
     ev: &Evidence,
     warnings: Vec<String>,
+    p2p: Option<P2p>,
 ) -> Report {
     let d = crate::decide::diagnosis::diagnose(ev);
     let model = origin::infer(ev);
     let h = crate::decide::hints::hints(ev, &d, model.as_ref());
     let origin = origin::origin(ev, model.as_ref());
-    build(started, mode, ev, &d, &h, origin, warnings)
+    let verdict = summary::verdict(ev, &d, p2p.as_ref().is_some_and(P2p::fails_check));
+    let decided = Decided {
+        d,
+        hints: h,
+        origin,
+        verdict,
+    };
+    build(started, mode, ev, decided, warnings, p2p)
+}
+
+/// What was decided of the evidence.
+struct Decided {
+    d: Diagnosis,
+    hints: Vec<Hint>,
+    origin: WindowOrigin,
+    verdict: Verdict,
 }
 
 /// Assembles the report from the evidence and what was concluded from it.
@@ -200,11 +209,17 @@ fn build(
     started: std::time::Instant,
     mode: Mode,
     ev: &Evidence,
-    d: &Diagnosis,
-    hints: &[Hint],
-    window_origin: WindowOrigin,
+    decided: Decided,
     warnings: Vec<String>,
+    p2p: Option<P2p>,
 ) -> Report {
+    let Decided {
+        d,
+        hints,
+        origin: window_origin,
+        verdict,
+    } = decided;
+    let d = &d;
     let gpus: Vec<GpuReport> = ev
         .gpus
         .iter()
@@ -260,15 +275,6 @@ fn build(
     unassigned.sort_by_key(|u| (u.bdf, u.bar));
     unassigned.dedup_by_key(|u| (u.bdf, u.bar));
     let judged = ev.firmware.judge();
-    let verdict = if d.kind == DiagnosisKind::Ok {
-        Verdict::Ok
-    } else if d.case == crate::decide::diagnosis::Case::NoAddressEvidence
-        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint)
-    {
-        Verdict::Unknown
-    } else {
-        Verdict::Fail
-    };
     Report {
         schema: SCHEMA_VERSION,
         mode,
@@ -326,9 +332,9 @@ fn build(
                     .collect(),
             })
             .collect(),
-        hints: hints.to_vec(),
+        hints,
         warnings,
-        p2p: None,
+        p2p,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
 }

@@ -126,6 +126,15 @@ pub(crate) struct Gates {
     pub host: Gate,
 }
 
+impl P2p {
+    /// Peer-to-peer was expected (`--expect-p2p`,
+    /// `gpu_preflight.expect_p2p=1`) and a gate refuses it: the check
+    /// fails.
+    pub(crate) fn fails_check(&self) -> bool {
+        self.expected && self.verdict == GateVerdict::Refused
+    }
+}
+
 impl Gates {
     /// `refused` when a gate refuses, `granted` when all grant, else
     /// `unknown`.
