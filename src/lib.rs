@@ -11,7 +11,7 @@
 //! - `decide`: sizing, the diagnosis, its summary, the hints
 //! - `report`: one report, rendered as text, JSON, Prometheus or kernel-log records
 //! - `atomic_file`, `remediate`: changing boot configuration, atomically and once
-//! - `commands`: check, explain, boot, publish, remediate
+//! - `commands`: check, explain, plan, boot, publish, remediate
 //! - `cli`: arguments, dispatch, exit statuses
 
 mod atomic_file;

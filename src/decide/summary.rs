@@ -141,10 +141,12 @@ mod tests {
         let d = diagnose(&failing);
         assert_eq!(verdict(&failing, &d, false), Verdict::Fail);
         // Nothing failed, but no BAR is shown with an address.
-        let mut unproven = Evidence::default();
-        unproven.gpus = failing.gpus.clone();
+        let mut unproven = Evidence {
+            gpus: failing.gpus.clone(),
+            unproven: vec![(failing.gpus[0].addr, "no BAR shown".into(), false)],
+            ..Evidence::default()
+        };
         unproven.gpus[0].bars.clear();
-        unproven.unproven = vec![(unproven.gpus[0].addr, "no BAR shown".into(), false)];
         let d = diagnose(&unproven);
         assert_eq!(d.case, Case::NoAddressEvidence, "{d:?}");
         assert_eq!(verdict(&unproven, &d, false), Verdict::Unknown);
