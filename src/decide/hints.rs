@@ -16,7 +16,7 @@ use crate::decide::fallback;
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::decide::predict::Model;
 use crate::decide::prescribe::Prescription;
-use crate::decide::syntax::{self, NamedVm, Platform as Syntax};
+use crate::decide::syntax::{self, Hypervisor, NamedVm};
 use crate::decide::window::{Boot, Firmware, OriginKind};
 use crate::evidence::Evidence;
 use crate::model::platform::Platform;
@@ -35,7 +35,7 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
                 ev.expected.unwrap_or(0),
                 ev.gpus.len(),
                 d.missing,
-                syntax::passthrough(&Syntax::QEMU)
+                syntax::passthrough(&Hypervisor::QEMU)
             ),
             Side::Host,
             Some(Restart::Vm),
@@ -166,7 +166,7 @@ pub(super) fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) ->
         format!(" With it {}.", p.effect)
     };
     let c = &p.change;
-    let steps = syntax::host_steps(c, &Syntax::QEMU);
+    let steps = syntax::host_steps(c, &Hypervisor::QEMU);
     let text = match p.id {
         HintId::CpuPdpe1gb => {
             format!("{why} Give the vCPU 1 GiB pages (the pdpe1gb CPU flag).{effect} {steps}")

@@ -7,7 +7,7 @@ use crate::decide::diagnosis::{Case, DiagnosisKind};
 use crate::decide::hint::{BootFirmware, Change, Hint, HintId, Restart, Side};
 use crate::decide::sizing::{bits_for, recommended_window};
 use crate::decide::space;
-use crate::decide::syntax::{self, Platform as Syntax};
+use crate::decide::syntax::{self, Hypervisor};
 use crate::model::platform::{FirmwareKind, QemuMachine};
 
 pub(super) fn vm(c: &Ctx) -> Vec<Hint> {
@@ -64,7 +64,7 @@ pub(super) fn phys_bits(c: &Ctx, branch: &str) -> Hint {
         phys_bits_min: Some(bits),
         ..Change::default()
     };
-    let able = syntax::able(&change, &Syntax::QEMU);
+    let able = syntax::able(&change, &Hypervisor::QEMU);
     Hint::new(
         HintId::CpuPhysBits,
         format!(
@@ -91,11 +91,11 @@ pub(super) fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
         mmio64_bytes_min: others.then_some(c.rec),
         ..Change::default()
     };
-    let others = match syntax::list(&change, &[Syntax::Vmware, Syntax::HyperV], 1) {
+    let others = match syntax::list(&change, &[Hypervisor::Vmware, Hypervisor::HyperV], 1) {
         Some(l) if others => format!(" Other hypervisors' 64-bit MMIO space: {l}."),
         _ => String::new(),
     };
-    let able = syntax::able(&change, &Syntax::QEMU);
+    let able = syntax::able(&change, &Hypervisor::QEMU);
     let aperture = Hint::new(
         HintId::OvmfMmio64Aperture,
         format!(
@@ -121,7 +121,7 @@ pub(super) fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
             c.why,
             c.rec / GIB,
             if ev.realloc_active { "" } else { "; the guest then needs `pci=realloc`" },
-            syntax::host_steps(&change, &Syntax::QEMU)
+            syntax::host_steps(&change, &Hypervisor::QEMU)
         ),
         Side::Host,
         Some(Restart::Vm),
@@ -147,7 +147,7 @@ pub(super) fn vmware(c: &Ctx) -> Vec<Hint> {
                 "{} This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware. \
                  {} (the guest's boot loader must be an EFI one: convert the disk to GPT or reinstall the boot loader).",
                 c.why,
-                syntax::instruction(Syntax::Vmware, &change)
+                syntax::instruction(Hypervisor::Vmware, &change)
             ),
             Side::Host,
             Some(Restart::Vm),
@@ -163,7 +163,7 @@ pub(super) fn vmware(c: &Ctx) -> Vec<Hint> {
         format!(
             "{} {}.",
             c.why,
-            syntax::instruction(Syntax::Vmware, &change)
+            syntax::instruction(Hypervisor::Vmware, &change)
         ),
         Side::Host,
         Some(Restart::Vm),
@@ -187,7 +187,7 @@ pub(super) fn hyperv(c: &Ctx) -> Hint {
         format!(
             "{} {}.",
             c.why,
-            syntax::instruction(Syntax::HyperV, &change)
+            syntax::instruction(Hypervisor::HyperV, &change)
         ),
         Side::Host,
         Some(Restart::Vm),

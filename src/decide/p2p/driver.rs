@@ -7,7 +7,7 @@
 
 use super::{gate, Gate, KvmReport, NVIDIA};
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
-use crate::decide::syntax::{self, Platform as Syntax};
+use crate::decide::syntax::{self, Hypervisor};
 use crate::evidence::p2p::{P2pEvidence, P2pGpu};
 use crate::model::p2p::{CliqueCap, GateVerdict};
 use crate::parse::p2p_text::P2pText;
@@ -238,7 +238,7 @@ fn clique_hint(n: usize, why: &str) -> Hint {
             change.vfio_pci_properties["x-nv-gpudirect-clique"],
             syntax::list(
                 &change,
-                &[Syntax::Proxmox, Syntax::Libvirt, Syntax::Qemu],
+                &[Hypervisor::Proxmox, Hypervisor::Libvirt, Hypervisor::Qemu],
                 n
             )
             .unwrap_or_default(),
@@ -259,7 +259,7 @@ fn kvm_hint() -> Hint {
         HintId::P2pKvmVisible,
         format!(
             "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. {}. Drivers since R465 no longer need KVM hidden for GeForce passthrough. {}",
-            syntax::list(&change, &[Syntax::Proxmox, Syntax::Libvirt, Syntax::Qemu], 1)
+            syntax::list(&change, &[Hypervisor::Proxmox, Hypervisor::Libvirt, Hypervisor::Qemu], 1)
                 .unwrap_or_default(),
             Restart::Vm.then()
         ),

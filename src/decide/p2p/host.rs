@@ -5,7 +5,7 @@
 
 use super::{gate, Gate};
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
-use crate::decide::syntax::{self, Platform as Syntax};
+use crate::decide::syntax::{self, Hypervisor};
 use crate::evidence::p2p::P2pEvidence;
 use crate::model::p2p::GateVerdict;
 use crate::parse::p2p_text::P2pText;
@@ -64,7 +64,7 @@ fn viommu_hint(w: u32, end: u64) -> Hint {
         HintId::P2pViommuAwBits,
         format!(
             "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it {VIOMMU_AW_BITS}: {}. Or drop the vIOMMU if the guest does not need it. {}",
-            syntax::list(&change, &[Syntax::Qemu, Syntax::Libvirt, Syntax::Proxmox], 1)
+            syntax::list(&change, &[Hypervisor::Qemu, Hypervisor::Libvirt, Hypervisor::Proxmox], 1)
                 .unwrap_or_default(),
             Restart::Vm.then()
         ),

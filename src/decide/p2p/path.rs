@@ -5,7 +5,7 @@
 
 use super::{gate, Gate, NcclReport, NcclSettingReport, PairReport};
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
-use crate::decide::syntax::{self, Platform as Syntax};
+use crate::decide::syntax::{self, Hypervisor};
 use crate::evidence::p2p::{P2pEvidence, P2pGpu};
 use crate::model::p2p::{GateVerdict, PathLevel};
 use crate::model::platform::CpuVendor;
@@ -337,7 +337,7 @@ fn switch_hint() -> Hint {
             "Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: {}. {}",
             syntax::list(
                 &change,
-                &[Syntax::Qemu, Syntax::Proxmox, Syntax::Libvirt],
+                &[Hypervisor::Qemu, Hypervisor::Proxmox, Hypervisor::Libvirt],
                 1
             )
             .unwrap_or_default(),

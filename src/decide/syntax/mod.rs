@@ -2,7 +2,8 @@
 //! paste, for each platform, generically (`<vmid>`, `<vm>`) or for the VM
 //! `plan` read, and says what makes a host change take effect there.
 //!
-//! A platform is one file here and one arm of `Platform`. It says each
+//! A platform (a hypervisor, or the tool that manages its VMs) is one file
+//! here and one arm of `Hypervisor`. It says each
 //! setting of a change it has in its own terms, and nothing of a change
 //! none of whose settings it has: a hint then lists only the platforms
 //! that can make it. The guest's own settings (its kernel command line,
@@ -25,9 +26,11 @@ use crate::decide::hint::{Change, Restart, Side};
 pub(crate) use guest::{hotplug_reserve, kernel_cmdline, nccl_env};
 pub(crate) use qemu::{aperture, aperture_mib, hole64, hole64_bytes, root_port_reserve};
 
-/// A platform whose syntax the hints speak.
+/// A platform whose syntax the hints speak: a hypervisor, or the tool
+/// that manages its VMs. (`model::platform::Platform` is what the evidence
+/// shows the machine to be.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Platform {
+pub(crate) enum Hypervisor {
     Proxmox,
     Libvirt,
     Lxd,
@@ -37,37 +40,37 @@ pub(crate) enum Platform {
     HyperV,
 }
 
-impl Platform {
+impl Hypervisor {
     /// Every platform (for the tests that go through them all).
     #[cfg(test)]
-    pub(crate) const ALL: [Platform; 7] = [
-        Platform::Proxmox,
-        Platform::Libvirt,
-        Platform::Lxd,
-        Platform::Qemu,
-        Platform::Kata,
-        Platform::Vmware,
-        Platform::HyperV,
+    pub(crate) const ALL: [Hypervisor; 7] = [
+        Hypervisor::Proxmox,
+        Hypervisor::Libvirt,
+        Hypervisor::Lxd,
+        Hypervisor::Qemu,
+        Hypervisor::Kata,
+        Hypervisor::Vmware,
+        Hypervisor::HyperV,
     ];
 
     /// The platforms that run QEMU underneath, whose settings are QEMU's.
-    pub(crate) const QEMU: [Platform; 5] = [
-        Platform::Proxmox,
-        Platform::Libvirt,
-        Platform::Lxd,
-        Platform::Qemu,
-        Platform::Kata,
+    pub(crate) const QEMU: [Hypervisor; 5] = [
+        Hypervisor::Proxmox,
+        Hypervisor::Libvirt,
+        Hypervisor::Lxd,
+        Hypervisor::Qemu,
+        Hypervisor::Kata,
     ];
 
     fn syntax(self) -> &'static dyn Syntax {
         match self {
-            Platform::Proxmox => &proxmox::Proxmox,
-            Platform::Libvirt => &libvirt::Libvirt,
-            Platform::Lxd => &lxd::Lxd,
-            Platform::Qemu => &qemu::Qemu,
-            Platform::Kata => &kata::Kata,
-            Platform::Vmware => &vmware::Vmware,
-            Platform::HyperV => &hyperv::HyperV,
+            Hypervisor::Proxmox => &proxmox::Proxmox,
+            Hypervisor::Libvirt => &libvirt::Libvirt,
+            Hypervisor::Lxd => &lxd::Lxd,
+            Hypervisor::Qemu => &qemu::Qemu,
+            Hypervisor::Kata => &kata::Kata,
+            Hypervisor::Vmware => &vmware::Vmware,
+            Hypervisor::HyperV => &hyperv::HyperV,
         }
     }
 }
@@ -120,11 +123,11 @@ pub(crate) enum VmTarget {
 }
 
 impl VmTarget {
-    fn platform(&self) -> Platform {
+    fn hypervisor(&self) -> Hypervisor {
         match self {
-            VmTarget::Proxmox { .. } => Platform::Proxmox,
-            VmTarget::Libvirt { .. } => Platform::Libvirt,
-            VmTarget::Qemu => Platform::Qemu,
+            VmTarget::Proxmox { .. } => Hypervisor::Proxmox,
+            VmTarget::Libvirt { .. } => Hypervisor::Libvirt,
+            VmTarget::Qemu => Hypervisor::Qemu,
         }
     }
 }
@@ -140,7 +143,7 @@ pub(crate) struct NamedVm<'a> {
 
 /// The platforms' entries for `c`, in the order given, joined into one
 /// list; `None` when none of them has any of its settings.
-pub(crate) fn list(c: &Change, platforms: &[Platform], gpus: usize) -> Option<String> {
+pub(crate) fn list(c: &Change, platforms: &[Hypervisor], gpus: usize) -> Option<String> {
     let entries: Vec<String> = platforms
         .iter()
         .filter_map(|p| p.syntax().phrase(c, gpus))
@@ -149,7 +152,7 @@ pub(crate) fn list(c: &Change, platforms: &[Platform], gpus: usize) -> Option<St
 }
 
 /// The platforms among `platforms` that have a setting of `c`.
-pub(crate) fn able(c: &Change, platforms: &[Platform]) -> Vec<Platform> {
+pub(crate) fn able(c: &Change, platforms: &[Hypervisor]) -> Vec<Hypervisor> {
     platforms
         .iter()
         .copied()
@@ -160,7 +163,7 @@ pub(crate) fn able(c: &Change, platforms: &[Platform]) -> Vec<Platform> {
 /// `It takes effect when the VM is stopped and started again: Proxmox:
 /// ...; libvirt: .... A reboot inside the guest keeps the old settings.`,
 /// with the steps of those of `platforms` that name one.
-pub(crate) fn restart(platforms: &[Platform]) -> String {
+pub(crate) fn restart(platforms: &[Hypervisor]) -> String {
     let steps: Vec<&str> = platforms
         .iter()
         .filter_map(|p| p.syntax().restart())
@@ -176,7 +179,7 @@ pub(crate) fn restart(platforms: &[Platform]) -> String {
 
 /// A host change as the hints close with it: each of `platforms` that can
 /// make it, then how it takes effect. Empty when none can.
-pub(crate) fn host_steps(c: &Change, platforms: &[Platform]) -> String {
+pub(crate) fn host_steps(c: &Change, platforms: &[Hypervisor]) -> String {
     let able = able(c, platforms);
     match list(c, &able, 1) {
         Some(l) => format!("{l}. {}", restart(&able)),
@@ -185,7 +188,7 @@ pub(crate) fn host_steps(c: &Change, platforms: &[Platform]) -> String {
 }
 
 /// How to see which GPUs the VM is given, on each of `platforms` that says.
-pub(crate) fn passthrough(platforms: &[Platform]) -> String {
+pub(crate) fn passthrough(platforms: &[Hypervisor]) -> String {
     platforms
         .iter()
         .filter_map(|p| p.syntax().passthrough())
@@ -194,7 +197,7 @@ pub(crate) fn passthrough(platforms: &[Platform]) -> String {
 }
 
 /// The change for a hint meant for `platform` alone (VMware, Hyper-V).
-pub(crate) fn instruction(platform: Platform, c: &Change) -> String {
+pub(crate) fn instruction(platform: Hypervisor, c: &Change) -> String {
     platform.syntax().instruction(c).unwrap_or_default()
 }
 
@@ -205,7 +208,7 @@ pub(crate) fn for_vm(c: &Change, side: Side, vm: &NamedVm) -> String {
         return format!("in the guest: {}", kernel_cmdline(c).unwrap_or_default());
     }
     vm.target
-        .platform()
+        .hypervisor()
         .syntax()
         .for_vm(c, vm)
         .unwrap_or_default()

@@ -153,7 +153,7 @@ fn kinds() -> Vec<(&'static str, Change, Vec<&'static str>)> {
     ]
 }
 
-/// Which platforms make each kind, in `Platform::ALL`'s order: Proxmox,
+/// Which platforms make each kind, in `Hypervisor::ALL`'s order: Proxmox,
 /// libvirt, LXD, QEMU, Kata, VMware, Hyper-V.
 fn able(kind: &str) -> [bool; 7] {
     match kind {
@@ -183,7 +183,7 @@ fn able(kind: &str) -> [bool; 7] {
 #[test]
 fn every_change_kind_on_every_platform() {
     for (kind, change, shows) in kinds() {
-        for (p, can) in Platform::ALL.iter().zip(able(kind)) {
+        for (p, can) in Hypervisor::ALL.iter().zip(able(kind)) {
             let phrase = p.syntax().phrase(&change, 2);
             assert_eq!(phrase.is_some(), can, "{kind} on {p:?}: {phrase:?}");
             let Some(phrase) = phrase else { continue };
@@ -192,11 +192,11 @@ fn every_change_kind_on_every_platform() {
             }
             // The root port's sizes on the platforms that take sizes.
             for (k, v) in &change.pcie_root_port_properties {
-                if *p == Platform::Qemu {
+                if *p == Hypervisor::Qemu {
                     assert!(phrase.contains(&format!("{k}={v}")), "{phrase}");
                 }
             }
-            assert!(super::able(&change, &Platform::ALL).contains(p));
+            assert!(super::able(&change, &Hypervisor::ALL).contains(p));
         }
     }
 }
@@ -207,7 +207,7 @@ fn the_values_as_each_platform_writes_them() {
         qemu_globals: vec![hole64(QemuMachine::I440fx, 64 * GIB)],
         ..Change::default()
     };
-    let l = list(&hole, &Platform::ALL, 1).unwrap();
+    let l = list(&hole, &Hypervisor::ALL, 1).unwrap();
     assert!(
         l.contains("`-global i440FX-pcihost.pci-hole64-size=64G`"),
         "{l}"
@@ -229,7 +229,7 @@ fn the_values_as_each_platform_writes_them() {
         vfio_pci_properties: [("x-nv-gpudirect-clique".to_string(), "0".to_string())].into(),
         ..Change::default()
     };
-    let l = list(&clique, &[Platform::Proxmox], 3).unwrap();
+    let l = list(&clique, &[Hypervisor::Proxmox], 3).unwrap();
     assert!(
         l.contains("-set device.hostpci2.x-nv-gpudirect-clique=0`"),
         "{l}"
@@ -240,15 +240,15 @@ fn the_values_as_each_platform_writes_them() {
         mmio32_bytes_min: Some(3 * GIB),
         ..Change::default()
     };
-    let v = instruction(Platform::Vmware, &mmio);
+    let v = instruction(Hypervisor::Vmware, &mmio);
     assert!(v.starts_with("With the VM powered off, "), "{v}");
     assert!(v.contains("`pciPassthru.64bitMMIOSizeGB = \"512\"`"), "{v}");
-    let h = instruction(Platform::HyperV, &mmio);
+    let h = instruction(Hypervisor::HyperV, &mmio);
     assert!(h.starts_with("With the VM shut down: "), "{h}");
     assert!(h.contains("-HighMemoryMappedIoSpace 512GB"), "{h}");
     assert!(h.contains("-LowMemoryMappedIoSpace 3GB"), "{h}");
     // A platform with no hint of its own has no instruction.
-    assert_eq!(instruction(Platform::Proxmox, &mmio), "");
+    assert_eq!(instruction(Hypervisor::Proxmox, &mmio), "");
     let k = Change {
         kernel_cmdline_add: vec![hotplug_reserve(32 * GIB, 64 << 20)],
         ..Change::default()
@@ -280,7 +280,7 @@ fn the_values_as_each_platform_writes_them() {
 
 #[test]
 fn each_platform_says_how_its_vm_restarts_and_shows_its_gpus() {
-    let r = restart(&Platform::ALL);
+    let r = restart(&Hypervisor::ALL);
     assert!(
         r.starts_with("It takes effect when the VM is stopped and started again: Proxmox: "),
         "{r}"
@@ -291,10 +291,10 @@ fn each_platform_says_how_its_vm_restarts_and_shows_its_gpus() {
     );
     assert!(r.ends_with("A reboot inside the guest keeps the old settings."));
     assert_eq!(
-        restart(&[Platform::Qemu, Platform::Kata]),
+        restart(&[Hypervisor::Qemu, Hypervisor::Kata]),
         "It takes effect when the VM is stopped and started again. A reboot inside the guest keeps the old settings."
     );
-    let p = passthrough(&Platform::ALL);
+    let p = passthrough(&Hypervisor::ALL);
     for name in ["Proxmox: ", "libvirt: ", "QEMU: "] {
         assert!(p.contains(name), "{p}");
     }
