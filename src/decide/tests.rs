@@ -156,17 +156,18 @@ impl Knob {
     }
 }
 
-/// Each word of `text` that follows `marker`, up to where a setting's
-/// value ends.
+/// The start of `s` up to where a setting's value ends.
+fn value(s: &str) -> &str {
+    let end = s
+        .find(['`', '\'', '"', ' ', ',', '<', ')', ';'])
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// Each value in `text` that follows `marker`.
 fn after<'a>(text: &'a str, marker: &str) -> Vec<&'a str> {
     text.match_indices(marker)
-        .map(|(i, _)| {
-            let rest = &text[i + marker.len()..];
-            let end = rest
-                .find(['`', '\'', '"', ' ', ',', '<', ')', ';'])
-                .unwrap_or(rest.len());
-            &rest[..end]
-        })
+        .map(|(i, _)| value(&text[i + marker.len()..]))
         .collect()
 }
 
@@ -204,8 +205,7 @@ fn named(text: &str) -> BTreeSet<Knob> {
         let rest = &text[i + 5..];
         if let Some((name, tail)) = rest.split_once(",string=") {
             if !name.contains([' ', '`']) {
-                let v = after(tail, "")[0];
-                k.insert(Knob::FwCfg(name.into(), v.into()));
+                k.insert(Knob::FwCfg(name.into(), value(tail).into()));
             }
         }
     }
