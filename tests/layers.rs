@@ -1,7 +1,9 @@
 //! The source tree's layers: a top-level module of `src/` may use only the
 //! modules listed before it, so the pipeline reads top to bottom and there
-//! is no import cycle between them. Run it alone with
-//! `cargo test --test layers -- --nocapture` to see the graph.
+//! is no import cycle between them; inside a folder, no module uses
+//! another in a circle, and `src/decide/` keeps an order of its own. Run
+//! it alone with `cargo test --test layers -- --nocapture` to see the
+//! graphs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -258,4 +260,335 @@ fn files_are_opened_only_where_the_machine_is_read_or_changed() {
         "file access outside read/, remediate/, atomic_file, the boot and publish steps and fuzz:\n{}",
         wrong.join("\n")
     );
+}
+
+/// The files of `src/decide/`, bottom to top: each may use only those
+/// before it. The hint vocabulary (`hint`) and its syntax (`syntax`) sit
+/// under everything that builds hints, so `space`, `fallback` and `hints`
+/// use them and not one another's in a circle.
+const DECIDE: &[&str] = &[
+    "sizing",
+    "diagnosis",
+    "hint",
+    "syntax",
+    "window",
+    "summary",
+    "predict",
+    "prescribe",
+    "origin",
+    "space",
+    "fallback",
+    "hints",
+    "p2p",
+];
+
+/// A module: its path below `crate` and the folder or file it is.
+struct Module {
+    path: Vec<String>,
+    file: PathBuf,
+}
+
+/// Every module under `dir` (whose module path is `path`): its files but
+/// `mod.rs` and `tests.rs` (the folder itself, and test code), and its
+/// folders, each with its own modules.
+fn modules(dir: &Path, path: &[String], out: &mut Vec<Module>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
+        let mut sub = path.to_vec();
+        sub.push(stem.clone());
+        if p.is_dir() {
+            out.push(Module {
+                path: sub.clone(),
+                file: p.join("mod.rs"),
+            });
+            modules(&p, &sub, out);
+        } else if p.extension().is_some_and(|x| x == "rs")
+            && !["mod", "tests", "lib", "main"].contains(&stem.as_str())
+        {
+            out.push(Module { path: sub, file: p });
+        }
+    }
+}
+
+/// `text` without test code: each `#[cfg(test)]` item (a `use`, a
+/// `const`, a `mod tests { ... }`).
+fn production(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + "#[cfg(test)]".len()..];
+        let semi = rest.find(';').unwrap_or(rest.len());
+        let brace = rest.find('{').unwrap_or(rest.len());
+        rest = if semi < brace {
+            &rest[semi + 1..]
+        } else {
+            &rest[block_end(rest, brace)..]
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where the block that opens at `open` ends, strings and comments
+/// skipped (a `{` in a format string is no block).
+fn block_end(s: &str, open: usize) -> usize {
+    let b = s.as_bytes();
+    let (mut depth, mut i) = (0usize, open);
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = s[i..].find('\n').map_or(b.len(), |n| i + n);
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'r' if b.get(i + 1) == Some(&b'#') || b.get(i + 1) == Some(&b'"') => {
+                let hashes = s[i + 1..].bytes().take_while(|c| *c == b'#').count();
+                let close = format!("\"{}", "#".repeat(hashes));
+                let from = i + 2 + hashes;
+                i = s[from..]
+                    .find(&close)
+                    .map_or(b.len(), |n| from + n + close.len() - 1);
+            }
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+fn ident(s: &str) -> &str {
+    let n = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '*'))
+        .map_or(s.len(), |(i, _)| i);
+    &s[..n]
+}
+
+/// The paths of one use tree (or plain path) in `s`, each appended to
+/// `prefix`: `a::{b, c::d as e}` gives `a::b` and `a::c::d`.
+fn use_tree(s: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    let s = s.trim_start();
+    if let Some(group) = s.strip_prefix('{') {
+        let end = block_end(s, 0) - 1;
+        let mut depth = 0;
+        let mut start = 0;
+        for (i, c) in group[..end - 1].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    use_tree(&group[start..i], prefix, out);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        use_tree(&group[start..end - 1], prefix, out);
+        return;
+    }
+    let name = ident(s);
+    if name.is_empty() {
+        return;
+    }
+    let mut path = prefix.to_vec();
+    path.push(name.to_string());
+    match s[name.len()..].trim_start().strip_prefix("::") {
+        Some(more) => use_tree(more, &path, out),
+        None => out.push(path),
+    }
+}
+
+/// Every path `text` names from `crate::`, `super::` or `self::`,
+/// resolved against `module`, the path of the module the text is.
+fn named_paths(text: &str, module: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("::") {
+        let head_start = text[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(0, |i| i + 1);
+        let head = &text[head_start..at];
+        // Only the first `::` of a path: `super::super::x` once.
+        if text[..head_start].ends_with("::") {
+            continue;
+        }
+        let mut base: Vec<String> = match head {
+            "crate" => Vec::new(),
+            "self" => module.to_vec(),
+            "super" => module[..module.len().saturating_sub(1)].to_vec(),
+            _ => continue,
+        };
+        let mut rest = &text[at + 2..];
+        while let Some(r) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = r;
+        }
+        use_tree(rest, &base, &mut out);
+    }
+    out
+}
+
+/// The items a folder's `mod.rs` re-exports, by the child that has them
+/// (`pub(crate) use text::from_text;`): a sibling that names one through
+/// `super::` uses that child.
+fn reexports(mod_rs: &str, children: &[String]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for stmt in mod_rs.split(';') {
+        let Some(at) = stmt.find("use ") else {
+            continue;
+        };
+        let mut paths = Vec::new();
+        use_tree(&stmt[at + 4..], &[], &mut paths);
+        for p in paths {
+            let p: Vec<String> = p.into_iter().filter(|s| s != "self").collect();
+            if p.len() >= 2 && children.contains(&p[0]) {
+                out.insert(p[p.len() - 1].clone(), p[0].clone());
+            }
+        }
+    }
+    out
+}
+
+/// For each folder of `src/` (`""` for `src/` itself), its child modules
+/// and which of them each uses, test code left out.
+fn sibling_graphs() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    modules(&src, &[], &mut all);
+    let mut folders: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    folders.insert(Vec::new(), Vec::new());
+    for m in &all {
+        let (name, parent) = m.path.split_last().unwrap();
+        folders
+            .entry(parent.to_vec())
+            .or_default()
+            .push(name.clone());
+        if m.file.ends_with("mod.rs") {
+            folders.entry(m.path.clone()).or_default();
+        }
+    }
+    let mut graphs = BTreeMap::new();
+    for (folder, children) in &folders {
+        let root = if folder.is_empty() {
+            src.join("lib.rs")
+        } else {
+            src.join(folder.join("/")).join("mod.rs")
+        };
+        let root = std::fs::read_to_string(root).unwrap();
+        let again = reexports(&production(&root), children);
+        let mut graph: BTreeMap<String, BTreeSet<String>> = children
+            .iter()
+            .map(|c| (c.clone(), BTreeSet::new()))
+            .collect();
+        for m in all
+            .iter()
+            .filter(|m| m.path.starts_with(folder) && m.path.len() > folder.len())
+        {
+            let node = &m.path[folder.len()];
+            let text = production(&std::fs::read_to_string(&m.file).unwrap());
+            // The module the text is: a folder's mod.rs is the folder.
+            for p in named_paths(&text, &m.path) {
+                if !p.starts_with(folder) || p.len() <= folder.len() {
+                    continue;
+                }
+                let name = &p[folder.len()];
+                let used = if children.contains(name) {
+                    name.clone()
+                } else if let Some(c) = again.get(name) {
+                    c.clone()
+                } else {
+                    continue;
+                };
+                if used != *node {
+                    graph.get_mut(node).unwrap().insert(used);
+                }
+            }
+        }
+        graphs.insert(folder.join("/"), graph);
+    }
+    graphs
+}
+
+/// A cycle in `graph`, as the modules on it, the first repeated last.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        done: &mut BTreeSet<String>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = stack.iter().position(|s| s == n) {
+            let mut c = stack[i..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        stack.push(n.to_string());
+        for m in &graph[n] {
+            if let Some(c) = visit(m, graph, done, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|n| visit(n, graph, &mut done, &mut Vec::new()))
+}
+
+#[test]
+fn no_folder_has_an_import_cycle_among_its_modules() {
+    let mut cycles = Vec::new();
+    for (folder, graph) in sibling_graphs() {
+        for (n, uses) in &graph {
+            if !uses.is_empty() {
+                let uses: Vec<&str> = uses.iter().map(String::as_str).collect();
+                println!("src/{folder}: {n} -> {}", uses.join(" "));
+            }
+        }
+        if let Some(c) = cycle(&graph) {
+            cycles.push(format!("src/{folder}: {}", c.join(" -> ")));
+        }
+    }
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn each_decide_module_uses_only_those_before_it() {
+    let graphs = sibling_graphs();
+    let decide = &graphs["decide"];
+    let mut listed: Vec<&str> = DECIDE.to_vec();
+    listed.sort();
+    let found: Vec<&str> = decide.keys().map(String::as_str).collect();
+    assert_eq!(found, listed, "src/decide/ and DECIDE list other modules");
+    let mut wrong = Vec::new();
+    for (i, n) in DECIDE.iter().enumerate() {
+        for u in &decide[*n] {
+            if DECIDE.iter().position(|d| d == u) >= Some(i) {
+                wrong.push(format!("decide::{n} uses decide::{u}, listed after it"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

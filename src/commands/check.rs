@@ -3,9 +3,8 @@
 
 use crate::decide::p2p;
 use crate::evidence::system::{gather, CannotInspect, SystemSource};
-use crate::model::p2p::GateVerdict;
 use crate::read::root::Root;
-use crate::report::{self, kmsg, Mode, Report, Verdict};
+use crate::report::{self, kmsg, Mode, Report};
 
 /// The check: evidence from the system, then the report. The warnings met
 /// while reading go into the report (and to the log at `-v`).
@@ -24,13 +23,7 @@ pub(crate) fn run_with(src: &SystemSource, expect_p2p: bool) -> Result<Report, C
     for w in &g.warnings {
         log::info!("{w}");
     }
-    let mut report = report::conclude(started, Mode::Check, &g.evidence, g.warnings);
-    if let Some(p) = p2p {
-        if p.expected && p.verdict == GateVerdict::Refused {
-            report.verdict = Verdict::Fail;
-        }
-        report.p2p = Some(p);
-    }
+    let report = report::conclude(started, Mode::Check, &g.evidence, g.warnings, p2p);
     Ok(report)
 }
 

@@ -42,9 +42,12 @@ pub(crate) fn run(
         None if !input.p2p.is_empty() => Evidence::default(),
         None => return Err(ExplainError::NoEvidence),
     };
-    let mut r = report::conclude(started, Mode::Explain, &ev, Vec::new());
-    if !input.p2p.is_empty() {
-        r.p2p = Some(p2p::from_text(&input.p2p, false, ev.cpu.vendor));
-    }
-    Ok(r)
+    let p2p = (!input.p2p.is_empty()).then(|| p2p::from_text(&input.p2p, false, ev.cpu.vendor));
+    Ok(report::conclude(
+        started,
+        Mode::Explain,
+        &ev,
+        Vec::new(),
+        p2p,
+    ))
 }

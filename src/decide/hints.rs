@@ -3,96 +3,44 @@
 //! In a QEMU guest the hints are the prescriptions the firmware model
 //! predicts to work (`prescribe`), best first: `hints[0]` is the step to
 //! take first. Each says why in numbers and gives the syntax to paste for
-//! Proxmox, libvirt and plain QEMU, generated from its machine-readable
-//! `change`, and what it takes (stop and start the VM, reboot the guest).
-//! Elsewhere (bare metal, VMware, Hyper-V, or a guest the model cannot
-//! describe) the hints follow from the diagnosis alone, without a
-//! prediction. `pci=nocrs` is never suggested: ignoring the firmware's
-//! windows trades this failure for address conflicts.
+//! Proxmox, libvirt and plain QEMU, written by `syntax` from its
+//! machine-readable `change`, and what it takes (stop and start the VM,
+//! reboot the guest). Elsewhere (bare metal, VMware, Hyper-V, or a guest
+//! the model cannot describe) the hints follow from the diagnosis alone,
+//! without a prediction (`fallback`). `pci=nocrs` is never suggested:
+//! ignoring the firmware's windows trades this failure for address
+//! conflicts.
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
 use crate::decide::fallback;
-#[cfg(test)]
-use crate::decide::fallback::{
-    COLLECT_EVIDENCE, KERNEL_HOTPLUG_RESERVE, KERNEL_RESCAN_SIZING, KERNEL_RESIZE_ROLLBACK,
-    VMM_BAR_PREFETCHABLE, VM_HOTPLUG_RESERVE,
-};
-use crate::decide::prescribe::{
-    Change, Model, Prescription, Restart, Side, CPU_PDPE1GB, CPU_PHYS_BITS, GUEST_PCI_REALLOC,
-    OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE,
-};
+use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::predict::Model;
+use crate::decide::prescribe::Prescription;
+use crate::decide::syntax::{self, Hypervisor, NamedVm};
 use crate::decide::window::{Boot, Firmware, OriginKind};
 use crate::evidence::Evidence;
 use crate::model::platform::Platform;
 use crate::model::size::human;
-use crate::parse::qemu_args;
 
-pub(crate) const FIRMWARE_ABOVE_4G: &str = "firmware-above-4g";
-pub(crate) const SMALLER_BARS: &str = "smaller-bars";
-pub(crate) const CHECK_PASSTHROUGH: &str = "check-passthrough";
-pub(crate) const VMWARE_EFI: &str = "vmware-efi";
-pub(crate) const VMWARE_64BIT_MMIO: &str = "vmware-64bit-mmio";
-pub(crate) const HYPERV_MMIO: &str = "hyperv-mmio";
-
-/// Every hint id, for tests and documentation.
-#[cfg(test)]
-pub(crate) const ALL_IDS: [&str; 18] = [
-    CPU_PDPE1GB,
-    CPU_PHYS_BITS,
-    OVMF_MMIO64_APERTURE,
-    QEMU_PCI_HOLE64_SIZE,
-    GUEST_PCI_REALLOC,
-    FIRMWARE_ABOVE_4G,
-    SMALLER_BARS,
-    CHECK_PASSTHROUGH,
-    VMWARE_EFI,
-    VMWARE_64BIT_MMIO,
-    HYPERV_MMIO,
-    KERNEL_HOTPLUG_RESERVE,
-    VM_HOTPLUG_RESERVE,
-    COLLECT_EVIDENCE,
-    crate::decide::space::PLATFORM_WINDOW_TOO_SMALL,
-    VMM_BAR_PREFETCHABLE,
-    KERNEL_RESIZE_ROLLBACK,
-    KERNEL_RESCAN_SIZING,
-];
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Hint {
-    pub id: &'static str,
-    pub text: String,
-    pub side: Side,
-    pub restart: Option<Restart>,
-    /// The change, when it can be said in settings (empty otherwise).
-    pub change: Change,
-    /// The diagnosis the next boot is predicted to show; `None` where the
-    /// model cannot say.
-    pub expect: Option<DiagnosisKind>,
-    pub boots_to_ok: Option<u32>,
-}
-
-/// What a change on the host takes.
-const HOST_RESTART: &str = "It takes effect when the VM is stopped and started again: Proxmox: Shutdown, then Start (or `qm reboot <vmid>`, which applies pending changes); libvirt: `virsh shutdown` then `virsh start`. A reboot inside the guest keeps the old settings.";
+pub(crate) use crate::decide::syntax::VmTarget;
 
 pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<Hint> {
     let mut out = Vec::new();
     if d.missing > 0 {
-        out.push(Hint {
-            id: CHECK_PASSTHROUGH,
-            text: format!(
+        out.push(Hint::new(
+            HintId::CheckPassthrough,
+            format!(
                 "{} GPU(s) expected, {} present: {} missing. Check that every GPU is passed to this VM and bound to vfio-pci on the host. \
-                 Proxmox: `qm config <vmid> | grep hostpci`; libvirt: `virsh dumpxml <vm> | grep -A4 '<hostdev'`; \
-                 QEMU: one `-device vfio-pci,host=<bdf>` per GPU; on the host, `lspci -nnk -d 10de:` (or the vendor) should say `Kernel driver in use: vfio-pci`.",
+                 {}; on the host, `lspci -nnk -d 10de:` (or the vendor) should say `Kernel driver in use: vfio-pci`.",
                 ev.expected.unwrap_or(0),
                 ev.gpus.len(),
-                d.missing
+                d.missing,
+                syntax::passthrough(&Hypervisor::QEMU)
             ),
-            side: Side::Host,
-            restart: Some(Restart::Vm),
-            change: Change::default(),
-            expect: None,
-            boots_to_ok: None,
-        });
+            Side::Host,
+            Some(Restart::Vm),
+            Change::default(),
+        ));
     }
     let space_problem = matches!(
         d.kind,
@@ -206,7 +154,7 @@ fn cause(m: &Model) -> String {
     }
 }
 
-fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
+pub(super) fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
     let why = if first {
         format!("{}{}", why(d), cause(m))
     } else {
@@ -218,54 +166,40 @@ fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
         format!(" With it {}.", p.effect)
     };
     let c = &p.change;
+    let steps = syntax::host_steps(c, &Hypervisor::QEMU);
     let text = match p.id {
-        CPU_PDPE1GB => format!(
-            "{why} Give the vCPU 1 GiB pages (the pdpe1gb CPU flag).{effect} \
-             Proxmox: Hardware > Processors > Advanced > Extra CPU Flags: pdpe1gb on, or `qm set <vmid> --cpu <your CPU type>,flags=+pdpe1gb` (keep the flags you have; CPU type `host` has it too); \
-             libvirt: `<feature policy='require' name='pdpe1gb'/>` inside `<cpu>`; QEMU: `-cpu <model>,+pdpe1gb`. {HOST_RESTART}"
-        ),
-        CPU_PHYS_BITS => {
+        HintId::CpuPdpe1gb => {
+            format!("{why} Give the vCPU 1 GiB pages (the pdpe1gb CPU flag).{effect} {steps}")
+        }
+        HintId::CpuPhysBits => {
             let bits = c.phys_bits_min.unwrap_or(0);
-            let flag = !c.cpu_flags_add.is_empty();
+            let flag = if c.cpu_flags_add.is_empty() {
+                ""
+            } else {
+                " and 1 GiB pages (pdpe1gb: OVMF uses no more than 40 bits without them)"
+            };
             format!(
-                "{why} Give the vCPU at least {bits} physical address bits{}.{effect} The host CPU must have them (`grep -m1 'address sizes' /proc/cpuinfo` on the host). \
-                 Proxmox: `qm set <vmid> --cpu <your CPU type>,phys-bits={bits}{}` (no GUI field; `phys-bits=host` takes the host's; CPU type `host` has {}); \
-                 libvirt: `<maxphysaddr mode='emulate' bits='{bits}'/>`{} inside `<cpu>` (with `mode='host-passthrough'`: `<maxphysaddr mode='passthrough'/>`); \
-                 QEMU: `-cpu <model>,phys-bits={bits}{}`. {HOST_RESTART}",
-                if flag { " and 1 GiB pages (pdpe1gb: OVMF uses no more than 40 bits without them)" } else { "" },
-                if flag { ",flags=+pdpe1gb" } else { "" },
-                if flag { "both" } else { "them" },
-                if flag { " and `<feature policy='require' name='pdpe1gb'/>`" } else { "" },
-                if flag { ",+pdpe1gb" } else { "" },
+                "{why} Give the vCPU at least {bits} physical address bits{flag}.{effect} The host CPU must have them (`grep -m1 'address sizes' /proc/cpuinfo` on the host). {steps}"
             )
         }
-        OVMF_MMIO64_APERTURE => {
-            let mb = c.fw_cfg.first().map(|(_, v)| v.clone()).unwrap_or_default();
+        HintId::OvmfMmio64Aperture => {
+            let mb = syntax::aperture_mib(c).unwrap_or(0);
             let width = m.boot.as_ref().map(|b| b.width).unwrap_or(40);
             format!(
                 "{why} Set OVMF's 64-bit aperture with `X-PciMmio64Mb={mb}` (MiB).{effect} \
-                 The aperture is placed above RAM at a multiple of its size and must end within the {width} bits OVMF uses, or the firmware hangs before the kernel starts; OVMF before edk2-stable202505 ignores a value smaller than its own window. \
-                 Proxmox: add `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf (root only, no GUI field; `qm set <vmid> --args` replaces the whole line, so keep what is there); \
-                 libvirt: `<qemu:commandline><qemu:arg value='-fw_cfg'/><qemu:arg value='name=opt/ovmf/X-PciMmio64Mb,string={mb}'/></qemu:commandline>` \
-                 (root element with xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'); LXD: `raw.qemu: -fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`; \
-                 QEMU: `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string={mb}`. {HOST_RESTART}"
+                 The aperture is placed above RAM at a multiple of its size and must end within the {width} bits OVMF uses, or the firmware hangs before the kernel starts; OVMF before edk2-stable202505 ignores a value smaller than its own window. {steps}"
             )
         }
-        QEMU_PCI_HOLE64_SIZE => {
-            let (prop, size) = c.qemu_globals.first().cloned().unwrap_or_default();
-            let gib: u64 = size.trim_end_matches('G').parse().unwrap_or(0);
-            let model = if prop.starts_with("i440FX") { "pci-root" } else { "pcie-root" };
+        HintId::QemuPciHole64Size => {
+            let gib = syntax::hole64_bytes(c).map_or(0, |(b, _)| b >> 30);
             let then = if m.realloc {
                 "pci=realloc is already active in the guest: its kernel places the BARs there itself"
             } else {
                 "the firmware still leaves the BARs where it did: after that boot add `pci=realloc` in the guest, whose kernel then places them there"
             };
             format!(
-                "{why} Enlarge QEMU's 64-bit PCI hole to {gib} GiB.{effect} Then {then}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. \
-                 Proxmox: add `-global {prop}={size}` to the `args:` line of /etc/pve/qemu-server/<vmid>.conf (root only, no GUI field; `qm set <vmid> --args` replaces the whole line, so keep what is there); \
-                 libvirt: `virsh edit <vm>`, and in the existing `<controller type='pci' index='0' model='{model}'>` add `<pcihole64 unit='KiB'>{}</pcihole64>`; \
-                 QEMU: `-global {prop}={size}`. {HOST_RESTART}",
-                gib << 20
+                "{why} Enlarge QEMU's 64-bit PCI hole to {gib} GiB{}.{effect} Then {then}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. {steps}",
+                with_bits(c)
             )
         }
         _ => {
@@ -289,64 +223,32 @@ fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
     }
 }
 
+/// ` and give the vCPU 43 physical address bits`: the width a window
+/// change needs with it, if any.
+fn with_bits(c: &Change) -> String {
+    c.phys_bits_min
+        .map(|b| format!(" and give the vCPU {b} physical address bits"))
+        .unwrap_or_default()
+}
+
 fn realloc_hint(why: &str, p: Option<&Prescription>) -> Hint {
+    let change = Change {
+        kernel_cmdline_add: vec!["pci=realloc".into()],
+        ..Change::default()
+    };
     Hint {
-        id: GUEST_PCI_REALLOC,
+        id: HintId::GuestPciRealloc,
         text: format!(
-            "{why} Add `pci=realloc` to the guest kernel command line: Debian/Ubuntu: append it to GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub and run `update-grub`; \
-             Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`; or let `gpu-preflight remediate` do it once. It takes effect at the guest's next boot."
+            "{why} Add `pci=realloc` to the guest kernel command line: {}. {}.",
+            syntax::kernel_cmdline(&change).unwrap_or_default(),
+            Restart::Reboot.in_guest()
         ),
         side: Side::Guest,
         restart: Some(Restart::Reboot),
-        change: Change {
-            kernel_cmdline_add: vec!["pci=realloc"],
-            ..Change::default()
-        },
+        change,
         expect: p.map(|p| p.expect),
         boots_to_ok: p.map(|p| p.boots_to_ok),
     }
-}
-
-/// Where a plan's prescriptions are to be typed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum VmTarget {
-    /// A Proxmox VM: its id, its `cpu:` property as it stands (`kvm64`
-    /// when it has none) and its `args:` line.
-    Proxmox {
-        vmid: String,
-        cpu: String,
-        args: String,
-    },
-    /// A libvirt domain, by name.
-    Libvirt { name: String },
-    /// Plain QEMU arguments.
-    Qemu,
-}
-
-/// `x86-64-v2-AES,flags=+aes` with `+pdpe1gb` added and `phys-bits=N`.
-fn proxmox_cpu(current: &str, change: &Change) -> String {
-    let mut parts: Vec<String> = current
-        .split(',')
-        .filter(|p| !p.is_empty())
-        .map(str::to_string)
-        .collect();
-    if parts.is_empty() {
-        parts.push("kvm64".into());
-    }
-    for f in &change.cpu_flags_add {
-        match parts.iter_mut().find(|p| p.starts_with("flags=")) {
-            Some(p) if !p.split(['=', ';']).any(|x| x == format!("+{f}")) => {
-                p.push_str(&format!(";+{f}"))
-            }
-            Some(_) => {}
-            None => parts.push(format!("flags=+{f}")),
-        }
-    }
-    if let Some(b) = change.phys_bits_min {
-        parts.retain(|p| !p.starts_with("phys-bits="));
-        parts.push(format!("phys-bits={b}"));
-    }
-    parts.join(",")
 }
 
 /// `text` with its first letter in capitals, to start a sentence.
@@ -357,104 +259,63 @@ fn sentence(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Said after a setting the VM already has one of.
-fn replacing(has: bool, what: &str) -> String {
-    if has {
-        format!(", in place of the {what} there")
-    } else {
-        String::new()
-    }
-}
-
 /// The prescriptions of a plan, written for its VM.
 pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
+    let vm = NamedVm {
+        target,
+        has_hole64: m.setup.hole64.is_some(),
+        has_mmio64: m.setup.mmio64.is_some(),
+    };
     m.prescribe()
         .iter()
         .enumerate()
         .map(|(i, p)| {
             // The prediction once, in the first.
-            let why = if i == 0 { format!("{why} ") } else { String::new() };
+            let why = if i == 0 {
+                format!("{why} ")
+            } else {
+                String::new()
+            };
             let c = &p.change;
             let what = match p.id {
-                CPU_PDPE1GB => "give the vCPU 1 GiB pages (pdpe1gb), so that OVMF uses all its address bits".to_string(),
-                CPU_PHYS_BITS => format!(
+                HintId::CpuPdpe1gb => {
+                    "give the vCPU 1 GiB pages (pdpe1gb), so that OVMF uses all its address bits"
+                        .to_string()
+                }
+                HintId::CpuPhysBits => format!(
                     "give the vCPU {} physical address bits{} (the host CPU must have them)",
                     c.phys_bits_min.unwrap_or(0),
-                    if c.cpu_flags_add.is_empty() { "" } else { " and 1 GiB pages (pdpe1gb)" }
+                    if c.cpu_flags_add.is_empty() {
+                        ""
+                    } else {
+                        " and 1 GiB pages (pdpe1gb)"
+                    }
                 ),
-                OVMF_MMIO64_APERTURE => format!(
+                HintId::OvmfMmio64Aperture => format!(
                     "set OVMF's 64-bit aperture (X-PciMmio64Mb={})",
-                    c.fw_cfg.first().map(|(_, v)| v.as_str()).unwrap_or("")
+                    syntax::aperture_mib(c).unwrap_or(0)
                 ),
-                QEMU_PCI_HOLE64_SIZE => format!(
-                    "enlarge QEMU's 64-bit hole to {}{}",
-                    c.qemu_globals.first().map(|(_, v)| v.as_str()).unwrap_or(""),
-                    if m.realloc { "" } else { ", then boot the guest with pci=realloc" }
+                HintId::QemuPciHole64Size => format!(
+                    "enlarge QEMU's 64-bit hole to {}{}{}",
+                    c.qemu_globals
+                        .first()
+                        .map(|(_, v)| v.as_str())
+                        .unwrap_or(""),
+                    with_bits(c),
+                    if m.realloc {
+                        ""
+                    } else {
+                        ", then boot the guest with pci=realloc"
+                    }
                 ),
                 _ => "add pci=realloc to the guest's kernel command line".to_string(),
             };
-            let effect = if p.effect.is_empty() { String::new() } else { format!(": {}", p.effect) };
-            let how = match (target, p.side) {
-                (_, Side::Guest) => "in the guest: GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub and `update-grub` (Fedora/RHEL: `grubby --update-kernel=ALL --args=pci=realloc`), or `gpu-preflight remediate` in the guest".to_string(),
-                (VmTarget::Proxmox { vmid, cpu, args }, _) => {
-                    let mut cmds = Vec::new();
-                    if !c.cpu_flags_add.is_empty() || c.phys_bits_min.is_some() {
-                        cmds.push(format!("`qm set {vmid} --cpu {}`", proxmox_cpu(cpu, c)));
-                        if c.phys_bits_min.is_none() {
-                            cmds.push("(GUI: Hardware > Processors > Advanced > Extra CPU Flags: pdpe1gb)".into());
-                        }
-                    }
-                    let mut extra: Vec<String> = c.qemu_globals.iter().map(|(k, v)| format!("-global {k}={v}")).collect();
-                    extra.extend(c.fw_cfg.iter().map(|(k, v)| format!("-fw_cfg name={k},string={v}")));
-                    if !extra.is_empty() {
-                        // The setting changed is taken out of the line
-                        // first: QEMU will not start with two -fw_cfg of
-                        // one name.
-                        let kept = qemu_args::without_window_args(
-                            args,
-                            !c.qemu_globals.is_empty(),
-                            !c.fw_cfg.is_empty(),
-                        );
-                        let line = if kept.is_empty() { extra.join(" ") } else { format!("{kept} {}", extra.join(" ")) };
-                        let line = line.replace('\'', r"'\''");
-                        cmds.push(format!("as root (no GUI field; this replaces the whole args line): `qm set {vmid} --args '{line}'`"));
-                    }
-                    format!("{}; then `qm reboot {vmid}` (or Shutdown, then Start): a reboot inside the guest keeps the old QEMU process", cmds.join(" "))
-                }
-                (VmTarget::Libvirt { name }, _) => {
-                    let mut xml = Vec::new();
-                    for f in &c.cpu_flags_add {
-                        xml.push(format!("<feature policy='require' name='{f}'/> in <cpu>"));
-                    }
-                    if let Some(b) = c.phys_bits_min {
-                        xml.push(format!("<maxphysaddr mode='emulate' bits='{b}'/> in <cpu>"));
-                    }
-                    for (_, v) in &c.qemu_globals {
-                        let gib: u64 = v.trim_end_matches('G').parse().unwrap_or(0);
-                        xml.push(format!("<pcihole64 unit='KiB'>{}</pcihole64> in the index-0 root controller{}", gib << 20, replacing(m.setup.hole64.is_some(), "pci-hole64-size")));
-                    }
-                    for (k, v) in &c.fw_cfg {
-                        xml.push(format!("<qemu:arg value='-fw_cfg'/><qemu:arg value='name={k},string={v}'/> in <qemu:commandline> (xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0' on <domain>){}", replacing(m.setup.mmio64.is_some(), "X-PciMmio64Mb")));
-                    }
-                    format!("`virsh edit {name}`: {}; then `virsh shutdown {name}` and `virsh start {name}`", xml.join("; "))
-                }
-                (VmTarget::Qemu, _) => {
-                    let mut a = Vec::new();
-                    let mut cpu = String::new();
-                    for f in &c.cpu_flags_add {
-                        cpu.push_str(&format!(",+{f}"));
-                    }
-                    if let Some(b) = c.phys_bits_min {
-                        cpu.push_str(&format!(",phys-bits={b}"));
-                    }
-                    if !cpu.is_empty() {
-                        a.push(format!("`-cpu <model>{cpu}`"));
-                    }
-                    a.extend(c.qemu_globals.iter().map(|(k, v)| format!("`-global {k}={v}`{}", replacing(m.setup.hole64.is_some(), "pci-hole64-size"))));
-                    a.extend(c.fw_cfg.iter().map(|(k, v)| format!("`-fw_cfg name={k},string={v}`{}", replacing(m.setup.mmio64.is_some(), "X-PciMmio64Mb"))));
-                    format!("QEMU: {}; then start a new QEMU process", a.join(" "))
-                }
+            let effect = if p.effect.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", p.effect)
             };
+            let how = syntax::for_vm(c, p.side, &vm);
             Hint {
                 id: p.id,
                 text: format!("{why}To fix: {what}{effect}. {}.", sentence(&how)),
@@ -471,7 +332,8 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decide::fallback::{bits_for, recommended_window};
+    use crate::decide::sizing::{bits_for, recommended_window};
+    use crate::decide::tests::metal;
 
     const GIB: u64 = 1 << 30;
 
@@ -484,110 +346,18 @@ mod tests {
         assert_eq!(bits_for(1 << 41), 41);
     }
 
-    fn metal(phys_bits: u32, gpus: usize) -> Evidence {
-        use crate::evidence::{Gpu, Window, WindowSource};
-        use crate::model::bar::{Bar, BarState, SizeSource};
-        use crate::model::pci::PciAddress;
-        use crate::model::platform::{Cpu, Firmware};
-        use crate::model::range::Range;
-        let gpus = (0..gpus)
-            .map(|n| Gpu {
-                addr: PciAddress {
-                    domain: 0,
-                    bus: n as u8 + 1,
-                    device: 0,
-                    function: 0,
-                },
-                vendor: 0x10de,
-                device: 0x2330,
-                class: 0x030200,
-                bars: vec![Bar {
-                    index: 1,
-                    state: if n == 0 {
-                        BarState::Unassigned
-                    } else {
-                        BarState::Assigned
-                    },
-                    io: false,
-                    mem64: true,
-                    prefetchable: true,
-                    start: None,
-                    size: Some(128 * GIB),
-                    size_source: Some(SizeSource::Sysfs),
-                    type_known: true,
-                }],
-                upstream: vec![],
-                root_bus: None,
-                ids_known: true,
-            })
-            .collect();
-        Evidence {
-            gpus,
-            windows: vec![Window {
-                range: Range::new(0x20_0000_0000, 0xff_ffff_ffff),
-                source: WindowSource::Iomem,
-                bus: None,
-            }],
-            windows_known: true,
-            cpu: Cpu {
-                phys_bits: Some(phys_bits),
-                ..Cpu::default()
-            },
-            firmware: Firmware {
-                bios_vendor: Some("American Megatrends International, LLC.".into()),
-                sys_vendor: Some("Supermicro".into()),
-                ..Firmware::default()
-            },
-            ..Evidence::default()
-        }
-    }
-
     #[test]
     fn bare_metal_past_the_cpus_reach_is_told_to_shrink_not_to_grow() {
         let ev = metal(40, 8);
         let d = crate::decide::diagnosis::diagnose(&ev);
         let h = hints(&ev, &d, None);
         assert_eq!(h.len(), 1, "{h:?}");
-        assert_eq!((h[0].id, h[0].side), (SMALLER_BARS, Side::Firmware));
+        assert_eq!((h[0].id, h[0].side), (HintId::SmallerBars, Side::Firmware));
         assert!(h[0].text.contains("Resizable BAR"), "{}", h[0].text);
         assert!(!h[0].text.contains("2 TiB"), "{}", h[0].text);
         // With the bits to reach it, the firmware's window is the fix.
         let ev = metal(46, 8);
         let d = crate::decide::diagnosis::diagnose(&ev);
-        assert_eq!(hints(&ev, &d, None)[0].id, FIRMWARE_ABOVE_4G);
-    }
-
-    #[test]
-    fn proxmox_cpu_properties_keep_what_is_there() {
-        let flag = Change {
-            cpu_flags_add: vec!["pdpe1gb"],
-            ..Change::default()
-        };
-        assert_eq!(proxmox_cpu("kvm64", &flag), "kvm64,flags=+pdpe1gb");
-        assert_eq!(proxmox_cpu("", &flag), "kvm64,flags=+pdpe1gb");
-        assert_eq!(
-            proxmox_cpu("x86-64-v2-AES,flags=+aes;-md-clear,phys-bits=46", &flag),
-            "x86-64-v2-AES,flags=+aes;-md-clear;+pdpe1gb,phys-bits=46"
-        );
-        assert_eq!(
-            proxmox_cpu("host,flags=+pdpe1gb", &flag),
-            "host,flags=+pdpe1gb"
-        );
-        let both = Change {
-            phys_bits_min: Some(44),
-            ..flag
-        };
-        assert_eq!(
-            proxmox_cpu("x86-64-v2-AES,phys-bits=40", &both),
-            "x86-64-v2-AES,flags=+pdpe1gb,phys-bits=44"
-        );
-    }
-
-    #[test]
-    fn ids_are_unique() {
-        let mut ids = ALL_IDS.to_vec();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), ALL_IDS.len());
+        assert_eq!(hints(&ev, &d, None)[0].id, HintId::FirmwareAbove4g);
     }
 }

@@ -1,17 +1,27 @@
 //! Deciding: how much space the GPUs need (`sizing`), which one diagnosis
-//! the evidence supports (`diagnosis`), the sentence that says why
-//! (`summary`); for a QEMU guest, how its firmware makes the window
-//! (`firmware`), what the evidence says of its setup (`origin`) and which
-//! changes make every GPU fit (`prescribe`); and what to change (`hints`;
-//! elsewhere `fallback`, with `space` for which space fell short).
+//! the evidence supports (`diagnosis`), the verdict and the sentence that
+//! says why (`summary`); for a QEMU guest, how its firmware makes the
+//! window (`window`), the guest as the model sees it (`predict`), what the
+//! evidence says of its setup (`origin`) and which changes make every GPU
+//! fit (`prescribe`); and what to change (`hints`; elsewhere `fallback`,
+//! with `space` for which space fell short), in the vocabulary of `hint`,
+//! each platform's lines written by `syntax`; peer-to-peer's gates
+//! (`p2p`). Each module uses only those before it in tests/layers.rs's
+//! `DECIDE` list.
 
 pub(crate) mod diagnosis;
 pub(crate) mod fallback;
+pub(crate) mod hint;
 pub(crate) mod hints;
 pub(crate) mod origin;
 pub(crate) mod p2p;
+pub(crate) mod predict;
 pub(crate) mod prescribe;
 pub(crate) mod sizing;
 pub(crate) mod space;
 pub(crate) mod summary;
+pub(crate) mod syntax;
 pub(crate) mod window;
+
+#[cfg(test)]
+mod tests;

@@ -3,7 +3,7 @@
 //! its firmware made the 64-bit window it offers (`origin`, the report's
 //! `capacity.window_origin`), checked against the window the guest saw.
 
-use crate::decide::prescribe::Model;
+use crate::decide::predict::Model;
 use crate::decide::sizing::align_up;
 use crate::decide::window::{
     Attach, Firmware, GpuBars, Machine, OriginKind, OvmfRules, QemuRules, SeabiosRules,
@@ -127,10 +127,71 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         assumed.push("RAM ending below 4 GiB");
         0
     });
-    // The firmware lays out a port's window over every function below it:
-    // the functions of one GPU behind one root port are one entry (the
-    // campaign's GPU-shaped stand-ins, and a real GPU's audio function,
-    // share their port), and GPUs behind one pci-bridge share its window.
+    let firmware_gpus = firmware_gpus(ev, machine)?;
+    let seen = observed_window(ev);
+    let base = Setup {
+        firmware: match kind {
+            FirmwareKind::Ovmf => Firmware::Ovmf(OvmfRules::STABLE_202211),
+            // SeaBIOS names its release in DMI (lab: `1.16.3-debian-1.16.3-2`
+            // read by check in the campaign's boots); OVMF says 0.0.0.
+            FirmwareKind::SeaBios => ev.seabios_release().map_or(Firmware::SEABIOS_1_16_2, |v| {
+                Firmware::SeaBios(SeabiosRules::of(v))
+            }),
+            _ => return None,
+        },
+        machine,
+        // A guest cannot see its QEMU's or machine type's version: the
+        // QEMU suite's (7.2), whose rules any 7.1 or later shares.
+        qemu: QemuRules::V7_2,
+        phys_bits,
+        vendor: ev.cpu.vendor,
+        pdpe1gb,
+        guest_phys_bits: None,
+        ram_end,
+        device_memory: 0,
+        hole64: None,
+        mmio64: None,
+        empty_ports: ev.empty_root_ports,
+        // What the guest's kernel keeps is in its own iomem; the window
+        // was read from it, not predicted.
+        guest_mem: None,
+    };
+    // The first variant whose firmware window starts where the guest's
+    // does is taken.
+    let variants = variants(kind, &base, ev.seabios_release().is_some());
+    let start_of = |s: &Setup| {
+        s.boot(&firmware_gpus)
+            .ok()
+            .and_then(|b| b.crs)
+            .map(|c| c.start)
+    };
+    let chosen = seen.and_then(|w| {
+        variants
+            .iter()
+            .find(|v| start_of(v) == Some(w.start))
+            .cloned()
+    });
+    let agrees = chosen.is_some();
+    let mut setup = chosen.unwrap_or(base);
+    // A kernel window wider than the firmware's use implies QEMU's hole
+    // was set that large.
+    if let (Some(w), Ok(b)) = (seen, setup.boot(&firmware_gpus)) {
+        if b.crs.is_some_and(|c| w.end > c.end) {
+            setup.hole64 = Some(align_up(w.size(), GIB).unwrap_or(w.size()));
+        }
+    }
+    let mut m = Model::new(setup, firmware_gpus, ev.realloc_active)?;
+    m.assumed = assumed;
+    m.agrees = agrees;
+    Some(m)
+}
+
+/// The GPUs as the firmware lays them out: a port's window spans every
+/// function below it, so the functions of one GPU behind one root port are
+/// one entry (the campaign's GPU-shaped stand-ins, and a real GPU's audio
+/// function, share their port), and GPUs behind one pci-bridge share its
+/// window. `None` when a BAR's size is not known.
+fn firmware_gpus(ev: &Evidence, machine: Machine) -> Option<Vec<GpuBars>> {
     let mut firmware_gpus: Vec<GpuBars> = Vec::new();
     let mut keys: Vec<Option<crate::model::pci::PciAddress>> = Vec::new();
     let mut bridges: Vec<crate::model::pci::PciAddress> = Vec::new();
@@ -175,36 +236,12 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
             }
         }
     }
-    let seen = observed_window(ev);
-    let base = Setup {
-        firmware: match kind {
-            FirmwareKind::Ovmf => Firmware::Ovmf(OvmfRules::STABLE_202211),
-            // SeaBIOS names its release in DMI (lab: `1.16.3-debian-1.16.3-2`
-            // read by check in the campaign's boots); OVMF says 0.0.0.
-            FirmwareKind::SeaBios => ev.seabios_release().map_or(Firmware::SEABIOS_1_16_2, |v| {
-                Firmware::SeaBios(SeabiosRules::of(v))
-            }),
-            _ => return None,
-        },
-        machine,
-        // A guest cannot see its QEMU's or machine type's version: the
-        // QEMU suite's (7.2), whose rules any 7.1 or later shares.
-        qemu: QemuRules::V7_2,
-        phys_bits,
-        vendor: ev.cpu.vendor,
-        pdpe1gb,
-        guest_phys_bits: None,
-        ram_end,
-        device_memory: 0,
-        hole64: None,
-        mmio64: None,
-        empty_ports: ev.empty_root_ports,
-        // What the guest's kernel keeps is in its own iomem; the window
-        // was read from it, not predicted.
-        guest_mem: None,
-    };
-    // The variants the window's place can tell apart; the first whose
-    // firmware window starts where the guest's does is taken.
+    Some(firmware_gpus)
+}
+
+/// The setups the window's place can tell apart, `base` first: OVMF's
+/// rules and apertures, or SeaBIOS's releases where DMI does not name one.
+fn variants(kind: FirmwareKind, base: &Setup, seabios_named: bool) -> Vec<Setup> {
     let mut variants: Vec<Setup> = vec![base.clone()];
     match kind {
         FirmwareKind::Ovmf => {
@@ -221,7 +258,7 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
                 });
             }
         }
-        _ if ev.seabios_release().is_some() => {}
+        _ if seabios_named => {}
         _ => {
             for v in [SeabiosVersion(1, 16, 3), SeabiosVersion(1, 17, 0)] {
                 variants.push(Setup {
@@ -231,31 +268,7 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
             }
         }
     }
-    let start_of = |s: &Setup| {
-        s.boot(&firmware_gpus)
-            .ok()
-            .and_then(|b| b.crs)
-            .map(|c| c.start)
-    };
-    let chosen = seen.and_then(|w| {
-        variants
-            .iter()
-            .find(|v| start_of(v) == Some(w.start))
-            .cloned()
-    });
-    let agrees = chosen.is_some();
-    let mut setup = chosen.unwrap_or(base);
-    // A kernel window wider than the firmware's use implies QEMU's hole
-    // was set that large.
-    if let (Some(w), Ok(b)) = (seen, setup.boot(&firmware_gpus)) {
-        if b.crs.is_some_and(|c| w.end > c.end) {
-            setup.hole64 = Some(align_up(w.size(), GIB).unwrap_or(w.size()));
-        }
-    }
-    let mut m = Model::new(setup, firmware_gpus, ev.realloc_active)?;
-    m.assumed = assumed;
-    m.agrees = agrees;
-    Some(m)
+    variants
 }
 
 /// `window_origin` of a setup known from its configuration (`plan`).

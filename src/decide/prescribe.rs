@@ -1,80 +1,24 @@
-//! Prescriptions: for a QEMU guest, the configuration it runs with (as far
-//! as the evidence shows it), and every change that the firmware model
-//! (`firmware`) predicts will make the GPUs fit, smallest first.
+//! Prescriptions: for a QEMU guest as the model sees it (`predict`), every
+//! change that the firmware model (`window`) predicts will make the GPUs
+//! fit, smallest first.
 //!
 //! Each candidate change is applied to the setup and the next boot is
-//! predicted: does QEMU start, does the firmware come up, how many GPUs
-//! does it place, and can the guest kernel place the rest. A candidate that
+//! predicted (`Model::predict`). A candidate that
 //! would stop the VM from starting, or would not end in every GPU placed,
 //! is dropped. What remains is ordered by the boots it takes, then by how
 //! many settings change, then a CPU flag before the address width before a
 //! window size before a change in the guest.
 
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::sizing::{align_up, bridge_window, fits, max_align, packed_size, Block};
-use crate::decide::window::{Attach, Boot, Firmware, GpuBars, Machine, NoBoot, OriginKind, Setup};
-use serde::{Serialize, Serializer};
-
-const GIB: u64 = 1 << 30;
-
-/// Where a change is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Side {
-    /// The hypervisor's configuration of the VM.
-    Host,
-    /// The guest operating system.
-    Guest,
-    /// The machine's own firmware setup (bare metal).
-    Firmware,
-}
-
-/// What must happen for a change to take effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Restart {
-    /// Stop the VM and start it again: a new QEMU process. A reboot inside
-    /// the guest keeps the old one.
-    Vm,
-    /// Reboot the machine (or guest).
-    Reboot,
-}
-
-/// A change, machine-readable: what the QEMU suite applies to the next
-/// boot. Empty parts are left out of the JSON.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct Change {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub cpu_flags_add: Vec<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub phys_bits_min: Option<u32>,
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
-    pub qemu_globals: Vec<(String, String)>,
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
-    pub fw_cfg: Vec<(String, String)>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kernel_cmdline_add: Vec<&'static str>,
-}
-
-fn as_map<S: Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(v.iter().map(|(k, v)| (k, v)))
-}
-
-impl Change {
-    /// How many settings it touches.
-    fn count(&self) -> usize {
-        self.cpu_flags_add.len()
-            + usize::from(self.phys_bits_min.is_some())
-            + self.qemu_globals.len()
-            + self.fw_cfg.len()
-            + self.kernel_cmdline_add.len()
-    }
-}
+use crate::decide::hint::{Change, HintId, Restart, Side};
+use crate::decide::syntax;
+use crate::decide::window::{Boot, Firmware, GpuBars, Machine, OriginKind, Setup};
+use crate::model::platform::QemuMachine;
 
 /// A change the model predicts helps, with what the next boot will show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Prescription {
-    pub id: &'static str,
+    pub id: HintId,
     pub side: Side,
     pub restart: Restart,
     pub change: Change,
@@ -88,293 +32,113 @@ pub(crate) struct Prescription {
     pub effect: String,
 }
 
-pub(crate) const CPU_PDPE1GB: &str = "cpu-pdpe1gb";
-pub(crate) const CPU_PHYS_BITS: &str = "cpu-phys-bits";
-pub(crate) const OVMF_MMIO64_APERTURE: &str = "ovmf-mmio64-aperture";
-pub(crate) const QEMU_PCI_HOLE64_SIZE: &str = "qemu-pci-hole64-size";
-pub(crate) const GUEST_PCI_REALLOC: &str = "guest-pci-realloc";
-
-/// The guest as the model sees it: its setup, its GPUs as the firmware and
-/// the kernel place them, and what had to be assumed.
-#[derive(Debug, Clone)]
-pub(crate) struct Model {
-    pub setup: Setup,
-    pub firmware_gpus: Vec<GpuBars>,
-    /// Each GPU's window as the kernel sizes it, in port order.
-    pub kernel_gpus: Vec<Block>,
-    pub realloc: bool,
-    /// Facts not in the evidence, taken at a default.
-    pub assumed: Vec<&'static str>,
-    /// The boot predicted for the setup as inferred.
-    pub boot: Option<Boot>,
-    /// That prediction matches the window the guest was given.
-    pub agrees: bool,
-}
-
-/// The outcome of one predicted boot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Predicted {
-    pub kind: DiagnosisKind,
-    /// GPUs left with an unassigned 64-bit BAR.
-    pub unassigned: usize,
-}
+/// Where `plan` takes it from.
+pub(crate) use crate::decide::predict::Model;
 
 impl Model {
-    /// A model of a known setup (`plan`, tests): nothing assumed, no
-    /// observation to agree with. `None` when a GPU's window overflows.
-    pub(crate) fn new(setup: Setup, firmware_gpus: Vec<GpuBars>, realloc: bool) -> Option<Model> {
-        let kernel_gpus = firmware_gpus
-            .iter()
-            .map(|g| kernel_window(&g.bars))
-            .collect::<Option<Vec<_>>>()?;
-        let boot = setup.boot(&firmware_gpus).ok();
-        Some(Model {
-            setup,
-            firmware_gpus,
-            kernel_gpus,
-            realloc,
-            assumed: Vec::new(),
-            boot,
-            agrees: true,
-        })
-    }
-
-    /// The next boot with `setup` and realloc as given.
-    pub(crate) fn predict(&self, setup: &Setup, realloc: bool) -> Result<Predicted, NoBoot> {
-        let boot = setup.boot(&self.firmware_gpus)?;
-        let n = self.kernel_gpus.len();
-        if boot.placed >= n {
-            return Ok(Predicted {
-                kind: DiagnosisKind::Ok,
-                unassigned: 0,
-            });
-        }
-        let Some(crs) = boot.crs else {
-            return Ok(Predicted {
-                kind: DiagnosisKind::PhysBitsTooSmall,
-                unassigned: n - boot.placed,
-            });
-        };
-        if let (true, Some(r)) = (realloc, &boot.realloc_gpus) {
-            // The kernel's rounds as modelled for this firmware's layout.
-            let placed = r.iter().filter(|p| **p).count();
-            if placed >= n {
-                return Ok(Predicted {
-                    kind: DiagnosisKind::Ok,
-                    unassigned: 0,
-                });
-            }
-            let kind = if crs
-                .end
-                .checked_add(1)
-                .is_none_or(|e| e >= setup.addressable())
-                && !fits(&self.kernel_gpus, &[crs])
-            {
-                DiagnosisKind::PhysBitsTooSmall
-            } else {
-                DiagnosisKind::WindowTooSmall
-            };
-            return Ok(Predicted {
-                kind,
-                unassigned: n - placed,
-            });
-        }
-        let kernel_fits = fits(&self.kernel_gpus, &[crs]);
-        let unassigned = n - if realloc {
-            self.realloc_placed(&boot, crs)
-                .iter()
-                .filter(|p| **p)
-                .count()
-        } else {
-            boot.placed
-        };
-        if unassigned == 0 {
-            return Ok(Predicted {
-                kind: DiagnosisKind::Ok,
-                unassigned: 0,
-            });
-        }
-        let limit = 1u64.checked_shl(setup.phys_bits).unwrap_or(u64::MAX);
-        let needed_end = align_up(crs.start, max_align(&self.kernel_gpus))
-            .and_then(|s| s.checked_add(packed_size(&self.kernel_gpus)?));
-        let kind = if needed_end.is_none_or(|e| e > limit) {
-            DiagnosisKind::PhysBitsTooSmall
-        } else if kernel_fits {
-            DiagnosisKind::FirmwareLeftUnassigned
-        } else {
-            DiagnosisKind::WindowTooSmall
-        };
-        Ok(Predicted { kind, unassigned })
-    }
-
-    /// Each GPU after `boot`: (firmware programmed it, the kernel has it
-    /// assigned), the same count as `predict`'s.
-    pub(crate) fn placement(&self, boot: &Boot, realloc: bool) -> Vec<(bool, bool)> {
-        let n = self.kernel_gpus.len();
-        let mut out: Vec<(bool, bool)> =
-            boot.gpus.iter().map(|g| (g.programmed, g.usable)).collect();
-        out.resize(n, (false, false));
-        if let (true, Some(crs)) = (realloc, boot.crs) {
-            for (o, p) in out.iter_mut().zip(self.realloc_placed(boot, crs)) {
-                o.1 = p;
-            }
-            return out;
-        }
-        out
-    }
-
-    /// Each GPU after a boot with `pci=realloc`: the kernel's rounds where
-    /// they are modelled (`Boot::realloc_gpus`), else a fresh packing of
-    /// the kernel's windows in `crs`, the first that fit in port order,
-    /// together with what the firmware placed. GPUs behind one pci-bridge
-    /// are one window, placed whole or not at all: realloc releases the
-    /// bridge's window (campaign record 0008: OVMF placed one of four GPUs
-    /// behind the bridge; with realloc the kernel placed none).
-    fn realloc_placed(&self, boot: &Boot, crs: crate::model::range::Range) -> Vec<bool> {
-        let n = self.kernel_gpus.len();
-        if let Some(r) = &boot.realloc_gpus {
-            let mut v = r.clone();
-            v.resize(n, false);
-            return v;
-        }
-        let mut placed: Vec<bool> = boot.gpus.iter().map(|g| g.usable).collect();
-        placed.resize(n, false);
-        // Nothing failed to assign: realloc releases nothing and the
-        // firmware's placement stands (campaign record 0156: OVMF 2022.11
-        // placed 8 x 256 GiB behind a bridge; with realloc all 8 kept).
-        if placed.iter().all(|p| *p) {
-            return placed;
-        }
-        // Units: a GPU on its own, or every GPU behind one bridge.
-        let mut units: Vec<(Vec<usize>, Option<Block>)> = Vec::new();
-        for (i, g) in self.firmware_gpus.iter().enumerate().take(n) {
-            match g.attach {
-                Attach::Bridge(b) => {
-                    let at = units.iter().position(|(m, _)| {
-                        m.first()
-                            .is_some_and(|j| self.firmware_gpus[*j].attach == Attach::Bridge(b))
-                    });
-                    match at {
-                        Some(u) => units[u].0.push(i),
-                        None => units.push((vec![i], None)),
-                    }
-                }
-                _ => units.push((vec![i], Some(self.kernel_gpus[i]))),
-            }
-        }
-        for (members, block) in units.iter_mut() {
-            if block.is_none() {
-                let bars: Option<Vec<Block>> = members
-                    .iter()
-                    .flat_map(|i| self.firmware_gpus[*i].bars.iter().map(|b| Block::bar(*b)))
-                    .collect();
-                *block = bars.and_then(|b| bridge_window(&b));
-            }
-        }
-        let blocks: Option<Vec<Block>> = units.iter().map(|(_, b)| *b).collect();
-        let k = blocks.map_or(0, |b| {
-            (0..=b.len())
-                .rev()
-                .find(|k| fits(&b[..*k], &[crs]))
-                .unwrap_or(0)
-        });
-        let mut fresh = vec![false; n];
-        for (u, (members, _)) in units.iter().enumerate() {
-            for i in members {
-                fresh[*i] = u < k;
-            }
-        }
-        // A bridge's members follow the fresh packing; a GPU on its own
-        // port keeps the firmware's placement, and the fresh packing's
-        // count stands for the rest (as many as fit).
-        let bridged = |i: usize| matches!(self.firmware_gpus[i].attach, Attach::Bridge(_));
-        for i in (0..n).filter(|i| bridged(*i)) {
-            placed[i] = fresh[i];
-        }
-        let own = (0..n).filter(|i| !bridged(*i));
-        let have = own.clone().filter(|i| placed[*i]).count();
-        let want = own.clone().filter(|i| fresh[*i]).count();
-        let mut extra = want.saturating_sub(have);
-        for i in own {
-            if extra == 0 {
-                break;
-            }
-            if !placed[i] {
-                placed[i] = true;
-                extra -= 1;
-            }
-        }
-        placed
-    }
-
     /// Every change predicted to end with all GPUs placed, best first.
     pub(crate) fn prescribe(&self) -> Vec<Prescription> {
-        let out: std::cell::RefCell<Vec<(usize, Prescription)>> = Default::default();
-        let s = &self.setup;
-        let ovmf = matches!(s.firmware, Firmware::Ovmf(_));
-        let consider = |rank: usize,
-                        id: &'static str,
-                        change: Change,
-                        next: Setup,
-                        realloc: bool,
-                        effect: String| {
-            let Ok(p) = self.predict(&next, realloc) else {
-                return;
-            };
-            let boots = match p.kind {
-                DiagnosisKind::Ok => 1,
-                // The window is right; the guest kernel then places the
-                // rest with pci=realloc.
-                DiagnosisKind::FirmwareLeftUnassigned
-                    if !realloc
-                        && self
-                            .predict(&next, true)
-                            .is_ok_and(|q| q.kind == DiagnosisKind::Ok) =>
-                {
-                    2
-                }
-                _ => return,
-            };
-            let (side, restart) = if change.kernel_cmdline_add.is_empty() {
-                (Side::Host, Restart::Vm)
-            } else {
-                (Side::Guest, Restart::Reboot)
-            };
-            out.borrow_mut().push((
-                rank,
-                Prescription {
-                    id,
-                    side,
-                    restart,
-                    change,
-                    expect: p.kind,
-                    boots_to_ok: boots,
-                    effect,
-                },
-            ));
+        let mut s = Search {
+            m: self,
+            found: Vec::new(),
         };
+        s.cpu_flag();
+        s.widths();
+        s.apertures();
+        s.holes();
+        s.guest();
+        let mut out = s.found;
+        out.sort_by_key(|(rank, p)| (p.boots_to_ok, p.change.count(), *rank));
+        out.into_iter().map(|(_, p)| p).collect()
+    }
+}
 
-        // A CPU flag: 1 GiB pages let OVMF use the vCPU's width.
-        if ovmf && !s.pdpe1gb {
-            let next = Setup {
-                pdpe1gb: true,
-                ..s.clone()
-            };
-            let effect = window_effect(&next, &self.firmware_gpus);
-            consider(
-                0,
-                CPU_PDPE1GB,
-                Change {
-                    cpu_flags_add: vec!["pdpe1gb"],
-                    ..Change::default()
-                },
-                next,
-                self.realloc,
+/// The candidates tried so far that work, each with its kind's rank.
+struct Search<'a> {
+    m: &'a Model,
+    found: Vec<(usize, Prescription)>,
+}
+
+impl Search<'_> {
+    /// Keeps `change` when the boot after it (with `realloc` as given)
+    /// places every GPU, at once or once the guest then boots with
+    /// pci=realloc; says whether it did.
+    fn consider(
+        &mut self,
+        rank: usize,
+        id: HintId,
+        change: Change,
+        next: &Setup,
+        realloc: bool,
+        effect: String,
+    ) -> bool {
+        let m = self.m;
+        let Ok(p) = m.predict(next, realloc) else {
+            return false;
+        };
+        let boots = match p.kind {
+            DiagnosisKind::Ok => 1,
+            // The window is right; the guest kernel then places the rest
+            // with pci=realloc.
+            DiagnosisKind::FirmwareLeftUnassigned
+                if !realloc
+                    && m.predict(next, true)
+                        .is_ok_and(|q| q.kind == DiagnosisKind::Ok) =>
+            {
+                2
+            }
+            _ => return false,
+        };
+        let (side, restart) = if change.kernel_cmdline_add.is_empty() {
+            (Side::Host, Restart::Vm)
+        } else {
+            (Side::Guest, Restart::Reboot)
+        };
+        self.found.push((
+            rank,
+            Prescription {
+                id,
+                side,
+                restart,
+                change,
+                expect: p.kind,
+                boots_to_ok: boots,
                 effect,
-            );
+            },
+        ));
+        true
+    }
+
+    fn ok(&self, next: &Setup, realloc: bool) -> bool {
+        self.m
+            .predict(next, realloc)
+            .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
+    }
+
+    /// A CPU flag: 1 GiB pages let OVMF use the vCPU's width.
+    fn cpu_flag(&mut self) {
+        let s = &self.m.setup;
+        if !matches!(s.firmware, Firmware::Ovmf(_)) || s.pdpe1gb {
+            return;
         }
-        // The address width, the least that works (with the flag where
-        // OVMF needs it too).
+        let next = Setup {
+            pdpe1gb: true,
+            ..s.clone()
+        };
+        let change = Change {
+            cpu_flags_add: vec!["pdpe1gb"],
+            ..Change::default()
+        };
+        let effect = window_effect(&next, &self.m.firmware_gpus);
+        self.consider(0, HintId::CpuPdpe1gb, change, &next, self.m.realloc, effect);
+    }
+
+    /// The address width, the least that works (with the flag where OVMF
+    /// needs it too).
+    fn widths(&mut self) {
+        let s = self.m.setup.clone();
+        let realloc = self.m.realloc;
+        let ovmf = matches!(s.firmware, Firmware::Ovmf(_));
         for with_flag in [false, true] {
             if with_flag && (!ovmf || s.pdpe1gb) {
                 continue;
@@ -389,86 +153,83 @@ impl Model {
                 // pci=realloc (SeaBIOS 1.16.3's misaligned ports: lab, 41
                 // bits then realloc places all 8; `consider` counts the
                 // boots).
-                let ok = |realloc| {
-                    self.predict(&next, realloc)
-                        .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
-                };
-                if ok(self.realloc) || (!self.realloc && ok(true)) {
-                    let before = out.borrow().len();
-                    let effect = window_effect(&next, &self.firmware_gpus);
-                    consider(
-                        1,
-                        CPU_PHYS_BITS,
-                        Change {
-                            cpu_flags_add: if with_flag { vec!["pdpe1gb"] } else { vec![] },
-                            phys_bits_min: Some(bits),
-                            ..Change::default()
-                        },
-                        next,
-                        self.realloc,
-                        effect,
-                    );
-                    // `consider` drops a width whose next boot shows a
-                    // failure realloc cannot mend; a wider one may do.
-                    if out.borrow().len() > before {
-                        break;
-                    }
+                if !(self.ok(&next, realloc) || (!realloc && self.ok(&next, true))) {
+                    continue;
                 }
-            }
-        }
-        // OVMF's aperture, the smallest power of two that places them all.
-        if ovmf {
-            for shift in 35..=44 {
-                let size = 1u64 << shift;
-                let next = Setup {
-                    mmio64: Some(size),
-                    ..s.clone()
+                let change = Change {
+                    cpu_flags_add: if with_flag { vec!["pdpe1gb"] } else { vec![] },
+                    phys_bits_min: Some(bits),
+                    ..Change::default()
                 };
-                let boot = next.boot(&self.firmware_gpus);
-                if boot.as_ref().is_ok_and(|b| {
-                    b.origin == OriginKind::OvmfMmio64 && b.placed == self.firmware_gpus.len()
-                }) {
-                    let effect = window_effect(&next, &self.firmware_gpus);
-                    consider(
-                        2,
-                        OVMF_MMIO64_APERTURE,
-                        Change {
-                            fw_cfg: vec![(
-                                "opt/ovmf/X-PciMmio64Mb".into(),
-                                (size >> 20).to_string(),
-                            )],
-                            ..Change::default()
-                        },
-                        next,
-                        self.realloc,
-                        effect,
-                    );
+                let effect = window_effect(&next, &self.m.firmware_gpus);
+                // `consider` drops a width whose next boot shows a failure
+                // realloc cannot mend; a wider one may do.
+                if self.consider(1, HintId::CpuPhysBits, change, &next, realloc, effect) {
                     break;
                 }
             }
         }
-        // QEMU's hole: the window the guest kernel may use, which it fills
-        // itself with pci=realloc. The least power of two that works.
-        let prop = match s.machine {
-            Machine::Q35 => "q35-pcihost.pci-hole64-size",
-            Machine::I440fx => "i440FX-pcihost.pci-hole64-size",
+    }
+
+    /// OVMF's aperture, the smallest power of two that places them all.
+    fn apertures(&mut self) {
+        let s = self.m.setup.clone();
+        if !matches!(s.firmware, Firmware::Ovmf(_)) {
+            return;
+        }
+        let gpus = &self.m.firmware_gpus;
+        for shift in 35..=44 {
+            let size = 1u64 << shift;
+            let next = Setup {
+                mmio64: Some(size),
+                ..s.clone()
+            };
+            let boot = next.boot(gpus);
+            if boot
+                .as_ref()
+                .is_ok_and(|b| b.origin == OriginKind::OvmfMmio64 && b.placed == gpus.len())
+            {
+                let change = Change {
+                    fw_cfg: vec![syntax::aperture(size)],
+                    ..Change::default()
+                };
+                let effect = window_effect(&next, gpus);
+                let realloc = self.m.realloc;
+                self.consider(
+                    2,
+                    HintId::OvmfMmio64Aperture,
+                    change,
+                    &next,
+                    realloc,
+                    effect,
+                );
+                break;
+            }
+        }
+    }
+
+    /// QEMU's hole: the window the guest kernel may use, which it fills
+    /// itself with pci=realloc. The least power of two that works, only
+    /// when the kernel's window is what falls short (with the window it
+    /// has, pci=realloc alone is the step), and with half the hole to
+    /// spare: the kernel also places hot-plug windows and other devices
+    /// there. Where the firmware's window cannot be made right by one
+    /// change (SeaBIOS 1.16.3's misaligned or wrapped window), the hole
+    /// together with the least address width that lets it work: the guest
+    /// kernel then lays the BARs out again with pci=realloc.
+    fn holes(&mut self) {
+        let s = self.m.setup.clone();
+        let machine = match s.machine {
+            Machine::Q35 => QemuMachine::Q35,
+            Machine::I440fx => QemuMachine::I440fx,
         };
-        // Only when the kernel's window is what falls short (with the window
-        // it has, pci=realloc alone is the step), and with half the hole to
-        // spare: the kernel also places hot-plug windows and other devices
-        // there.
-        let window_short = !self
-            .predict(s, true)
-            .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
-        // Where the firmware's window cannot be made right by one change
-        // (SeaBIOS 1.16.3's misaligned or wrapped window), the hole together
-        // with the least address width that lets it work: the guest kernel
-        // then lays the BARs out again with pci=realloc.
-        let mut found_hole = false;
+        if self.ok(&s, true) {
+            return;
+        }
         let widths = std::iter::once(s.phys_bits).chain((s.phys_bits + 1)..=46);
         for bits in widths {
-            if found_hole || (bits != s.phys_bits && !out.borrow().is_empty()) {
-                break;
+            if bits != s.phys_bits && !self.found.is_empty() {
+                return;
             }
             let base = Setup {
                 phys_bits: bits,
@@ -476,10 +237,7 @@ impl Model {
             };
             for shift in 36..=46 {
                 let size = 1u64 << shift;
-                if !window_short
-                    || s.hole64.is_some_and(|h| h >= size)
-                    || size <= s.machine.default_hole64()
-                {
+                if s.hole64.is_some_and(|h| h >= size) || size <= s.machine.default_hole64() {
                     continue;
                 }
                 let half = Setup {
@@ -490,63 +248,43 @@ impl Model {
                     hole64: Some(size),
                     ..base.clone()
                 };
-                let works = self
-                    .predict(&half, true)
-                    .is_ok_and(|p| p.kind == DiagnosisKind::Ok)
-                    && self
-                        .predict(&next, true)
-                        .is_ok_and(|p| p.kind == DiagnosisKind::Ok);
-                if works {
-                    let effect = match next.boot(&self.firmware_gpus) {
-                        Ok(Boot { crs: Some(c), .. }) => format!(
-                            "the guest kernel is offered {:#x}-{:#x} ({})",
-                            c.start,
-                            c.end,
-                            crate::model::size::human(c.size())
-                        ),
-                        _ => String::new(),
-                    };
-                    consider(
-                        3,
-                        QEMU_PCI_HOLE64_SIZE,
-                        Change {
-                            qemu_globals: vec![(prop.into(), format!("{}G", size / GIB))],
-                            phys_bits_min: (bits != s.phys_bits).then_some(bits),
-                            ..Change::default()
-                        },
-                        next,
-                        self.realloc,
-                        effect,
-                    );
-                    found_hole = true;
-                    break;
+                if !(self.ok(&half, true) && self.ok(&next, true)) {
+                    continue;
                 }
+                let effect = match next.boot(&self.m.firmware_gpus) {
+                    Ok(Boot { crs: Some(c), .. }) => format!(
+                        "the guest kernel is offered {:#x}-{:#x} ({})",
+                        c.start,
+                        c.end,
+                        crate::model::size::human(c.size())
+                    ),
+                    _ => String::new(),
+                };
+                let change = Change {
+                    qemu_globals: vec![syntax::hole64(machine, size)],
+                    phys_bits_min: (bits != s.phys_bits).then_some(bits),
+                    ..Change::default()
+                };
+                let realloc = self.m.realloc;
+                self.consider(3, HintId::QemuPciHole64Size, change, &next, realloc, effect);
+                return;
             }
         }
-        // The guest's own kernel.
-        if !self.realloc {
-            consider(
-                4,
-                GUEST_PCI_REALLOC,
-                Change {
-                    kernel_cmdline_add: vec!["pci=realloc"],
-                    ..Change::default()
-                },
-                s.clone(),
-                true,
-                "the guest kernel places the BARs the firmware left".into(),
-            );
-        }
-        let mut out = out.into_inner();
-        out.sort_by_key(|(rank, p)| (p.boots_to_ok, p.change.count(), *rank));
-        out.into_iter().map(|(_, p)| p).collect()
     }
-}
 
-/// A GPU's root port window as the kernel sizes it.
-fn kernel_window(bars: &[u64]) -> Option<Block> {
-    let blocks: Vec<Block> = bars.iter().map(|s| Block::bar(*s)).collect::<Option<_>>()?;
-    bridge_window(&blocks)
+    /// The guest's own kernel.
+    fn guest(&mut self) {
+        if self.m.realloc {
+            return;
+        }
+        let change = Change {
+            kernel_cmdline_add: vec!["pci=realloc".into()],
+            ..Change::default()
+        };
+        let s = self.m.setup.clone();
+        let effect = "the guest kernel places the BARs the firmware left".into();
+        self.consider(4, HintId::GuestPciRealloc, change, &s, true, effect);
+    }
 }
 
 /// `the firmware's window becomes 8 TiB at 0x380000000000`.
@@ -591,6 +329,8 @@ mod tests {
     use crate::decide::window::OvmfRules;
     use crate::model::platform::CpuVendor;
 
+    const GIB: u64 = 1 << 30;
+
     fn model(
         firmware: Firmware,
         phys_bits: u32,
@@ -604,7 +344,7 @@ mod tests {
 
     const OVMF: Firmware = Firmware::Ovmf(OvmfRules::STABLE_202211);
 
-    fn ids(ps: &[Prescription]) -> Vec<&str> {
+    fn ids(ps: &[Prescription]) -> Vec<HintId> {
         ps.iter().map(|p| p.id).collect()
     }
 
@@ -613,7 +353,7 @@ mod tests {
         for size in [32 * GIB, 128 * GIB] {
             let m = model(OVMF, 46, CpuVendor::Amd, 8, size);
             let ps = m.prescribe();
-            assert_eq!(ps[0].id, CPU_PDPE1GB);
+            assert_eq!(ps[0].id, HintId::CpuPdpe1gb);
             assert_eq!(ps[0].change.cpu_flags_add, ["pdpe1gb"]);
             assert_eq!((ps[0].expect, ps[0].boots_to_ok), (DiagnosisKind::Ok, 1));
             assert_eq!((ps[0].side, ps[0].restart), (Side::Host, Restart::Vm));
@@ -629,7 +369,11 @@ mod tests {
         let ps = model(OVMF, 46, CpuVendor::Amd, 8, 32 * GIB).prescribe();
         assert_eq!(
             ids(&ps),
-            [CPU_PDPE1GB, OVMF_MMIO64_APERTURE, QEMU_PCI_HOLE64_SIZE]
+            [
+                HintId::CpuPdpe1gb,
+                HintId::OvmfMmio64Aperture,
+                HintId::QemuPciHole64Size
+            ]
         );
         assert_eq!(
             ps[1].change.fw_cfg,
@@ -645,25 +389,25 @@ mod tests {
     #[test]
     fn ovmf_40_bits_needs_more_bits_and_the_flag_together() {
         let ps = model(OVMF, 40, CpuVendor::Amd, 8, 128 * GIB).prescribe();
-        assert_eq!(ps[0].id, CPU_PHYS_BITS);
+        assert_eq!(ps[0].id, HintId::CpuPhysBits);
         assert_eq!(ps[0].change.phys_bits_min, Some(43));
         assert_eq!(ps[0].change.cpu_flags_add, ["pdpe1gb"]);
         // Neither the flag alone nor the bits alone would do.
-        assert!(!ids(&ps).contains(&CPU_PDPE1GB));
-        assert_eq!(ps.iter().filter(|p| p.id == CPU_PHYS_BITS).count(), 1);
+        assert!(!ids(&ps).contains(&HintId::CpuPdpe1gb));
+        assert_eq!(ps.iter().filter(|p| p.id == HintId::CpuPhysBits).count(), 1);
     }
 
     #[test]
     fn an_intel_vcpu_with_40_bits_can_take_a_larger_classic_window() {
         let ps = model(OVMF, 40, CpuVendor::Intel, 8, 32 * GIB).prescribe();
-        assert_eq!(ps[0].id, OVMF_MMIO64_APERTURE);
-        assert!(ids(&ps).contains(&CPU_PHYS_BITS));
+        assert_eq!(ps[0].id, HintId::OvmfMmio64Aperture);
+        assert!(ids(&ps).contains(&HintId::CpuPhysBits));
     }
 
     #[test]
     fn seabios_needs_only_the_bits_that_reach_the_last_bar() {
         let ps = model(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 8, 128 * GIB).prescribe();
-        assert_eq!(ids(&ps), [CPU_PHYS_BITS]);
+        assert_eq!(ids(&ps), [HintId::CpuPhysBits]);
         assert_eq!(ps[0].change.phys_bits_min, Some(41));
     }
 
@@ -674,7 +418,11 @@ mod tests {
         let ps = m.prescribe();
         assert_eq!(
             ids(&ps),
-            [CPU_PDPE1GB, OVMF_MMIO64_APERTURE, GUEST_PCI_REALLOC]
+            [
+                HintId::CpuPdpe1gb,
+                HintId::OvmfMmio64Aperture,
+                HintId::GuestPciRealloc
+            ]
         );
         let r = &ps[2];
         assert_eq!(
@@ -683,7 +431,7 @@ mod tests {
         );
         // With realloc already on, it is not prescribed again.
         m.realloc = true;
-        assert!(!ids(&m.prescribe()).contains(&GUEST_PCI_REALLOC));
+        assert!(!ids(&m.prescribe()).contains(&HintId::GuestPciRealloc));
     }
 
     #[test]
@@ -691,7 +439,7 @@ mod tests {
         // 40 bits: QEMU refuses a hole of 1 TiB and more, and a smaller
         // one ends beyond what the vCPU addresses.
         let ps = model(OVMF, 40, CpuVendor::Amd, 8, 32 * GIB).prescribe();
-        assert!(!ids(&ps).contains(&QEMU_PCI_HOLE64_SIZE), "{ps:?}");
+        assert!(!ids(&ps).contains(&HintId::QemuPciHole64Size), "{ps:?}");
     }
 
     #[test]
@@ -735,7 +483,7 @@ mod tests {
         assert_eq!(at(46, true), 6);
         let ps = m.prescribe();
         let p = &ps[0];
-        assert_eq!(p.id, CPU_PHYS_BITS);
+        assert_eq!(p.id, HintId::CpuPhysBits);
         assert_eq!(p.change.phys_bits_min, Some(41));
         assert_eq!(
             (p.expect, p.boots_to_ok),

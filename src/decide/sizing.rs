@@ -173,6 +173,21 @@ pub(crate) fn fits(blocks: &[Block], windows: &[Range]) -> bool {
     true
 }
 
+/// A window size to recommend where the model cannot compute one: twice
+/// the need, as a power of two in GiB.
+pub(crate) fn recommended_window(needed: u64) -> u64 {
+    needed
+        .saturating_mul(2)
+        .max(64 << 30)
+        .checked_next_power_of_two()
+        .unwrap_or(1 << 62)
+}
+
+/// Physical address bits that reach `end`.
+pub(crate) fn bits_for(end: u64) -> u32 {
+    64 - end.saturating_sub(1).leading_zeros()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

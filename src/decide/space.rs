@@ -4,15 +4,11 @@
 //! PowerPC board booted with a device tree), which no PC firmware setup
 //! has.
 
-use crate::decide::hints::Hint;
-use crate::decide::prescribe::{Change, Restart, Side};
+use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::syntax::{self, Hypervisor};
 use crate::evidence::Evidence;
 use crate::model::bar::BarState;
 use crate::model::size::human;
-
-/// The board's host bridge window (its device tree's `ranges`, or an
-/// ARM server firmware's PCIe settings) is smaller than the BARs.
-pub(crate) const PLATFORM_WINDOW_TOO_SMALL: &str = "platform-window-too-small";
 
 const NVIDIA: u16 = 0x10de;
 
@@ -59,16 +55,8 @@ fn largest_failed(ev: &Evidence) -> Option<u64> {
         .max()
 }
 
-fn plain(id: &'static str, text: String, side: Side, restart: Restart) -> Hint {
-    Hint {
-        id,
-        text,
-        side,
-        restart: Some(restart),
-        change: Change::default(),
-        expect: None,
-        boots_to_ok: None,
-    }
+fn plain(id: HintId, text: String, side: Side, restart: Restart) -> Hint {
+    Hint::new(id, text, side, Some(restart), Change::default())
 }
 
 /// A board that is not an x86 PC (`sign` says why): its PCIe host
@@ -80,7 +68,7 @@ pub(crate) fn board_window(why: &str, ev: &Evidence, sign: &str) -> Hint {
         .map(|s| format!(" (the largest failed BAR is {})", human(s)))
         .unwrap_or_default();
     plain(
-        PLATFORM_WINDOW_TOO_SMALL,
+        HintId::PlatformWindowTooSmall,
         format!(
             "{why} This is not an x86 PC ({sign}): the PCIe host controller maps only the address range the board gives it, \
              and that outbound window is smaller than the device's BARs{bar}. No PC firmware setting applies. \
@@ -100,17 +88,22 @@ pub(crate) fn vm_port_low(why: &str, ev: &Evidence) -> Hint {
     let need = largest_failed(ev)
         .map(|s| s.next_power_of_two().max(64 << 20))
         .unwrap_or(64 << 20);
-    let mb = need >> 20;
-    plain(
-        crate::decide::fallback::VM_HOTPLUG_RESERVE,
+    let change = Change {
+        pcie_root_port_properties: syntax::root_port_reserve(None, need),
+        ..Change::default()
+    };
+    let able = syntax::able(&change, &Hypervisor::QEMU);
+    Hint::new(
+        HintId::VmHotplugReserve,
         format!(
             "{why} The failed BARs are 32-bit ones, placed in the window below 4 GiB of the port or bridge the device sits behind, which the VM's firmware sized for what it saw at boot; \
-             the 64-bit hole and aperture do not reach them. Give the port room below 4 GiB: QEMU `-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,mem-reserve={mb}M` and the device on `bus=rp1` \
-             (plugged at boot, not hot-plugged); Kata Containers: a release that sizes the root port's reservation (`pcie_root_port = 1`). \
-             A guest kernel with `pci=realloc` can also enlarge a bridge window where the parent has room. \
-             It takes effect when the VM is stopped and started again."
+             the 64-bit hole and aperture do not reach them. Give the port room below 4 GiB, with the device plugged at boot rather than hot-plugged: {}. \
+             A guest kernel with `pci=realloc` can also enlarge a bridge window where the parent has room. {}",
+            syntax::list(&change, &able, 1).unwrap_or_default(),
+            syntax::restart(&able)
         ),
         Side::Host,
-        Restart::Vm,
+        Some(Restart::Vm),
+        change,
     )
 }

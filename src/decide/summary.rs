@@ -1,8 +1,39 @@
-//! The one sentence that says why, with the numbers that decided it.
+//! The verdict, and the one sentence that says why, with the numbers that
+//! decided it.
 
-use crate::decide::diagnosis::{Case, Diagnosis};
+use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
 use crate::evidence::Evidence;
 use crate::model::size::human;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    Ok,
+    Fail,
+    /// `explain` only: nothing failed, but the input does not show the
+    /// GPUs' BARs with addresses.
+    Unknown,
+}
+
+/// The check's verdict: `ok` when every GPU is there with its BARs placed;
+/// `unknown` when nothing failed but the input does not show the BARs with
+/// addresses and no driver complained; `fail` otherwise, and also when
+/// peer-to-peer was expected and a gate refuses it (`p2p_refused`: the
+/// section is advice otherwise).
+pub(crate) fn verdict(ev: &Evidence, d: &Diagnosis, p2p_refused: bool) -> Verdict {
+    if p2p_refused {
+        Verdict::Fail
+    } else if d.kind == DiagnosisKind::Ok {
+        Verdict::Ok
+    } else if d.case == Case::NoAddressEvidence
+        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint)
+    {
+        Verdict::Unknown
+    } else {
+        Verdict::Fail
+    }
+}
 
 pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
     let found = ev.gpus.len();
@@ -92,5 +123,35 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
                 missing_facts.join(" and ")
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::diagnosis::diagnose;
+
+    #[test]
+    fn the_verdict_is_the_bars_unless_expected_p2p_is_refused() {
+        let healthy = Evidence::default();
+        let d = diagnose(&healthy);
+        assert_eq!(verdict(&healthy, &d, false), Verdict::Ok);
+        assert_eq!(verdict(&healthy, &d, true), Verdict::Fail);
+        let failing = crate::decide::tests::nvrm_only(Default::default(), false);
+        let d = diagnose(&failing);
+        assert_eq!(verdict(&failing, &d, false), Verdict::Fail);
+        // Nothing failed, but no BAR is shown with an address.
+        let mut unproven = Evidence {
+            gpus: failing.gpus.clone(),
+            unproven: vec![(failing.gpus[0].addr, "no BAR shown".into(), false)],
+            ..Evidence::default()
+        };
+        unproven.gpus[0].bars.clear();
+        let d = diagnose(&unproven);
+        assert_eq!(d.case, Case::NoAddressEvidence, "{d:?}");
+        assert_eq!(verdict(&unproven, &d, false), Verdict::Unknown);
+        // A driver's complaint makes it a failure.
+        unproven.unproven[0].2 = true;
+        assert_eq!(verdict(&unproven, &d, false), Verdict::Fail);
     }
 }

@@ -23,7 +23,13 @@ pub fn explain(data: &[u8]) {
         check_bdf(g.addr);
         g.bars.iter().for_each(|b| check_bar(b, false));
     }
-    let r = report::conclude(std::time::Instant::now(), Mode::Explain, &ev, Vec::new());
+    let r = report::conclude(
+        std::time::Instant::now(),
+        Mode::Explain,
+        &ev,
+        Vec::new(),
+        None,
+    );
     let text = report::text::render(&r);
     let json = report::json::render(&r);
     let _ = report::prometheus::render(&r);

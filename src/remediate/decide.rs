@@ -1,7 +1,7 @@
 //! What the report and the record call for: a pure function of both, so
 //! every branch is tested without a system.
 
-use crate::decide::prescribe::GUEST_PCI_REALLOC;
+use crate::decide::hint::HintId;
 use crate::remediate::state::State;
 use crate::report::{Report, Verdict};
 
@@ -29,7 +29,7 @@ pub(crate) fn decide(report: &Report, state: Option<State>, boot_id: Option<&str
     if report.realloc_active {
         return Decision::ReallocDidNotHelp;
     }
-    if !report.has_hint(GUEST_PCI_REALLOC) {
+    if !report.has_hint(HintId::GuestPciRealloc) {
         return Decision::HostSide;
     }
     if let Some(s) = state {

@@ -8,9 +8,9 @@ use super::grub_d::{header, FRAGMENT, FRAGMENT_TEXT};
 use super::state::{load_state, State};
 use super::*;
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::prescribe::GUEST_PCI_REALLOC as REALLOC_HINT;
+use crate::decide::hint::{Hint, HintId, Side};
 use crate::evidence::system::{gather, SystemSource};
-use crate::report::{HintReport, Mode, Verdict};
+use crate::report::{Mode, Verdict};
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -40,25 +40,26 @@ fn failing_report() -> Report {
         Mode::Check,
         &g.evidence,
         g.warnings,
+        None,
     );
     assert_eq!(r.diagnosis, DiagnosisKind::FirmwareLeftUnassigned);
-    assert!(r.has_hint(REALLOC_HINT) && !r.realloc_active);
+    assert!(r.has_hint(HintId::GuestPciRealloc) && !r.realloc_active);
     r
 }
 
-fn with(mut r: Report, verdict: Verdict, realloc: bool, hints: &[&'static str]) -> Report {
+fn with(mut r: Report, verdict: Verdict, realloc: bool, hints: &[HintId]) -> Report {
     r.verdict = verdict;
     r.realloc_active = realloc;
     r.hints = hints
         .iter()
-        .map(|id| HintReport {
-            id,
-            text: format!("do {id}"),
-            side: crate::decide::prescribe::Side::Host,
-            restart: None,
-            change: Default::default(),
-            expect: None,
-            boots_to_ok: None,
+        .map(|id| {
+            Hint::new(
+                *id,
+                format!("do {id}"),
+                Side::Host,
+                None,
+                Default::default(),
+            )
         })
         .collect();
     r
@@ -83,8 +84,8 @@ fn state(boot_id: Option<&str>) -> State {
 #[test]
 fn decision_table() {
     let base = failing_report();
-    let hint = [REALLOC_HINT, "qemu-pci-hole64-size"];
-    let host = ["qemu-pci-hole64-size", "ovmf-mmio64-aperture"];
+    let hint = [HintId::GuestPciRealloc, HintId::QemuPciHole64Size];
+    let host = [HintId::QemuPciHole64Size, HintId::OvmfMmio64Aperture];
     let (a, b) = (Some("boot-a"), Some("boot-b"));
     let cases: Vec<(Report, Option<State>, Option<&str>, Decision)> = vec![
         (
@@ -551,7 +552,7 @@ fn realloc_active_and_still_failing_changes_nothing() {
         failing_report(),
         Verdict::Fail,
         true,
-        &["qemu-pci-hole64-size"],
+        &[HintId::QemuPciHole64Size],
     );
     let o = remediate(&f.ctx(true, true), &r);
     assert_eq!(o.status, Status::NeedsHand);

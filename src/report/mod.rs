@@ -14,10 +14,10 @@ pub(crate) mod prometheus;
 pub(crate) mod text;
 
 use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
-use crate::decide::hints::Hint;
+use crate::decide::hint::{Hint, HintId};
 use crate::decide::origin::{self, WindowOrigin};
-use crate::decide::prescribe::{Change, Restart, Side};
-use crate::decide::summary::describe;
+use crate::decide::p2p::P2p;
+use crate::decide::summary::{self, describe};
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
 use crate::model::pci::{PciAddress, RootBus};
@@ -26,15 +26,7 @@ use serde::Serialize;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Verdict {
-    Ok,
-    Fail,
-    /// `explain` only: nothing failed, but the input does not show the
-    /// GPUs' BARs with addresses.
-    Unknown,
-}
+pub(crate) use crate::decide::summary::Verdict;
 
 /// Which command made the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -61,7 +53,7 @@ pub(crate) struct Report {
     pub gpus: Vec<GpuReport>,
     pub unassigned: Vec<UnassignedBar>,
     pub capacity: Capacity,
-    pub hints: Vec<HintReport>,
+    pub hints: Vec<Hint>,
     /// The bridges above the GPUs and their windows.
     pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
@@ -69,7 +61,7 @@ pub(crate) struct Report {
     /// Peer-to-peer between the GPUs (advisory), when there are two or
     /// more or it was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub p2p: Option<crate::decide::p2p::P2p>,
+    pub p2p: Option<P2p>,
     /// How long reading and deciding took, in milliseconds.
     pub elapsed_ms: u64,
 }
@@ -171,43 +163,45 @@ pub(crate) struct BridgeWindowReport {
     pub size: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct HintReport {
-    pub id: &'static str,
-    pub text: String,
-    /// Where the change is made: `host`, `guest` or `firmware`.
-    pub side: Side,
-    /// What must happen for it to take effect: `vm` (stop and start the
-    /// VM), `reboot`, or null.
-    pub restart: Option<Restart>,
-    /// The change in settings; absent keys: no change.
-    pub change: Change,
-    /// The diagnosis the next boot is predicted to show, or null.
-    pub expect: Option<DiagnosisKind>,
-    /// Boots after this one until every GPU is placed, following the
-    /// hints, or null.
-    pub boots_to_ok: Option<u32>,
-}
+/// `plan`'s name for a hint, which it still copies field by field; the
+/// report carries `Hint` as it is.
+pub(crate) use crate::decide::hint::Hint as HintReport;
 
 impl Report {
-    pub(crate) fn has_hint(&self, id: &str) -> bool {
+    pub(crate) fn has_hint(&self, id: HintId) -> bool {
         self.hints.iter().any(|h| h.id == id)
     }
 }
 
-/// Diagnoses the evidence, finds the hints, and assembles the report: the
-/// end of every command's pipeline.
+/// Diagnoses the evidence, finds the hints, and assembles the report with
+/// the peer-to-peer section, if any: the end of every command's pipeline.
 pub(crate) fn conclude(
     started: std::time::Instant,
     mode: Mode,
     ev: &Evidence,
     warnings: Vec<String>,
+    p2p: Option<P2p>,
 ) -> Report {
     let d = crate::decide::diagnosis::diagnose(ev);
     let model = origin::infer(ev);
     let h = crate::decide::hints::hints(ev, &d, model.as_ref());
     let origin = origin::origin(ev, model.as_ref());
-    build(started, mode, ev, &d, &h, origin, warnings)
+    let verdict = summary::verdict(ev, &d, p2p.as_ref().is_some_and(P2p::fails_check));
+    let decided = Decided {
+        d,
+        hints: h,
+        origin,
+        verdict,
+    };
+    build(started, mode, ev, decided, warnings, p2p)
+}
+
+/// What was decided of the evidence.
+struct Decided {
+    d: Diagnosis,
+    hints: Vec<Hint>,
+    origin: WindowOrigin,
+    verdict: Verdict,
 }
 
 /// Assembles the report from the evidence and what was concluded from it.
@@ -215,11 +209,17 @@ fn build(
     started: std::time::Instant,
     mode: Mode,
     ev: &Evidence,
-    d: &Diagnosis,
-    hints: &[Hint],
-    window_origin: WindowOrigin,
+    decided: Decided,
     warnings: Vec<String>,
+    p2p: Option<P2p>,
 ) -> Report {
+    let Decided {
+        d,
+        hints,
+        origin: window_origin,
+        verdict,
+    } = decided;
+    let d = &d;
     let gpus: Vec<GpuReport> = ev
         .gpus
         .iter()
@@ -275,15 +275,6 @@ fn build(
     unassigned.sort_by_key(|u| (u.bdf, u.bar));
     unassigned.dedup_by_key(|u| (u.bdf, u.bar));
     let judged = ev.firmware.judge();
-    let verdict = if d.kind == DiagnosisKind::Ok {
-        Verdict::Ok
-    } else if d.case == crate::decide::diagnosis::Case::NoAddressEvidence
-        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint)
-    {
-        Verdict::Unknown
-    } else {
-        Verdict::Fail
-    };
     Report {
         schema: SCHEMA_VERSION,
         mode,
@@ -341,20 +332,9 @@ fn build(
                     .collect(),
             })
             .collect(),
-        hints: hints
-            .iter()
-            .map(|h| HintReport {
-                id: h.id,
-                text: h.text.clone(),
-                side: h.side,
-                restart: h.restart,
-                change: h.change.clone(),
-                expect: h.expect,
-                boots_to_ok: h.boots_to_ok,
-            })
-            .collect(),
+        hints,
         warnings,
-        p2p: None,
+        p2p,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
 }

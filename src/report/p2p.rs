@@ -130,7 +130,7 @@ fn text_gates(p: &P2p, s: &mut String) {
 /// refused gates: the boot's console line and log otherwise carry only
 /// the BARs' diagnosis, which may well be `ok`.
 pub(crate) fn expected_refusal(p: &P2p) -> Option<String> {
-    if !p.expected || p.verdict != GateVerdict::Refused {
+    if !p.fails_check() {
         return None;
     }
     let refused: Vec<String> = [

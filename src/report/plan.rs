@@ -3,10 +3,11 @@
 //! written for this VM.
 
 use crate::decide::diagnosis::DiagnosisKind;
+use crate::decide::hint::Hint;
 use crate::decide::origin::WindowOrigin;
 use crate::model::platform::CpuVendor;
 use crate::model::size::human;
-use crate::report::{HintReport, Verdict, SCHEMA_VERSION};
+use crate::report::{Verdict, SCHEMA_VERSION};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -20,7 +21,7 @@ pub(crate) struct PlanReport {
     pub gpus: Vec<PlanGpu>,
     pub capacity: PlanCapacity,
     pub predicted: Predicted,
-    pub hints: Vec<HintReport>,
+    pub hints: Vec<Hint>,
     pub warnings: Vec<String>,
     /// `--p2p`: the driver's P2P gate and the lines that open it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,7 +136,7 @@ pub(crate) fn new(
     gpus: Vec<PlanGpu>,
     capacity: PlanCapacity,
     predicted: Predicted,
-    hints: Vec<HintReport>,
+    hints: Vec<Hint>,
     warnings: Vec<String>,
 ) -> PlanReport {
     PlanReport {

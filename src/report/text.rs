@@ -1,8 +1,9 @@
 //! The text form, for people: a verdict line, each GPU with its BARs, the
 //! diagnosis with its numbers, the hints, the warnings.
 
+use crate::decide::hint::Hint;
 use crate::model::size::human;
-use crate::report::{HintReport, Report, Verdict};
+use crate::report::{Report, Verdict};
 use std::fmt::Write as _;
 
 fn opt_human(v: Option<u64>) -> String {
@@ -27,13 +28,20 @@ pub(crate) fn render(r: &Report) -> String {
         r.diagnosis.as_str()
     );
     if let Some(h) = r.hints.first() {
-        let _ = writeln!(
-            s,
-            "next step: {} [{}]",
-            crate::decide::fallback::action(h.id),
-            h.id
-        );
+        let _ = writeln!(s, "next step: {} [{}]", h.id.label(), h.id);
     }
+    gpus(r, &mut s);
+    diagnosis(r, &mut s);
+    if let Some(p) = &r.p2p {
+        crate::report::p2p::text(p, &mut s);
+    }
+    hints_and_warnings(&mut s, &r.hints, &r.warnings);
+    s
+}
+
+/// Each GPU with its BARs, then the devices not taken for GPUs that
+/// failed.
+fn gpus(r: &Report, s: &mut String) {
     for g in &r.gpus {
         let line = format!(
             "  {} [{}:{}] {:<4} {}",
@@ -85,6 +93,11 @@ pub(crate) fn render(r: &Report) -> String {
             opt_human(u.size)
         );
     }
+}
+
+/// The diagnosis with the numbers behind it: need, window, origin, CPU,
+/// realloc, firmware.
+fn diagnosis(r: &Report, s: &mut String) {
     let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
     let c = &r.capacity;
     // The windows window_bytes adds up, so that the line is one fact.
@@ -155,11 +168,6 @@ pub(crate) fn render(r: &Report) -> String {
             None => " (no DMI, hypervisor or device sign in the input)".to_string(),
         }
     );
-    if let Some(p) = &r.p2p {
-        crate::report::p2p::text(p, &mut s);
-    }
-    hints_and_warnings(&mut s, &r.hints, &r.warnings);
-    s
 }
 
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
@@ -195,7 +203,7 @@ fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
 }
 
 /// The closing lines of a text report, `check`'s and `plan`'s alike.
-pub(crate) fn hints_and_warnings(s: &mut String, hints: &[HintReport], warnings: &[String]) {
+pub(crate) fn hints_and_warnings(s: &mut String, hints: &[Hint], warnings: &[String]) {
     if !hints.is_empty() {
         let _ = writeln!(s, "hints:");
         for h in hints {

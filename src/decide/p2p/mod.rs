@@ -1,33 +1,25 @@
-//! Peer-to-peer: three gates, each with its verdict and its fix.
+//! Peer-to-peer: three gates, each with its verdict and its fix, one
+//! module each, judged on a system's evidence (`decide`) or on pasted text
+//! (`text`):
 //!
-//! - The driver's: in a guest whose CPUID says KVM, NVIDIA's driver grants
-//!   P2P between two GPUs only when both carry QEMU's clique capability
-//!   with the same id (open-gpu-kernel-modules, `p2p_caps.c` and the KVM
-//!   hypervisor code; QEMU `hw/vfio/pci-quirks.c`). With KVM hidden the
-//!   driver takes the VM for bare metal and the emulated chipset for one
-//!   it does not know: no grant.
-//! - NCCL's path gate: NCCL walks each GPU's sysfs path (`src/graph/
-//!   xml.cc`, `topo.cc`) and uses P2P only up to its level (`paths.cc`,
-//!   `ncclTopoCheckP2p`: `PXB` by default; `SYS` for at most two GPUs on
-//!   an AMD CPU; `NCCL_P2P_LEVEL` overrides, `NCCL_P2P_DISABLE=1` is off).
-//! - The host's: QEMU must map every peer's BARs into the IOMMU. Nothing in
-//!   the guest proves it; a vIOMMU narrower than the BARs' addresses is
-//!   the one refusal visible from inside.
+//! - `driver`: NVIDIA's driver grants P2P under KVM only between GPUs in
+//!   one GPUDirect clique, and only where it sees KVM's signature.
+//! - `path`: NCCL uses P2P only up to its path level.
+//! - `host`: QEMU must map every peer's BARs into the IOMMU.
 //!
 //! The verdicts are advice: the boot verdict stays the BARs' unless
 //! `--expect-p2p` / `gpu_preflight.expect_p2p=1` asks otherwise.
 
-use crate::decide::prescribe::{Restart, Side};
-use crate::evidence::p2p::{P2pEvidence, P2pGpu};
+use crate::decide::hint::Hint;
+use crate::evidence::p2p::P2pEvidence;
 use crate::model::p2p::{CliqueCap, GateVerdict, PathLevel};
 use crate::model::pci::PciAddress;
-use crate::model::platform::CpuVendor;
 use crate::model::size::human;
-use crate::parse::nccl::{level_setting, LevelSetting};
-use crate::read::cpuid::CpuidView;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
+mod driver;
+mod host;
+mod path;
 pub(crate) mod plan;
 #[cfg(test)]
 mod tests;
@@ -56,7 +48,7 @@ pub(crate) struct P2p {
     pub nccl: NcclReport,
     pub viommu: ViommuReport,
     pub gates: Gates,
-    pub hints: Vec<P2pHint>,
+    pub hints: Vec<Hint>,
     pub note: String,
     /// Judged from pasted text (`explain`): no config space, CPUID or
     /// vIOMMU was seen.
@@ -135,6 +127,15 @@ pub(crate) struct Gates {
     pub host: Gate,
 }
 
+impl P2p {
+    /// Peer-to-peer was expected (`--expect-p2p`,
+    /// `gpu_preflight.expect_p2p=1`) and a gate refuses it: the check
+    /// fails.
+    pub(crate) fn fails_check(&self) -> bool {
+        self.expected && self.verdict == GateVerdict::Refused
+    }
+}
+
 impl Gates {
     /// `refused` when a gate refuses, `granted` when all grant, else
     /// `unknown`.
@@ -147,88 +148,6 @@ impl Gates {
         } else {
             GateVerdict::Unknown
         }
-    }
-}
-
-/// A P2P fix, in the form of the BAR hints (`side`, `restart`, `change`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct P2pHint {
-    pub id: &'static str,
-    pub text: String,
-    pub side: Side,
-    pub restart: Option<Restart>,
-    pub change: P2pChange,
-}
-
-impl P2pHint {
-    /// `p2p-nccl-level`: let NCCL use P2P up to `level`, a guest setting
-    /// the next NCCL process reads.
-    pub(crate) fn nccl_level(level: PathLevel, text: String) -> P2pHint {
-        let mut change = P2pChange::default();
-        change
-            .nccl_env
-            .insert("NCCL_P2P_LEVEL".into(), level.as_str().into());
-        P2pHint {
-            id: "p2p-nccl-level",
-            text,
-            side: Side::Guest,
-            restart: None,
-            change,
-        }
-    }
-}
-
-/// Machine-readable; absent keys: no change.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub(crate) struct P2pChange {
-    /// `-device vfio-pci` properties for every GPU.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub vfio_pci_properties: BTreeMap<String, String>,
-    /// The vCPU shows KVM's signature (QEMU `kvm=on`, no `hidden=1`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kvm_signature_visible: Option<bool>,
-    /// Settings for NCCL (`/etc/nccl.conf` or the job's environment);
-    /// an empty value removes the setting.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub nccl_env: BTreeMap<String, String>,
-    /// The GPUs behind one emulated PCIe switch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pcie_switch: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub viommu_aw_bits_min: Option<u32>,
-}
-
-/// The PCI path between two GPUs as NCCL classifies it. Bridges a GPU's
-/// sysfs path passes are NCCL's PCI nodes; a root bus is a host bridge
-/// (a CPU node). GPU to bridge is `PIX`, bridge to bridge `PXB`, through a
-/// host bridge `PHB`, between host bridges of different NUMA nodes `SYS`
-/// (the path's type is its worst link: `ncclTopoSetPaths`).
-pub(crate) fn path_level(a: &P2pGpu, b: &P2pGpu) -> PathLevel {
-    if a.root_bus != b.root_bus {
-        return match (a.numa_node, b.numa_node) {
-            (Some(x), Some(y)) if x >= 0 && y >= 0 && x != y => PathLevel::Sys,
-            _ => PathLevel::Phb,
-        };
-    }
-    let ra: Vec<_> = a.upstream.iter().rev().collect();
-    let rb: Vec<_> = b.upstream.iter().rev().collect();
-    let common = ra.iter().zip(&rb).take_while(|(x, y)| x == y).count();
-    if common == 0 {
-        return PathLevel::Phb;
-    }
-    if ra.len() == common && rb.len() == common {
-        PathLevel::Pix
-    } else {
-        PathLevel::Pxb
-    }
-}
-
-/// NCCL's own level when nothing is set.
-fn default_level(cpu: Option<CpuVendor>, gpus: usize) -> PathLevel {
-    if cpu == Some(CpuVendor::Amd) && gpus <= 2 {
-        PathLevel::Sys
-    } else {
-        PathLevel::Pxb
     }
 }
 
@@ -247,343 +166,18 @@ fn gate(verdict: GateVerdict, why: impl Into<String>) -> Gate {
     }
 }
 
-/// The clique fix for `n` GPUs, in each hypervisor's syntax.
-fn clique_hint(n: usize, why: &str) -> P2pHint {
-    let sets: Vec<String> = (0..n.max(1))
-        .map(|i| format!("-set device.hostpci{i}.x-nv-gpudirect-clique=0"))
-        .collect();
-    let mut change = P2pChange::default();
-    change
-        .vfio_pci_properties
-        .insert("x-nv-gpudirect-clique".into(), "0".into());
-    P2pHint {
-        id: "p2p-gpudirect-clique",
-        text: format!(
-            "{why} Put every GPU in GPUDirect clique 0 (QEMU 2.11 or later). Proxmox (root only, no GUI field): `args: {}` (one per GPU, with the VM's hostpciN numbers; each hostpciN given with its function, e.g. `0000:41:00.0`, because a multi-function entry's devices are named hostpciN.M, which -set cannot name); libvirt 8.2 or later, per GPU (libvirt passes -device as JSON, which -set cannot change): `<qemu:override><qemu:device alias='hostdev0'><qemu:frontend><qemu:property name='x-nv-gpudirect-clique' type='unsigned' value='0'/></qemu:frontend></qemu:device></qemu:override>` in the qemu namespace; QEMU: `-device vfio-pci,host=...,x-nv-gpudirect-clique=0`. Then stop and start the VM.",
-            sets.join(" ")
-        ),
-        side: Side::Host,
-        restart: Some(Restart::Vm),
-        change,
-    }
-}
-
-fn kvm_hint() -> P2pHint {
-    P2pHint {
-        id: "p2p-kvm-visible",
-        text: "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. Proxmox: drop `hidden=1` from `cpu:` (`qm set VMID --cpu host` without it); an `x-vga=1` hostpci entry makes some qemu-server releases add `kvm=off`, check `qm showcmd VMID`; libvirt: remove `<kvm><hidden state='on'/></kvm>` from `<features>`; QEMU: no `kvm=off` in `-cpu`. Drivers since R465 no longer need KVM hidden for GeForce passthrough. Then stop and start the VM.".into(),
-        side: Side::Host,
-        restart: Some(Restart::Vm),
-        change: P2pChange {
-            kvm_signature_visible: Some(true),
-            ..P2pChange::default()
-        },
-    }
-}
-
+/// The three gates on a system's evidence.
 pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
-    let n = ev.gpus.len();
-    let nvidia: Vec<&P2pGpu> = ev.gpus.iter().filter(|g| g.vendor == NVIDIA).collect();
     let mut hints = Vec::new();
-
-    // The KVM signature.
-    let log_name = ev.log_hypervisor.clone().flatten();
-    let (visible, cpuid_signature) = match &ev.cpuid {
-        CpuidView::Hypervisor { signature } => (
-            Some(signature.starts_with("KVMKVMKVM")),
-            Some(signature.clone()),
-        ),
-        CpuidView::NoHypervisor => (Some(false), None),
-        CpuidView::NotRead => (
-            match (&ev.log_hypervisor, ev.hypervisor_flag) {
-                (Some(Some(name)), _) => Some(name == "KVM"),
-                // The kernel names every hypervisor whose signature it
-                // sees (arch/x86/kernel/cpu/hypervisor.c); a VM without
-                // the line hides it.
-                (Some(None), Some(true)) => Some(false),
-                _ => None,
-            },
-            None,
-        ),
+    let kvm = driver::kvm(ev);
+    let driver = driver::judge(ev, &kvm, &mut hints);
+    let paths = path::judge(ev, kvm.in_vm, &mut hints);
+    let host = host::judge(ev, &mut hints);
+    let gates = Gates {
+        driver,
+        path: paths.gate,
+        host,
     };
-    let in_vm = ev.hypervisor_flag == Some(true)
-        || matches!(ev.cpuid, CpuidView::Hypervisor { .. })
-        || log_name.is_some();
-    let hidden = in_vm
-        && visible == Some(false)
-        && log_name.is_none()
-        && match &ev.cpuid {
-            CpuidView::Hypervisor { signature } => signature.is_empty(),
-            _ => true,
-        };
-
-    // Cliques.
-    let cliques: Vec<Option<u8>> = nvidia
-        .iter()
-        .map(|g| match g.clique {
-            CliqueCap::Found { clique, .. } => Some(clique),
-            _ => None,
-        })
-        .collect();
-    let unreadable: Vec<&P2pGpu> = nvidia
-        .iter()
-        .copied()
-        .filter(|g| matches!(g.clique, CliqueCap::Unreadable { .. }))
-        .collect();
-    let absent: Vec<&P2pGpu> = nvidia
-        .iter()
-        .copied()
-        .filter(|g| g.clique == CliqueCap::Absent)
-        .collect();
-    let one_clique = if nvidia.is_empty() || !unreadable.is_empty() {
-        None
-    } else {
-        Some(cliques.iter().all(Option::is_some) && cliques.windows(2).all(|w| w[0] == w[1]))
-    };
-
-    let driver = if n < 2 {
-        gate(GateVerdict::Unknown, "fewer than two GPUs: no peer")
-    } else if nvidia.is_empty() {
-        gate(
-            GateVerdict::Unknown,
-            "no NVIDIA GPU: the clique capability is what NVIDIA's driver reads; other drivers decide otherwise (a stand-in cannot carry it: QEMU adds it to NVIDIA display-class devices only)",
-        )
-    } else if !in_vm {
-        gate(
-            GateVerdict::Unknown,
-            "not a VM: the driver decides by the chipset, which config space does not show",
-        )
-    } else if hidden {
-        hints.push(kvm_hint());
-        gate(
-            GateVerdict::Refused,
-            "the guest is a VM but KVM's CPUID signature is hidden (no `Hypervisor detected: KVM`): the driver grants no P2P",
-        )
-    } else if visible == Some(false) {
-        gate(
-            GateVerdict::Unknown,
-            format!(
-                "the hypervisor is not KVM ({}): the clique capability is QEMU/KVM's",
-                log_name
-                    .clone()
-                    .or_else(|| cpuid_signature.clone())
-                    .unwrap_or_default()
-            ),
-        )
-    } else if !unreadable.is_empty() {
-        let bytes = unreadable
-            .iter()
-            .map(|g| match g.clique {
-                CliqueCap::Unreadable { bytes } => bytes,
-                _ => 0,
-            })
-            .min()
-            .unwrap_or(0);
-        gate(
-            GateVerdict::Unknown,
-            format!(
-                "only {bytes} bytes of config space were readable for {}: the capability list is past them; run as root",
-                unreadable.iter().map(|g| g.addr.to_string()).collect::<Vec<_>>().join(", ")
-            ),
-        )
-    } else if !absent.is_empty() {
-        let why = format!(
-            "{} of {} NVIDIA GPUs carry no GPUDirect clique capability ({}): under KVM the driver grants no P2P to them.",
-            absent.len(),
-            nvidia.len(),
-            absent.iter().map(|g| g.addr.to_string()).collect::<Vec<_>>().join(", ")
-        );
-        hints.push(clique_hint(nvidia.len(), &why));
-        gate(GateVerdict::Refused, why)
-    } else if one_clique == Some(false) {
-        let ids: Vec<String> = nvidia
-            .iter()
-            .zip(&cliques)
-            .map(|(g, c)| format!("{} in {}", g.addr, c.unwrap_or(0)))
-            .collect();
-        let why = format!(
-            "the GPUs are in different cliques ({}): the driver grants P2P only within one.",
-            ids.join(", ")
-        );
-        hints.push(clique_hint(nvidia.len(), &why));
-        gate(GateVerdict::Refused, why)
-    } else if visible.is_none() {
-        gate(
-            GateVerdict::Unknown,
-            format!(
-                "all {} NVIDIA GPUs carry clique {}, but whether KVM's signature is visible is not known (CPUID not read, no kernel log from the boot's start)",
-                nvidia.len(),
-                cliques.first().copied().flatten().unwrap_or(0)
-            ),
-        )
-    } else {
-        gate(
-            GateVerdict::Granted,
-            format!(
-                "KVM's signature is visible and all {} NVIDIA GPUs carry clique {}",
-                nvidia.len(),
-                cliques.first().copied().flatten().unwrap_or(0)
-            ),
-        )
-    };
-
-    // Paths.
-    let mut pairs = Vec::new();
-    for (i, a) in ev.gpus.iter().enumerate() {
-        for b in &ev.gpus[i + 1..] {
-            pairs.push(PairReport {
-                a: a.addr,
-                b: b.addr,
-                level: path_level(a, b),
-            });
-        }
-    }
-    let worst = pairs.iter().map(|p| p.level).max();
-    let get = |k: &str| {
-        ev.nccl
-            .iter()
-            .find(|s| s.name == k)
-            .map(|s| s.value.as_str())
-    };
-    let setting = level_setting(get("NCCL_P2P_DISABLE"), get("NCCL_P2P_LEVEL"));
-    let topo_file = get("NCCL_TOPO_FILE");
-    let (allowed, level_source) = match setting {
-        LevelSetting::Default | LevelSetting::Ignored => {
-            (Some(default_level(ev.cpu_vendor, n)), "default")
-        }
-        LevelSetting::Level(l) => (Some(l), "NCCL_P2P_LEVEL"),
-        LevelSetting::Off => (
-            None,
-            if level_setting(get("NCCL_P2P_DISABLE"), None) == LevelSetting::Off {
-                "NCCL_P2P_DISABLE"
-            } else {
-                "NCCL_P2P_LEVEL"
-            },
-        ),
-    };
-    // A level NCCL does not read leaves its default in force: say so.
-    let ignored = if setting == LevelSetting::Ignored {
-        format!(
-            "NCCL ignores NCCL_P2P_LEVEL={:?} (it knows only its path names, upper case, and numbers), so its default applies: ",
-            get("NCCL_P2P_LEVEL").unwrap_or_default()
-        )
-    } else {
-        String::new()
-    };
-    let path = match (worst, setting) {
-        (None, _) => gate(GateVerdict::Unknown, "fewer than two GPUs: no pair"),
-        (Some(_), _) if topo_file.is_some() => gate(
-            GateVerdict::Unknown,
-            format!(
-                "NCCL_TOPO_FILE={}: NCCL reads the topology from that file, not from sysfs",
-                topo_file.unwrap_or_default()
-            ),
-        ),
-        (Some(_), LevelSetting::Off) => {
-            let mut change = P2pChange::default();
-            change
-                .nccl_env
-                .insert("NCCL_P2P_DISABLE".into(), String::new());
-            change
-                .nccl_env
-                .insert("NCCL_P2P_LEVEL".into(), String::new());
-            hints.push(P2pHint {
-                id: "p2p-nccl-enable",
-                text: format!(
-                    "NCCL's P2P is switched off by {level_source} ({}): remove it from /etc/nccl.conf and the job's environment.",
-                    ev.nccl
-                        .iter()
-                        .filter(|s| s.name == level_source)
-                        .map(|s| format!("{}={} in {}", s.name, s.value, s.source))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                side: Side::Guest,
-                restart: None,
-                change,
-            });
-            gate(
-                GateVerdict::Refused,
-                format!("{level_source} turns NCCL's P2P off"),
-            )
-        }
-        (Some(w), _) => {
-            let a = allowed.unwrap_or(PathLevel::Pxb);
-            if w <= a {
-                gate(
-                    GateVerdict::Granted,
-                    format!(
-                        "{ignored}the farthest pair is {} apart and NCCL allows up to {} ({level_source})",
-                        w.as_str(),
-                        a.as_str()
-                    ),
-                )
-            } else {
-                let why = format!(
-                    "{ignored}the farthest GPUs are {} apart and NCCL allows P2P only up to {} ({level_source}): it will copy through host memory (`via SHM`).",
-                    w.as_str(),
-                    a.as_str()
-                );
-                hints.push(P2pHint::nccl_level(
-                    w,
-                    format!(
-                        "{why} Set `NCCL_P2P_LEVEL={}` in /etc/nccl.conf (or the job's environment); no restart, the next NCCL process reads it.",
-                        w.as_str()
-                    ),
-                ));
-                let same_bus = ev.gpus.windows(2).all(|p| p[0].root_bus == p[1].root_bus);
-                // An emulated switch is a VM's remedy only.
-                if w == PathLevel::Phb && same_bus && in_vm {
-                    hints.push(P2pHint {
-                        id: "p2p-pcie-switch",
-                        text: (
-                            "Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: QEMU `-device pcie-root-port,id=rp0,chassis=1,bus=pcie.0 -device x3130-upstream,id=up0,bus=rp0` then per GPU `-device xio3130-downstream,id=dn0,chassis=10,slot=0,bus=up0 -device vfio-pci,host=...,bus=dn0`; Proxmox has no such option (`pcie=1` gives each GPU its own root port): only `args:` with the whole -device lines; libvirt: a `pcie-switch-upstream-port` controller on a root port and a `pcie-switch-downstream-port` per GPU, each `<hostdev>`'s `<address>` on one. Then stop and start the VM."
-                        ).into(),
-                        side: Side::Host,
-                        restart: Some(Restart::Vm),
-                        change: P2pChange {
-                            pcie_switch: Some(true),
-                            ..P2pChange::default()
-                        },
-                    });
-                }
-                gate(GateVerdict::Refused, why)
-            }
-        }
-    };
-
-    // The host.
-    let bar_end = ev.gpus.iter().filter_map(|g| g.bar_end).max();
-    let host = match (ev.viommu.address_width_bits, bar_end) {
-        (Some(w), Some(end)) if w < 64 && end > (1u64 << w) => {
-            hints.push(P2pHint {
-                id: "p2p-viommu-aw-bits",
-                text: format!(
-                    "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it 48: QEMU `-device intel-iommu,aw-bits=48` (older releases default to 39); libvirt `<iommu model='intel'><driver aw='48'/></iommu>`; Proxmox `args: -global intel-iommu.aw-bits=48` with `machine: q35,viommu=intel`. Or drop the vIOMMU if the guest does not need it. Then stop and start the VM."
-                ),
-                side: Side::Host,
-                restart: Some(Restart::Vm),
-                change: P2pChange {
-                    viommu_aw_bits_min: Some(48),
-                    ..P2pChange::default()
-                },
-            });
-            gate(
-                GateVerdict::Refused,
-                format!("the vIOMMU's {w} address bits do not reach the BARs (up to {end:#x})"),
-            )
-        }
-        _ => gate(
-            GateVerdict::Unknown,
-            if ev.viommu.present() {
-                "a vIOMMU is present (its width not readable, or wide enough); whether the host maps the peers' BARs is not visible from the guest"
-            } else {
-                "whether the host maps every peer's BARs into its IOMMU (and routes between root ports) is not visible from the guest"
-            },
-        ),
-    };
-
-    let gates = Gates { driver, path, host };
     let verdict = gates.overall();
     P2p {
         verdict,
@@ -608,32 +202,11 @@ pub(crate) fn decide(ev: &P2pEvidence, expected: bool) -> P2p {
                 vram_bar_bytes: g.vram_bar.map(|b| b.1),
             })
             .collect(),
-        one_clique,
-        kvm: KvmReport {
-            visible,
-            cpuid_signature,
-            cpuinfo_hypervisor: ev.hypervisor_flag,
-            kernel_log: log_name,
-        },
-        pairs,
-        p2p_path: worst,
-        nccl: NcclReport {
-            settings: ev
-                .nccl
-                .iter()
-                .map(|s| NcclSettingReport {
-                    name: s.name.clone(),
-                    value: s.value.clone(),
-                    source: s.source.clone(),
-                })
-                .collect(),
-            p2p_level: if topo_file.is_some() { None } else { allowed },
-            level_source: if topo_file.is_some() {
-                "NCCL_TOPO_FILE"
-            } else {
-                level_source
-            },
-        },
+        one_clique: driver::one_clique(ev),
+        kvm: kvm.report,
+        pairs: paths.pairs,
+        p2p_path: paths.worst,
+        nccl: paths.nccl,
         viommu: ViommuReport {
             present: ev.viommu.present(),
             tables: ev.viommu.tables.clone(),

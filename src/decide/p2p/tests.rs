@@ -1,8 +1,13 @@
 //! The gates' decisions on evidence made here.
 
+use super::path::path_level;
 use super::*;
+use crate::decide::hint::HintId;
+use crate::evidence::p2p::P2pGpu;
 use crate::evidence::p2p::{NcclSetting, Viommu};
 use crate::model::pci::RootBus;
+use crate::model::platform::CpuVendor;
+use crate::read::cpuid::CpuidView;
 
 fn a(s: &str) -> PciAddress {
     s.parse().unwrap()
@@ -116,7 +121,7 @@ fn the_cpuid_signature_decides_the_driver_gate() {
     );
     let p = decide(&ev(hidden, intel, &[]), false);
     assert_eq!(p.gates.driver.verdict, GateVerdict::Refused);
-    assert!(p.hints.iter().any(|h| h.id == "p2p-kvm-visible"));
+    assert!(p.hints.iter().any(|h| h.id == HintId::P2pKvmVisible));
     assert_eq!(
         decide(&ev(hyperv, intel, &[]), false).gates.driver.verdict,
         GateVerdict::Unknown
@@ -183,15 +188,15 @@ fn nccl_levels_and_settings_decide_the_path_gate() {
         "{}",
         p.gates.path.why
     );
-    assert!(p.hints.iter().any(|h| h.id == "p2p-nccl-level"));
+    assert!(p.hints.iter().any(|h| h.id == HintId::P2pNcclLevel));
 
     // On bare metal the path fix is NCCL's level, never an emulated switch.
     let mut bare = ev(CpuidView::NoHypervisor, Some(CpuVendor::Intel), &[]);
     bare.hypervisor_flag = Some(false);
     let p = decide(&bare, false);
     assert_eq!(p.gates.driver.verdict, Unknown);
-    let ids: Vec<&str> = p.hints.iter().map(|h| h.id).collect();
-    assert_eq!(ids, ["p2p-nccl-level"]);
+    let ids: Vec<HintId> = p.hints.iter().map(|h| h.id).collect();
+    assert_eq!(ids, [HintId::P2pNcclLevel]);
 }
 
 #[test]
@@ -206,7 +211,7 @@ fn a_pasted_gpu_index_sizes_nothing() {
     let h = p
         .hints
         .iter()
-        .find(|h| h.id == "p2p-gpudirect-clique")
+        .find(|h| h.id == HintId::P2pGpudirectClique)
         .unwrap();
     assert_eq!(
         h.text.matches("-set device.hostpci").count(),

@@ -9,7 +9,7 @@ use super::messages::{
     amdgpu, command_line, e820_usable, not_cpu_addressable, nvrm, realloc_messages, vgaarb_added,
 };
 use super::resource::resource;
-use super::{Event, LogResource};
+use super::{Event, Parsed};
 use crate::model::pci::{PciAddress, RootBus, VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
 use crate::parse::address::root_bus;
 
@@ -61,17 +61,6 @@ fn probe_failed(line: &str) -> Option<Event> {
         bdf: addr.parse().ok()?,
         vendor,
     })
-}
-
-/// What one line yields: an event, or only the fact that a function is a
-/// bridge (`PCI bridge to [bus 01]`), which `parse_log` needs.
-pub(super) enum Parsed {
-    Event(Event),
-    Bridge(PciAddress),
-    /// 2.6.12's `PCI: Resource 80000000-8fffffff (f=1208, d=1, p=1)`,
-    /// printed just before the `Cannot allocate resource region` it
-    /// explains (which names no resource itself).
-    OldResource(LogResource),
 }
 
 /// Substrings at least one of which every line without a device anchor
@@ -229,18 +218,6 @@ pub(super) fn device_anchor(line: &str) -> Option<(&str, PciAddress, &str)> {
         }
     }
     None
-}
-
-/// `0000:01:00.0: message` -> (address, `message`).
-pub(super) fn split_bdf(s: &str) -> Option<(PciAddress, &str)> {
-    let end = s.find(": ")?;
-    let token = &s[..end];
-    // The longest address is `ffffffff:ff:1f.7`; anything longer is text.
-    if token.len() > 16 {
-        return None;
-    }
-    let bdf = token.parse().ok()?;
-    Some((bdf, &s[end + 2..]))
 }
 
 /// Finds `pci_bus DDDD:BB: ` and returns the bus and the message.

@@ -2,8 +2,7 @@
 //! complaints (NVIDIA, amdgpu), the part of a host bridge window the CPU
 //! cannot address, and the kernel's reallocation notes.
 
-use super::classify::split_bdf;
-use super::resource::{decimal, hex_range};
+use super::resource::{decimal, hex_range, split_bdf};
 use super::Event;
 use crate::model::pci::PciAddress;
 use crate::model::range::Range;

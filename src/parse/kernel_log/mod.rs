@@ -27,7 +27,7 @@ use crate::model::pci::{is_bridge, PciAddress, RootBus};
 use crate::model::range::Range;
 #[cfg(test)]
 use classify::is_kmsg_continuation;
-use classify::{classify_anchored, device_anchor, gpu_driver, rejoin, Parsed};
+use classify::{classify_anchored, device_anchor, gpu_driver, rejoin};
 
 mod classify;
 mod device;
@@ -36,6 +36,17 @@ mod messages;
 mod resource;
 #[cfg(test)]
 mod tests;
+
+/// What one line yields: an event, or only the fact that a function is a
+/// bridge (`PCI bridge to [bus 01]`), which `parse_log` needs.
+pub(super) enum Parsed {
+    Event(Event),
+    Bridge(PciAddress),
+    /// 2.6.12's `PCI: Resource 80000000-8fffffff (f=1208, d=1, p=1)`,
+    /// printed just before the `Cannot allocate resource region` it
+    /// explains (which names no resource itself).
+    OldResource(LogResource),
+}
 
 /// Kind of address space a resource line names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! The bracketed resource of a PCI message, `[mem 0x...-0x... 64bit pref]`,
-//! and the numbers in it.
+//! the numbers in it, and the function address that opens a message.
 
 use super::{LogResource, Space};
+use crate::model::pci::PciAddress;
 use crate::parse::hex::hex_u64;
 
 /// Parses `[mem 0x...-0x... 64bit pref]` / `[io  size 0x100]` after optional
@@ -68,4 +69,16 @@ pub(super) fn decimal(s: &str) -> Option<(u32, &str)> {
         return None;
     }
     Some((s[..len].parse().ok()?, &s[len..]))
+}
+
+/// `0000:01:00.0: message` -> (address, `message`).
+pub(super) fn split_bdf(s: &str) -> Option<(PciAddress, &str)> {
+    let end = s.find(": ")?;
+    let token = &s[..end];
+    // The longest address is `ffffffff:ff:1f.7`; anything longer is text.
+    if token.len() > 16 {
+        return None;
+    }
+    let bdf = token.parse().ok()?;
+    Some((bdf, &s[end + 2..]))
 }

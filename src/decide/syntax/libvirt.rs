@@ -1,0 +1,145 @@
+//! libvirt: the domain XML (`virsh edit`). The vCPU in `<cpu>`, QEMU's
+//! hole on the root controller, what the XML has no element for through
+//! the qemu namespace (`<qemu:commandline>`, `<qemu:override>`), and
+//! `virsh shutdown` then `virsh start`, which starts a new QEMU process.
+
+use super::{replacing, NamedVm, Syntax, VmTarget};
+use crate::decide::hint::Change;
+
+/// The namespace `<qemu:...>` elements need on `<domain>`.
+const QEMU_NS: &str = "xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'";
+
+fn feature(f: &str) -> String {
+    format!("<feature policy='require' name='{f}'/>")
+}
+
+/// A `-global` that sets the hole: the root controller's `<pcihole64>`
+/// (KiB), on `pcie-root` (q35) or `pci-root` (i440fx).
+fn hole64(k: &str, v: &str) -> Option<(&'static str, u64)> {
+    let bridge = k.strip_suffix(".pci-hole64-size")?;
+    let bytes = crate::parse::size::size(v).ok()?;
+    let model = if bridge == "i440FX-pcihost" {
+        "pci-root"
+    } else {
+        "pcie-root"
+    };
+    Some((model, bytes >> 10))
+}
+
+/// The vCPU part of a change, for any VM.
+fn cpu(c: &Change) -> Option<String> {
+    let features: Vec<String> = c
+        .cpu_flags_add
+        .iter()
+        .map(|f| format!("`{}`", feature(f)))
+        .collect();
+    match c.phys_bits_min {
+        None if features.is_empty() => None,
+        None => Some(format!("{} inside `<cpu>`", features.join(" and "))),
+        Some(bits) => Some(format!(
+            "`<maxphysaddr mode='emulate' bits='{bits}'/>`{} inside `<cpu>` (with `mode='host-passthrough'`: `<maxphysaddr mode='passthrough'/>`)",
+            features.iter().map(|f| format!(" and {f}")).collect::<String>()
+        )),
+    }
+}
+
+/// QEMU arguments the XML has no element for, in `<qemu:commandline>`.
+fn commandline(args: &[(&str, String)]) -> String {
+    args.iter()
+        .map(|(flag, v)| format!("<qemu:arg value='-{flag}'/><qemu:arg value='{v}'/>"))
+        .collect()
+}
+
+pub(super) struct Libvirt;
+
+impl Syntax for Libvirt {
+    fn phrase(&self, c: &Change, _gpus: usize) -> Option<String> {
+        let mut out = Vec::new();
+        let mut parts: Vec<String> = cpu(c).into_iter().collect();
+        let mut args: Vec<(&str, String)> = Vec::new();
+        for (k, v) in &c.qemu_globals {
+            match hole64(k, v) {
+                Some((model, kib)) => parts.push(format!(
+                    "`virsh edit <vm>`, and in the existing `<controller type='pci' index='0' model='{model}'>` add `<pcihole64 unit='KiB'>{kib}</pcihole64>`"
+                )),
+                None => args.push(("global", format!("{k}={v}"))),
+            }
+        }
+        args.extend(
+            c.fw_cfg
+                .iter()
+                .map(|(k, v)| ("fw_cfg", format!("name={k},string={v}"))),
+        );
+        if !args.is_empty() {
+            parts.push(format!(
+                "`<qemu:commandline>{}</qemu:commandline>` (root element with {QEMU_NS})",
+                commandline(&args)
+            ));
+        }
+        if c.kvm_signature_visible == Some(true) {
+            parts.push("remove `<kvm><hidden state='on'/></kvm>` from `<features>`".into());
+        }
+        if c.pcie_switch == Some(true) {
+            parts.push("a `pcie-switch-upstream-port` controller on a root port and a `pcie-switch-downstream-port` per GPU, each `<hostdev>`'s `<address>` on one".into());
+        }
+        if !parts.is_empty() {
+            out.push(format!("libvirt: {}", parts.join(", and ")));
+        }
+        for (k, v) in &c.vfio_pci_properties {
+            let kind = if v.parse::<u64>().is_ok() {
+                "unsigned"
+            } else {
+                "string"
+            };
+            out.push(format!(
+                "libvirt 8.2 or later, per GPU (libvirt passes -device as JSON, which -set cannot change): `<qemu:override><qemu:device alias='hostdev0'><qemu:frontend><qemu:property name='{k}' type='{kind}' value='{v}'/></qemu:frontend></qemu:device></qemu:override>` in the qemu namespace"
+            ));
+        }
+        if let Some(w) = c.viommu_aw_bits_min {
+            out.push(format!(
+                "libvirt `<iommu model='intel'><driver aw='{w}'/></iommu>`"
+            ));
+        }
+        (!out.is_empty()).then(|| out.join("; "))
+    }
+
+    fn restart(&self) -> Option<&'static str> {
+        Some("libvirt: `virsh shutdown` then `virsh start`")
+    }
+
+    fn passthrough(&self) -> Option<&'static str> {
+        Some("libvirt: `virsh dumpxml <vm> | grep -A4 '<hostdev'`")
+    }
+
+    fn for_vm(&self, c: &Change, vm: &NamedVm) -> Option<String> {
+        let VmTarget::Libvirt { name } = vm.target else {
+            return None;
+        };
+        let mut xml = Vec::new();
+        for f in &c.cpu_flags_add {
+            xml.push(format!("{} in <cpu>", feature(f)));
+        }
+        if let Some(b) = c.phys_bits_min {
+            xml.push(format!("<maxphysaddr mode='emulate' bits='{b}'/> in <cpu>"));
+        }
+        for (k, v) in &c.qemu_globals {
+            if let Some((_, kib)) = hole64(k, v) {
+                xml.push(format!(
+                    "<pcihole64 unit='KiB'>{kib}</pcihole64> in the index-0 root controller{}",
+                    replacing(vm.has_hole64, "pci-hole64-size")
+                ));
+            }
+        }
+        for (k, v) in &c.fw_cfg {
+            xml.push(format!(
+                "{} in <qemu:commandline> ({QEMU_NS} on <domain>){}",
+                commandline(&[("fw_cfg", format!("name={k},string={v}"))]),
+                replacing(vm.has_mmio64, "X-PciMmio64Mb")
+            ));
+        }
+        Some(format!(
+            "`virsh edit {name}`: {}; then `virsh shutdown {name}` and `virsh start {name}`",
+            xml.join("; ")
+        ))
+    }
+}

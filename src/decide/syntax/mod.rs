@@ -1,0 +1,225 @@
+//! What to type: the one place that turns a `Change` into the lines to
+//! paste, for each platform, generically (`<vmid>`, `<vm>`) or for the VM
+//! `plan` read, and says what makes a host change take effect there.
+//!
+//! A platform (a hypervisor, or the tool that manages its VMs) is one file
+//! here and one arm of `Hypervisor`. It says each
+//! setting of a change it has in its own terms, and nothing of a change
+//! none of whose settings it has: a hint then lists only the platforms
+//! that can make it. The guest's own settings (its kernel command line,
+//! NCCL's environment) are `guest`'s.
+
+mod guest;
+mod hyperv;
+mod kata;
+mod libvirt;
+mod lxd;
+mod proxmox;
+mod qemu;
+mod vmware;
+
+#[cfg(test)]
+mod tests;
+
+use crate::decide::hint::{Change, Restart, Side};
+
+pub(crate) use guest::{hotplug_reserve, kernel_cmdline, nccl_env};
+pub(crate) use qemu::{aperture, aperture_mib, hole64, hole64_bytes, root_port_reserve};
+
+/// A platform whose syntax the hints speak: a hypervisor, or the tool
+/// that manages its VMs. (`model::platform::Platform` is what the evidence
+/// shows the machine to be.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hypervisor {
+    Proxmox,
+    Libvirt,
+    Lxd,
+    Qemu,
+    Kata,
+    Vmware,
+    HyperV,
+}
+
+impl Hypervisor {
+    /// Every platform (for the tests that go through them all).
+    #[cfg(test)]
+    pub(crate) const ALL: [Hypervisor; 7] = [
+        Hypervisor::Proxmox,
+        Hypervisor::Libvirt,
+        Hypervisor::Lxd,
+        Hypervisor::Qemu,
+        Hypervisor::Kata,
+        Hypervisor::Vmware,
+        Hypervisor::HyperV,
+    ];
+
+    /// The platforms that run QEMU underneath, whose settings are QEMU's.
+    pub(crate) const QEMU: [Hypervisor; 5] = [
+        Hypervisor::Proxmox,
+        Hypervisor::Libvirt,
+        Hypervisor::Lxd,
+        Hypervisor::Qemu,
+        Hypervisor::Kata,
+    ];
+
+    fn syntax(self) -> &'static dyn Syntax {
+        match self {
+            Hypervisor::Proxmox => &proxmox::Proxmox,
+            Hypervisor::Libvirt => &libvirt::Libvirt,
+            Hypervisor::Lxd => &lxd::Lxd,
+            Hypervisor::Qemu => &qemu::Qemu,
+            Hypervisor::Kata => &kata::Kata,
+            Hypervisor::Vmware => &vmware::Vmware,
+            Hypervisor::HyperV => &hyperv::HyperV,
+        }
+    }
+}
+
+/// What a platform says. Each part is `None` where the platform has no
+/// such thing.
+trait Syntax {
+    /// The change as this platform's entry in a list of platforms, its
+    /// name first (`Proxmox: ...`), for any VM (`<vmid>`, `<vm>`). `gpus`:
+    /// how many GPUs the VM has, for a setting made once per GPU.
+    fn phrase(&self, c: &Change, gpus: usize) -> Option<String>;
+
+    /// Its step in the sentence that says how a host change takes effect.
+    fn restart(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// How to see which GPUs a VM is given.
+    fn passthrough(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The change for a hint meant for this platform alone: the whole
+    /// step, with what the VM must go through first.
+    fn instruction(&self, _c: &Change) -> Option<String> {
+        None
+    }
+
+    /// The change for the VM `plan` read, with the step that makes it take
+    /// effect; `None` for another platform's VM.
+    fn for_vm(&self, _c: &Change, _vm: &NamedVm) -> Option<String> {
+        None
+    }
+}
+
+/// Where a plan's prescriptions are to be typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum VmTarget {
+    /// A Proxmox VM: its id, its `cpu:` property as it stands (`kvm64`
+    /// when it has none) and its `args:` line.
+    Proxmox {
+        vmid: String,
+        cpu: String,
+        args: String,
+    },
+    /// A libvirt domain, by name.
+    Libvirt { name: String },
+    /// Plain QEMU arguments.
+    Qemu,
+}
+
+impl VmTarget {
+    fn hypervisor(&self) -> Hypervisor {
+        match self {
+            VmTarget::Proxmox { .. } => Hypervisor::Proxmox,
+            VmTarget::Libvirt { .. } => Hypervisor::Libvirt,
+            VmTarget::Qemu => Hypervisor::Qemu,
+        }
+    }
+}
+
+/// The VM `plan` read: where to type, and which of the settings a change
+/// makes it has already (a change then replaces it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NamedVm<'a> {
+    pub target: &'a VmTarget,
+    pub has_hole64: bool,
+    pub has_mmio64: bool,
+}
+
+/// The platforms' entries for `c`, in the order given, joined into one
+/// list; `None` when none of them has any of its settings.
+pub(crate) fn list(c: &Change, platforms: &[Hypervisor], gpus: usize) -> Option<String> {
+    let entries: Vec<String> = platforms
+        .iter()
+        .filter_map(|p| p.syntax().phrase(c, gpus))
+        .collect();
+    (!entries.is_empty()).then(|| entries.join("; "))
+}
+
+/// The platforms among `platforms` that have a setting of `c`.
+pub(crate) fn able(c: &Change, platforms: &[Hypervisor]) -> Vec<Hypervisor> {
+    platforms
+        .iter()
+        .copied()
+        .filter(|p| p.syntax().phrase(c, 1).is_some())
+        .collect()
+}
+
+/// `It takes effect when the VM is stopped and started again: Proxmox:
+/// ...; libvirt: .... A reboot inside the guest keeps the old settings.`,
+/// with the steps of those of `platforms` that name one.
+pub(crate) fn restart(platforms: &[Hypervisor]) -> String {
+    let steps: Vec<&str> = platforms
+        .iter()
+        .filter_map(|p| p.syntax().restart())
+        .collect();
+    let lead = Restart::Vm.sentence();
+    let caveat = "A reboot inside the guest keeps the old settings.";
+    if steps.is_empty() {
+        format!("{lead}. {caveat}")
+    } else {
+        format!("{lead}: {}. {caveat}", steps.join("; "))
+    }
+}
+
+/// A host change as the hints close with it: each of `platforms` that can
+/// make it, then how it takes effect. Empty when none can.
+pub(crate) fn host_steps(c: &Change, platforms: &[Hypervisor]) -> String {
+    let able = able(c, platforms);
+    match list(c, &able, 1) {
+        Some(l) => format!("{l}. {}", restart(&able)),
+        None => String::new(),
+    }
+}
+
+/// How to see which GPUs the VM is given, on each of `platforms` that says.
+pub(crate) fn passthrough(platforms: &[Hypervisor]) -> String {
+    platforms
+        .iter()
+        .filter_map(|p| p.syntax().passthrough())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The change for a hint meant for `platform` alone (VMware, Hyper-V).
+pub(crate) fn instruction(platform: Hypervisor, c: &Change) -> String {
+    platform.syntax().instruction(c).unwrap_or_default()
+}
+
+/// The change for the VM `plan` read, with what makes it take effect; a
+/// guest change is the guest's whatever the VM.
+pub(crate) fn for_vm(c: &Change, side: Side, vm: &NamedVm) -> String {
+    if side == Side::Guest {
+        return format!("in the guest: {}", kernel_cmdline(c).unwrap_or_default());
+    }
+    vm.target
+        .hypervisor()
+        .syntax()
+        .for_vm(c, vm)
+        .unwrap_or_default()
+}
+
+/// `, in place of the pci-hole64-size there`: said after a setting the VM
+/// already has one of.
+fn replacing(has: bool, what: &str) -> String {
+    if has {
+        format!(", in place of the {what} there")
+    } else {
+        String::new()
+    }
+}

@@ -1,0 +1,707 @@
+//! Across the hints: every id, on every path that builds it (the model's
+//! prescriptions, `plan`'s, the fallback, `space`, peer-to-peer from a
+//! system and from text), carries in `change` exactly what its text tells
+//! to set on its side, with the same values. The evidence builders here
+//! serve the hint modules' own tests too.
+
+use crate::decide::diagnosis::{diagnose, Case, Diagnosis, DiagnosisKind};
+use crate::decide::hint::{Change, Hint, HintId, Side};
+use crate::decide::predict::Model;
+use crate::decide::syntax::VmTarget;
+use crate::decide::window::{
+    Firmware as Fw, GpuBars, Machine, OvmfRules, SeabiosRules, SeabiosVersion, Setup,
+};
+use crate::decide::{hints, p2p, space};
+use crate::evidence::p2p::{NcclSetting, P2pEvidence, P2pGpu, Viommu};
+use crate::evidence::{Evidence, Gpu};
+use crate::model::bar::{Bar, BarState};
+use crate::model::p2p::{CliqueCap, PathLevel};
+use crate::model::pci::{PciAddress, RootBus};
+use crate::model::platform::{CpuVendor, Firmware, Signs};
+use crate::parse::p2p_text::P2pText;
+use crate::read::cpuid::CpuidView;
+use std::collections::BTreeSet;
+
+const GIB: u64 = 1 << 30;
+
+/// A GPU known from `NVRM: BAR1 is 0M` alone: a failed BAR of no
+/// known type or size, on the platform the signs give.
+pub(super) fn nvrm_only(signs: Signs, advised: bool) -> Evidence {
+    Evidence {
+        gpus: vec![Gpu {
+            addr: PciAddress {
+                domain: 0,
+                bus: 1,
+                device: 0,
+                function: 0,
+            },
+            vendor: 0x10de,
+            device: 0,
+            class: 0,
+            bars: vec![Bar {
+                index: 1,
+                state: BarState::Unassigned,
+                io: false,
+                mem64: false,
+                prefetchable: false,
+                start: None,
+                size: None,
+                size_source: None,
+                type_known: false,
+            }],
+            upstream: vec![],
+            root_bus: None,
+            ids_known: false,
+        }],
+        realloc_advised: advised,
+        firmware: Firmware {
+            signs,
+            ..Firmware::default()
+        },
+        ..Evidence::default()
+    }
+}
+
+/// A GPU with one failed memory BAR of a known type and size.
+pub(super) fn typed(signs: Signs, bus: u8, mem64: bool, pref: bool) -> Evidence {
+    let mut ev = nvrm_only(signs, false);
+    ev.gpus[0].addr.bus = bus;
+    let b = &mut ev.gpus[0].bars[0];
+    (b.index, b.mem64, b.prefetchable, b.type_known) = (0, mem64, pref, true);
+    b.size = Some(16 << 20);
+    ev
+}
+
+pub(super) fn metal(phys_bits: u32, gpus: usize) -> Evidence {
+    use crate::evidence::{Window, WindowSource};
+    use crate::model::bar::SizeSource;
+    use crate::model::platform::Cpu;
+    use crate::model::range::Range;
+    let gpus = (0..gpus)
+        .map(|n| Gpu {
+            addr: PciAddress {
+                domain: 0,
+                bus: n as u8 + 1,
+                device: 0,
+                function: 0,
+            },
+            vendor: 0x10de,
+            device: 0x2330,
+            class: 0x030200,
+            bars: vec![Bar {
+                index: 1,
+                state: if n == 0 {
+                    BarState::Unassigned
+                } else {
+                    BarState::Assigned
+                },
+                io: false,
+                mem64: true,
+                prefetchable: true,
+                start: None,
+                size: Some(128 * GIB),
+                size_source: Some(SizeSource::Sysfs),
+                type_known: true,
+            }],
+            upstream: vec![],
+            root_bus: None,
+            ids_known: true,
+        })
+        .collect();
+    Evidence {
+        gpus,
+        windows: vec![Window {
+            range: Range::new(0x20_0000_0000, 0xff_ffff_ffff),
+            source: WindowSource::Iomem,
+            bus: None,
+        }],
+        windows_known: true,
+        cpu: Cpu {
+            phys_bits: Some(phys_bits),
+            ..Cpu::default()
+        },
+        firmware: Firmware {
+            bios_vendor: Some("American Megatrends International, LLC.".into()),
+            sys_vendor: Some("Supermicro".into()),
+            ..Firmware::default()
+        },
+        ..Evidence::default()
+    }
+}
+
+/// A setting, as a hint's text names it or its change holds it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Knob {
+    PhysBits(u32),
+    Flag(String),
+    FwCfg(String, String),
+    Hole64(u64),
+    Global(String, String),
+    Mmio64(u64),
+    Mmio32(u64),
+    Efi,
+    RootPort(String, String),
+    Vfio(String, String),
+    KvmVisible,
+    Switch,
+    ViommuAw(u32),
+    Cmdline(String),
+    Nccl(String, String),
+}
+
+impl Knob {
+    /// Made in the guest (its kernel, NCCL), not in the VM's settings.
+    fn guest(&self) -> bool {
+        matches!(self, Knob::Cmdline(_) | Knob::Nccl(..))
+    }
+}
+
+/// The start of `s` up to where a setting's value ends.
+fn value(s: &str) -> &str {
+    let end = s
+        .find(['`', '\'', '"', ' ', ',', '<', ')', ';'])
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// Each value in `text` that follows `marker`.
+fn after<'a>(text: &'a str, marker: &str) -> Vec<&'a str> {
+    text.match_indices(marker)
+        .map(|(i, _)| value(&text[i + marker.len()..]))
+        .collect()
+}
+
+fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
+    s.parse().ok()
+}
+
+fn gib(s: &str) -> Option<u64> {
+    num::<u64>(s.strip_suffix("GB")?).map(|g| g * GIB)
+}
+
+/// The code spans of `text` (between backticks).
+fn spans(text: &str) -> impl Iterator<Item = &str> {
+    text.split('`').skip(1).step_by(2)
+}
+
+/// The settings a hint's text names with a value.
+fn named(text: &str) -> BTreeSet<Knob> {
+    let mut k = BTreeSet::new();
+    for v in after(text, "phys-bits=")
+        .into_iter()
+        .chain(after(text, "bits='"))
+    {
+        k.extend(num(v).map(Knob::PhysBits));
+    }
+    for m in ["flags=+", ",+", "<feature policy='require' name='"] {
+        k.extend(
+            after(text, m)
+                .into_iter()
+                .filter(|f| !f.is_empty())
+                .map(|f| Knob::Flag(f.into())),
+        );
+    }
+    for (i, _) in text.match_indices("name=") {
+        let rest = &text[i + 5..];
+        if let Some((name, tail)) = rest.split_once(",string=") {
+            if !name.contains([' ', '`']) {
+                k.insert(Knob::FwCfg(name.into(), value(tail).into()));
+            }
+        }
+    }
+    for v in after(text, "X-PciMmio64Mb=") {
+        k.insert(Knob::FwCfg("opt/ovmf/X-PciMmio64Mb".into(), v.into()));
+    }
+    for g in after(text, "-global ") {
+        let Some((key, v)) = g.split_once('=') else {
+            continue;
+        };
+        // Two -global properties are settings of their own.
+        if key.ends_with(".pci-hole64-size") {
+            k.extend(crate::parse::size::size(v).ok().map(Knob::Hole64));
+        } else if key == "intel-iommu.aw-bits" {
+            k.extend(num(v).map(Knob::ViommuAw));
+        } else {
+            k.insert(Knob::Global(key.into(), v.into()));
+        }
+    }
+    for v in after(text, "<pcihole64 unit='KiB'>") {
+        k.extend(num::<u64>(v).map(|kib| Knob::Hole64(kib << 10)));
+    }
+    for v in after(text, "64bitMMIOSizeGB = \"") {
+        k.extend(num::<u64>(v).map(|g| Knob::Mmio64(g * GIB)));
+    }
+    for v in after(text, "-HighMemoryMappedIoSpace ") {
+        k.extend(gib(v).map(Knob::Mmio64));
+    }
+    for v in after(text, "-LowMemoryMappedIoSpace ") {
+        k.extend(gib(v).map(Knob::Mmio32));
+    }
+    if text.contains("Firmware: EFI") {
+        k.insert(Knob::Efi);
+    }
+    for p in ["pref64-reserve", "mem-reserve"] {
+        for v in after(text, &format!("{p}=")) {
+            k.insert(Knob::RootPort(p.into(), v.into()));
+        }
+    }
+    for v in after(text, "x-nv-gpudirect-clique=") {
+        k.insert(Knob::Vfio("x-nv-gpudirect-clique".into(), v.into()));
+    }
+    for (i, _) in text.match_indices("<qemu:property name='") {
+        let rest = &text[i..];
+        let (name, val) = (after(rest, "name='")[0], after(rest, "value='")[0]);
+        k.insert(Knob::Vfio(name.into(), val.into()));
+    }
+    if ["kvm=off", "hidden=1", "<hidden state='on'/>"]
+        .iter()
+        .any(|m| text.contains(m))
+    {
+        k.insert(Knob::KvmVisible);
+    }
+    if text.contains("x3130-upstream") || text.contains("pcie-switch-upstream-port") {
+        k.insert(Knob::Switch);
+    }
+    for v in after(text, "aw-bits=")
+        .into_iter()
+        .chain(after(text, "aw='"))
+    {
+        k.extend(num(v).map(Knob::ViommuAw));
+    }
+    // The guest's: kernel parameters in code spans and grubby's --args,
+    // except the one the text offers to undo it (`pci=realloc=off`).
+    for s in spans(text) {
+        if s.starts_with("pci=") && !s.ends_with("=off") {
+            k.insert(Knob::Cmdline(s.into()));
+        }
+        if let Some(a) = s.split_once("--args=").map(|(_, a)| a) {
+            k.insert(Knob::Cmdline(a.trim_matches('"').into()));
+        }
+        if let Some((key, v)) = s
+            .split_once('=')
+            .filter(|(key, _)| key.starts_with("NCCL_"))
+        {
+            k.insert(Knob::Nccl(key.into(), v.into()));
+        }
+    }
+    k
+}
+
+/// The settings a change holds. A setting removed (an empty NCCL value)
+/// is said in words, not as a value.
+fn held(c: &Change) -> BTreeSet<Knob> {
+    let mut k = BTreeSet::new();
+    k.extend(c.phys_bits_min.map(Knob::PhysBits));
+    k.extend(c.cpu_flags_add.iter().map(|f| Knob::Flag((*f).into())));
+    k.extend(
+        c.fw_cfg
+            .iter()
+            .map(|(n, v)| Knob::FwCfg(n.clone(), v.clone())),
+    );
+    for (key, v) in &c.qemu_globals {
+        match key.strip_suffix(".pci-hole64-size") {
+            Some(_) => k.insert(Knob::Hole64(crate::parse::size::size(v).unwrap())),
+            None => k.insert(Knob::Global(key.clone(), v.clone())),
+        };
+    }
+    k.extend(c.mmio64_bytes_min.map(Knob::Mmio64));
+    k.extend(c.mmio32_bytes_min.map(Knob::Mmio32));
+    k.extend(c.boot_firmware.map(|_| Knob::Efi));
+    k.extend(
+        c.pcie_root_port_properties
+            .iter()
+            .map(|(p, v)| Knob::RootPort(p.clone(), v.clone())),
+    );
+    k.extend(
+        c.vfio_pci_properties
+            .iter()
+            .map(|(p, v)| Knob::Vfio(p.clone(), v.clone())),
+    );
+    k.extend(
+        c.kvm_signature_visible
+            .filter(|v| *v)
+            .map(|_| Knob::KvmVisible),
+    );
+    k.extend(c.pcie_switch.filter(|v| *v).map(|_| Knob::Switch));
+    k.extend(c.viommu_aw_bits_min.map(Knob::ViommuAw));
+    k.extend(
+        c.kernel_cmdline_add
+            .iter()
+            .map(|p| Knob::Cmdline(p.clone())),
+    );
+    k.extend(
+        c.nccl_env
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(n, v)| Knob::Nccl(n.clone(), v.clone())),
+    );
+    k
+}
+
+/// A host or guest hint's text and change name the same settings of its
+/// side; a firmware-setup hint has no machine-readable change.
+fn assert_consistent(path: &str, h: &Hint) {
+    let held = held(&h.change);
+    if h.side == Side::Firmware {
+        assert!(held.is_empty(), "{path} [{}]: {held:?}", h.id);
+        return;
+    }
+    let guest = h.side == Side::Guest;
+    let named: BTreeSet<Knob> = named(&h.text)
+        .into_iter()
+        .filter(|k| k.guest() == guest)
+        .collect();
+    assert!(
+        held.iter().all(|k| k.guest() == guest),
+        "{path} [{}]: {held:?} on the {:?} side",
+        h.id,
+        h.side
+    );
+    assert_eq!(
+        named, held,
+        "{path} [{}]: text names, change holds\n{}",
+        h.id, h.text
+    );
+}
+
+/// A diagnosis with the numbers `hints` words.
+fn diagnosis(kind: DiagnosisKind, needed: u64, window: u64) -> Diagnosis {
+    Diagnosis {
+        kind,
+        case: Case::TooSmall { tight: None },
+        needed_bytes: Some(needed),
+        window_bytes: Some(window),
+        counted_windows: Vec::new(),
+        needed_end: None,
+        addressable_limit: None,
+        missing: 0,
+        failed_bars: 8,
+    }
+}
+
+/// Models whose prescriptions, together, give every id the model has.
+fn models() -> Vec<Model> {
+    let ovmf = Fw::Ovmf(OvmfRules::STABLE_202211);
+    let q35 = |fw, bits, vendor, gpus, bars: Vec<u64>, hole64: Option<u64>| {
+        let setup = Setup {
+            hole64,
+            ..Setup::q35(fw, bits, vendor)
+        };
+        Model::new(setup, vec![GpuBars::port(bars); gpus], false).unwrap()
+    };
+    let seabios_1_16_3 = Fw::SeaBios(SeabiosRules::of(SeabiosVersion(1, 16, 3)));
+    vec![
+        q35(ovmf, 46, CpuVendor::Amd, 8, vec![32 * GIB], None),
+        q35(ovmf, 40, CpuVendor::Amd, 8, vec![128 * GIB], None),
+        q35(
+            Fw::SEABIOS_1_16_2,
+            40,
+            CpuVendor::Amd,
+            8,
+            vec![128 * GIB],
+            None,
+        ),
+        q35(ovmf, 46, CpuVendor::Amd, 8, vec![32 * GIB], Some(1 << 40)),
+        // The hole together with the width (plan's VM 103 on SeaBIOS 1.16.3).
+        Model::new(
+            Setup {
+                ram_end: crate::decide::window::ram_end(Machine::Q35, 512 * GIB),
+                ..Setup::q35(seabios_1_16_3, 40, CpuVendor::Intel)
+            },
+            vec![GpuBars::port(vec![128 * GIB, 32 << 20]); 2],
+            false,
+        )
+        .unwrap(),
+    ]
+}
+
+/// Every hint each path builds, with the path's name.
+fn every_path() -> Vec<(&'static str, Hint)> {
+    let mut out: Vec<(&'static str, Hint)> = Vec::new();
+    let d = diagnosis(DiagnosisKind::WindowTooSmall, 256 * GIB, 128 * GIB);
+    let targets = [
+        VmTarget::Proxmox {
+            vmid: "100".into(),
+            cpu: "x86-64-v2-AES".into(),
+            args: "-smbios type=1,serial=x".into(),
+        },
+        VmTarget::Libvirt {
+            name: "inference".into(),
+        },
+        VmTarget::Qemu,
+    ];
+    for m in models() {
+        for (i, p) in m.prescribe().iter().enumerate() {
+            out.push(("model", hints::render(&d, &m, p, i == 0)));
+        }
+        for t in &targets {
+            out.extend(
+                hints::plan_hints(&m, t, "Predicted: x.")
+                    .into_iter()
+                    .map(|h| ("plan", h)),
+            );
+        }
+    }
+    let signs = |f: fn(&mut Signs)| {
+        let mut s = Signs::default();
+        f(&mut s);
+        s
+    };
+    let kvm = || signs(|s| s.hypervisor_line = Some("KVM".into()));
+    let bare = || signs(|s| s.cpu_flag = Some(false));
+    let mut missing = nvrm_only(kvm(), false);
+    missing.expected = Some(2);
+    let mut vmware = nvrm_only(signs(|s| s.hypervisor_line = Some("VMware".into())), false);
+    vmware.firmware.bios_vendor = Some("Phoenix Technologies LTD".into());
+    let mut kvm40 = nvrm_only(kvm(), false);
+    kvm40.cpu.phys_bits = Some(40);
+    let mut thunderbolt = nvrm_only(bare(), false);
+    thunderbolt.hotplug = vec![(false, "a Thunderbolt controller".into())];
+    let mut kata = nvrm_only(Signs::default(), false);
+    kata.hotplug = vec![(true, "a Kata Containers VM".into())];
+    let mut third = nvrm_only(Signs::default(), false);
+    third.gpus[0].bars[0].index = 3;
+    third.nvrm_third_region_only = vec![third.gpus[0].addr];
+    let mut lost = typed(bare(), 3, true, true);
+    lost.resize_lost = vec![lost.gpus[0].addr];
+    let mut rescanned = typed(bare(), 0x53, true, true);
+    rescanned.rescanned = vec![(rescanned.gpus[0].addr, 150)];
+    let mut inferred = nvrm_only(Signs::default(), false);
+    inferred.inferred = vec![inferred.gpus[0].addr];
+    for ev in [
+        nvrm_only(Signs::default(), false),
+        nvrm_only(kvm(), false),
+        nvrm_only(kvm(), true),
+        missing,
+        vmware,
+        nvrm_only(signs(|s| s.hypervisor_line = Some("VMware".into())), false),
+        nvrm_only(
+            signs(|s| s.hypervisor_line = Some("Microsoft Hyper-V".into())),
+            false,
+        ),
+        typed(
+            signs(|s| s.hypervisor_line = Some("Microsoft Hyper-V".into())),
+            1,
+            false,
+            false,
+        ),
+        kvm40,
+        thunderbolt,
+        kata,
+        typed(kvm(), 1, false, false),
+        typed(
+            signs(|s| s.device_tree = Some("a board".into())),
+            1,
+            true,
+            true,
+        ),
+        third,
+        lost,
+        rescanned,
+        inferred,
+        metal(40, 8),
+        metal(46, 8),
+    ] {
+        let d = diagnose(&ev);
+        // hints() gives check-passthrough and, without a model, the rest
+        // from the fallback.
+        for h in hints::hints(&ev, &d, None) {
+            let path = if h.id == HintId::CheckPassthrough {
+                "model"
+            } else {
+                "fallback"
+            };
+            out.push((path, h));
+        }
+    }
+    let ev = typed(kvm(), 1, false, false);
+    out.push(("space", space::vm_port_low("Why.", &ev)));
+    out.push(("space", space::board_window("Why.", &ev, "a board")));
+    out.extend(p2p_hints().into_iter().map(|h| ("p2p", h)));
+    out.extend(p2p_text_hints().into_iter().map(|h| ("p2p text", h)));
+    out
+}
+
+fn p2p_gpu(bdf: &str, port: &str, clique: CliqueCap) -> P2pGpu {
+    P2pGpu {
+        addr: bdf.parse().unwrap(),
+        vendor: 0x10de,
+        class: 0x030200,
+        clique,
+        config_bytes: 4096,
+        upstream: vec![port.parse().unwrap()],
+        root_bus: Some(RootBus { domain: 0, bus: 0 }),
+        numa_node: Some(0),
+        vram_bar: Some((2, 1 << 38)),
+        bar_end: Some(0x1040_0300_0000),
+    }
+}
+
+/// The peer-to-peer hints a system's evidence gives, each at least once.
+fn p2p_hints() -> Vec<Hint> {
+    let clique = |c| CliqueCap::Found {
+        offset: 0xc8,
+        clique: c,
+        version: 0,
+    };
+    let ev = |a: CliqueCap, b: CliqueCap, signature: &str, nccl: &[(&str, &str)]| P2pEvidence {
+        gpus: vec![
+            p2p_gpu("0000:01:00.0", "0000:00:01.0", a),
+            p2p_gpu("0000:02:00.0", "0000:00:02.0", b),
+        ],
+        cpuid: CpuidView::Hypervisor {
+            signature: signature.into(),
+        },
+        hypervisor_flag: Some(true),
+        log_hypervisor: None,
+        cpu_vendor: Some(CpuVendor::Intel),
+        nccl: nccl
+            .iter()
+            .map(|(k, v)| NcclSetting {
+                name: (*k).into(),
+                value: (*v).into(),
+                source: "environment".into(),
+            })
+            .collect(),
+        viommu: Viommu::default(),
+        warnings: Vec::new(),
+    };
+    let kvm = "KVMKVMKVM";
+    let mut narrow = ev(clique(0), clique(0), kvm, &[]);
+    narrow.viommu.address_width_bits = Some(39);
+    [
+        ev(clique(0), clique(0), "", &[]),
+        ev(CliqueCap::Absent, CliqueCap::Absent, kvm, &[]),
+        ev(clique(0), clique(1), kvm, &[]),
+        ev(clique(0), clique(0), kvm, &[("NCCL_P2P_DISABLE", "1")]),
+        narrow,
+    ]
+    .iter()
+    .flat_map(|e| p2p::decide(e, false).hints)
+    .collect()
+}
+
+/// The peer-to-peer hints pasted text gives.
+fn p2p_text_hints() -> Vec<Hint> {
+    let t = P2pText {
+        paths: vec![(0, 1, PathLevel::Phb), (0, 2, PathLevel::Phb)],
+        p2p_read: vec![(0, 1, false), (1, 0, false)],
+        nccl_p2p: 0,
+        nccl_shm: 2,
+        nccl_level: None,
+        qemu_bar_warning: true,
+    };
+    p2p::from_text(&t, false, Some(CpuVendor::Intel)).hints
+}
+
+#[test]
+fn every_hint_carries_the_change_its_text_names() {
+    let all = every_path();
+    for (path, h) in &all {
+        assert_consistent(path, h);
+    }
+    // Every id is built on every path that builds it, so that a new one
+    // (or a new path) is checked here too.
+    let seen: BTreeSet<(&str, HintId)> = all.iter().map(|(p, h)| (*p, h.id)).collect();
+    use HintId as I;
+    let want: BTreeSet<(&str, HintId)> = [
+        (
+            "model",
+            [
+                I::CpuPdpe1gb,
+                I::CpuPhysBits,
+                I::OvmfMmio64Aperture,
+                I::QemuPciHole64Size,
+                I::GuestPciRealloc,
+                I::CheckPassthrough,
+            ]
+            .as_slice(),
+        ),
+        (
+            "plan",
+            &[
+                I::CpuPdpe1gb,
+                I::CpuPhysBits,
+                I::OvmfMmio64Aperture,
+                I::QemuPciHole64Size,
+                I::GuestPciRealloc,
+            ],
+        ),
+        (
+            "fallback",
+            &[
+                I::CpuPhysBits,
+                I::OvmfMmio64Aperture,
+                I::QemuPciHole64Size,
+                I::GuestPciRealloc,
+                I::FirmwareAbove4g,
+                I::SmallerBars,
+                I::VmwareEfi,
+                I::Vmware64bitMmio,
+                I::HypervMmio,
+                I::KernelHotplugReserve,
+                I::VmHotplugReserve,
+                I::CollectEvidence,
+                I::PlatformWindowTooSmall,
+                I::VmmBarPrefetchable,
+                I::KernelResizeRollback,
+                I::KernelRescanSizing,
+            ],
+        ),
+        ("space", &[I::PlatformWindowTooSmall, I::VmHotplugReserve]),
+        (
+            "p2p",
+            &[
+                I::P2pGpudirectClique,
+                I::P2pKvmVisible,
+                I::P2pNcclLevel,
+                I::P2pNcclEnable,
+                I::P2pPcieSwitch,
+                I::P2pViommuAwBits,
+            ],
+        ),
+        (
+            "p2p text",
+            &[
+                I::P2pGpudirectClique,
+                I::P2pKvmVisible,
+                I::P2pNcclLevel,
+                I::P2pHostBarMapping,
+            ],
+        ),
+    ]
+    .iter()
+    .flat_map(|(p, ids)| ids.iter().map(move |id| (*p, *id)))
+    .collect();
+    assert_eq!(seen, want);
+    let ids: BTreeSet<HintId> = want.iter().map(|(_, id)| *id).collect();
+    assert_eq!(ids.len(), HintId::ALL.len());
+    // The hole with the width it needs names both.
+    assert!(all.iter().any(|(p, h)| *p == "model"
+        && h.id == HintId::QemuPciHole64Size
+        && h.change.phys_bits_min.is_some()));
+}
+
+#[test]
+fn a_text_that_names_more_than_its_change_fails_the_check() {
+    let h = Hint::new(
+        HintId::CpuPhysBits,
+        "QEMU: `-cpu <model>,phys-bits=44,+pdpe1gb`.".into(),
+        Side::Host,
+        None,
+        Change {
+            phys_bits_min: Some(44),
+            ..Change::default()
+        },
+    );
+    let r = std::panic::catch_unwind(|| assert_consistent("test", &h));
+    assert!(r.is_err());
+    let ok = Hint {
+        change: Change {
+            cpu_flags_add: vec!["pdpe1gb"],
+            ..h.change.clone()
+        },
+        ..h
+    };
+    assert_consistent("test", &ok);
+}
