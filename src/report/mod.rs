@@ -163,10 +163,6 @@ pub(crate) struct BridgeWindowReport {
     pub size: u64,
 }
 
-/// `plan`'s name for a hint, which it still copies field by field; the
-/// report carries `Hint` as it is.
-pub(crate) use crate::decide::hint::Hint as HintReport;
-
 impl Report {
     pub(crate) fn has_hint(&self, id: HintId) -> bool {
         self.hints.iter().any(|h| h.id == id)

@@ -4,6 +4,7 @@
 //! fed from a Proxmox or libvirt configuration and the host's own sysfs
 //! (`config`), or from flags; flags win over the configuration (`vm`).
 
+use crate::decide::hint::Hint;
 use crate::decide::hints::{plan_hints, VmTarget};
 use crate::decide::origin::model_origin;
 use crate::decide::prescribe::Model;
@@ -11,7 +12,6 @@ use crate::decide::sizing::packed_size;
 use crate::evidence::host::{self, HostEvidence, Wanted};
 use crate::read::root::Root;
 use crate::report::plan::{self, PlanCapacity, PlanReport};
-use crate::report::HintReport;
 use std::path::PathBuf;
 
 mod config;
@@ -119,22 +119,10 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
     let span = predict::span(&firmware_gpus);
     let (predicted, window) = predict::predict(&m, &setup, &firmware_gpus, o.realloc, needed);
     let target = c.target.clone().unwrap_or(VmTarget::Qemu);
-    let hints: Vec<HintReport> = if predicted.ok {
+    let hints: Vec<Hint> = if predicted.ok {
         Vec::new()
     } else {
-        let why = format!("Predicted: {}.", predicted.why);
-        plan_hints(&m, &target, &why)
-            .into_iter()
-            .map(|h| HintReport {
-                id: h.id,
-                text: h.text,
-                side: h.side,
-                restart: h.restart,
-                change: h.change,
-                expect: h.expect,
-                boots_to_ok: h.boots_to_ok,
-            })
-            .collect()
+        plan_hints(&m, &target, &format!("Predicted: {}.", predicted.why))
     };
     // Under KVM a vCPU with more address bits than the host's can be
     // given addresses the host cannot map.
