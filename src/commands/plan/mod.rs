@@ -7,6 +7,7 @@
 use crate::decide::hint::Hint;
 use crate::decide::hints::{plan_hints, VmTarget};
 use crate::decide::origin::model_origin;
+use crate::decide::p2p;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::packed_size;
 use crate::evidence::host::{self, HostEvidence, Wanted};
@@ -15,7 +16,6 @@ use crate::report::plan::{self, PlanCapacity, PlanReport};
 use std::path::PathBuf;
 
 mod config;
-mod p2p;
 mod predict;
 #[cfg(test)]
 mod tests;
@@ -148,7 +148,7 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
     let window_end = capacity.window.as_ref().map(|w| w.end);
     let mut report = plan::new(vm, gpus, capacity, predicted, hints, warnings);
     if o.p2p {
-        report.p2p = Some(p2p::plan(host, o, window_end));
+        report.p2p = Some(p2p::plan::plan(host, &o.gpu, window_end));
     }
     Ok(report)
 }

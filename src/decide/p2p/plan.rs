@@ -3,8 +3,8 @@
 //! configuration sets (`PveConfig::p2p`, `Domain::p2p`, or `--gpu`), the
 //! host's QEMU release (where the clique capability can go), each GPU's
 //! host config space (is 0xC8 free), ACS on the bridges above the GPUs and
-//! the host IOMMU's address width, all read beforehand
-//! (`evidence::host`). The lines to paste are written by the caller.
+//! the host IOMMU's address width, all read beforehand (`evidence::host`). The lines to paste are the clique
+//! change in `decide::syntax`'s terms.
 //!
 //! Proxmox (qemu-server `PVE/QemuServer/PCI.pm`, `print_hostpci_devices`):
 //! a `hostpciN` entry that yields one function gets the device id
@@ -17,13 +17,16 @@
 //! 8.2 or later; libvirt passes `-device` as JSON, which `-set` cannot
 //! change. `<features><kvm><hidden state='on'/>` hides KVM.
 
+use crate::decide::hint::Change;
+use crate::decide::syntax::{self, Hypervisor, VmGpu, VmGpus};
 use crate::decide::window::QemuRules;
-use crate::evidence::host::{HostEvidence, HostIommu};
-use crate::model::p2p::{GateVerdict, VmP2p};
+use crate::evidence::host::{HostEvidence, HostIommu, VmConfig};
+use crate::model::p2p::{GateVerdict, VmDevice, VmP2p};
 use crate::model::pci::PciAddress;
 use crate::model::select::is_gpu_class;
 use crate::parse::address::device_spec;
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
+use crate::parse::qemu_args::CLIQUE;
 use crate::parse::release::{installed_version, qemu_version};
 use serde::Serialize;
 
@@ -80,27 +83,28 @@ pub(crate) struct PlanP2pLines {
     pub qemu: String,
 }
 
-/// The gate and its problems for `vm`'s devices on this host, with
-/// `window_end` the end of the guest's 64-bit window as the plan predicts
-/// it. `lines` is left empty for the caller to write.
-pub(crate) fn plan(
-    kind: VmKind,
-    vm: &VmP2p,
-    host: &HostEvidence,
-    window_end: Option<u64>,
-) -> PlanP2p {
+/// The gate, its problems and the lines that set the clique for the VM
+/// configuration `host` read (its devices; `gpu_flags`, the `--gpu`
+/// devices, without one), with `window_end` the end of the guest's 64-bit
+/// window as the plan predicts it.
+pub(crate) fn plan(host: &HostEvidence, gpu_flags: &[String], window_end: Option<u64>) -> PlanP2p {
+    let (kind, vm) = match &host.vm {
+        Ok(c @ VmConfig::Proxmox(_)) => (VmKind::Proxmox, c.p2p().unwrap_or_default()),
+        Ok(c @ VmConfig::Libvirt(_)) => (VmKind::Libvirt, c.p2p().unwrap_or_default()),
+        _ => (VmKind::Qemu, VmP2p::of_flags(gpu_flags)),
+    };
     let mut problems = Vec::new();
-    let release = installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]);
+    let package = installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]);
     // The clique rules of the package's release (P1, P2 in
     // decide::window::rules).
-    let qemu = release
+    let qemu = package
         .as_ref()
         .and_then(|(_, v)| qemu_version(v))
         .map(|r| QemuRules::of(r, None));
-    if let Some((pkg, v)) = &release {
+    if let Some((pkg, v)) = &package {
         if qemu.is_some_and(|r| !r.clique) {
             problems.push(format!(
-                "{pkg} {v} is older than QEMU 2.11: it has no x-nv-gpudirect-clique"
+                "{pkg} {v} is older than QEMU 2.11: it has no {CLIQUE}"
             ));
         }
     }
@@ -109,6 +113,7 @@ pub(crate) fn plan(
     // controller or an accelerator), or a mapping (not resolved here:
     // taken as one).
     let mut devices = Vec::new();
+    let mut gpus: Vec<&VmDevice> = Vec::new();
     let (mut bare, mut lists, mut no_alias) = (Vec::new(), Vec::new(), Vec::new());
     for d in &vm.devices {
         let spec = d.hosts.first().and_then(|h| device_spec(h));
@@ -146,6 +151,7 @@ pub(crate) fn plan(
         let config = first.and_then(|a| host.function(a)?.config.as_deref());
         let place_text = clique_offset(&d.name, config, qemu, &mut problems);
         let acs_redirect = first.map(|a| acs_redirect(host, a)).unwrap_or_default();
+        gpus.push(d);
         devices.push(PlanP2pDevice {
             name: d.name.clone(),
             host: d.hosts.join(";"),
@@ -199,15 +205,50 @@ pub(crate) fn plan(
             format!("the GPUs' cliques differ or some are not set ({}): the driver grants P2P only within one", ids.iter().map(|c| if c.is_empty() { "-" } else { c }).collect::<Vec<_>>().join(", "))
         });
     }
+    let lines = lines(kind, &vm, &gpus, &devices);
     PlanP2p {
         driver_gate,
         devices,
         kvm_hidden: vm.kvm_hidden,
-        qemu_package: release.map(|(p, v)| format!("{p} {v}")),
+        qemu_package: package.map(|(p, v)| format!("{p} {v}")),
         iommu_width_bits,
         iommu_units,
         problems,
-        lines: PlanP2pLines::default(),
+        lines,
+    }
+}
+
+/// The lines to paste: every GPU in clique 0, KVM shown where it is
+/// hidden; the configuration's own (Proxmox, libvirt) and QEMU's.
+fn lines(kind: VmKind, vm: &VmP2p, gpus: &[&VmDevice], devices: &[PlanP2pDevice]) -> PlanP2pLines {
+    let mut change = Change {
+        kvm_signature_visible: vm.kvm_hidden.then_some(true),
+        ..Change::default()
+    };
+    change.vfio_pci_properties.insert(CLIQUE.into(), "0".into());
+    let vm_gpus = VmGpus {
+        gpus: gpus
+            .iter()
+            .zip(devices)
+            .map(|(g, d)| VmGpu {
+                name: &g.name,
+                hosts: &g.hosts,
+                targetable: d.targetable,
+            })
+            .collect(),
+        args: &vm.args,
+    };
+    let of = |h| syntax::device_lines(h, &change, &vm_gpus);
+    PlanP2pLines {
+        proxmox: match kind {
+            VmKind::Proxmox => of(Hypervisor::Proxmox),
+            _ => Vec::new(),
+        },
+        libvirt: match kind {
+            VmKind::Libvirt => of(Hypervisor::Libvirt).pop(),
+            _ => None,
+        },
+        qemu: of(Hypervisor::Qemu).join(" "),
     }
 }
 
