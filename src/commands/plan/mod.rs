@@ -11,6 +11,7 @@ use crate::decide::p2p;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::packed_size;
 use crate::evidence::host::{self, HostEvidence, Wanted};
+use crate::parse::release::qemu_version;
 use crate::read::root::Root;
 use crate::report::plan::{self, PlanCapacity, PlanReport};
 use std::path::PathBuf;
@@ -148,7 +149,9 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
     let window_end = capacity.window.as_ref().map(|w| w.end);
     let mut report = plan::new(vm, gpus, capacity, predicted, hints, warnings);
     if o.p2p {
-        report.p2p = Some(p2p::plan::plan(host, &o.gpu, window_end));
+        // --qemu was checked when the VM was resolved.
+        let qemu = o.qemu.as_deref().and_then(qemu_version);
+        report.p2p = Some(p2p::plan::plan(host, &o.gpu, qemu, window_end));
     }
     Ok(report)
 }

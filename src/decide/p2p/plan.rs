@@ -1,9 +1,10 @@
 //! `plan --p2p`'s decision: on the host, before the VM starts, whether the
 //! driver's P2P gate will open in the guest, and why not. From what the
 //! configuration sets (`PveConfig::p2p`, `Domain::p2p`, or `--gpu`), the
-//! host's QEMU release (where the clique capability can go), each GPU's
-//! host config space (is 0xC8 free), ACS on the bridges above the GPUs and
-//! the host IOMMU's address width, all read beforehand (`evidence::host`). The lines to paste are the clique
+//! QEMU release (`--qemu`, else the host's package: where the clique
+//! capability can go), each GPU's host config space (is 0xC8 free), ACS
+//! on the bridges above the GPUs and the host IOMMU's address width, all
+//! read beforehand (`evidence::host`). The lines to paste are the clique
 //! change in `decide::syntax`'s terms.
 //!
 //! Proxmox (qemu-server `PVE/QemuServer/PCI.pm`, `print_hostpci_devices`):
@@ -23,6 +24,7 @@ use crate::decide::window::QemuRules;
 use crate::evidence::host::{HostEvidence, HostIommu, VmConfig};
 use crate::model::p2p::{GateVerdict, VmDevice, VmP2p};
 use crate::model::pci::PciAddress;
+use crate::model::release::QemuVersion;
 use crate::model::select::is_gpu_class;
 use crate::parse::address::device_spec;
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
@@ -49,6 +51,10 @@ pub(crate) struct PlanP2p {
     pub kvm_hidden: bool,
     /// The host's QEMU package and version, when dpkg knows it.
     pub qemu_package: Option<String>,
+    /// The release `--qemu` gave, whose rules then place the clique in
+    /// place of the package's; absent without the flag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qemu_given: Option<String>,
     /// The narrowest host IOMMU unit's address width.
     pub iommu_width_bits: Option<u32>,
     pub iommu_units: Vec<String>,
@@ -85,9 +91,15 @@ pub(crate) struct PlanP2pLines {
 
 /// The gate, its problems and the lines that set the clique for the VM
 /// configuration `host` read (its devices; `gpu_flags`, the `--gpu`
-/// devices, without one), with `window_end` the end of the guest's 64-bit
-/// window as the plan predicts it.
-pub(crate) fn plan(host: &HostEvidence, gpu_flags: &[String], window_end: Option<u64>) -> PlanP2p {
+/// devices, without one), with `qemu_given` the release `--qemu` names
+/// (which wins over the host's package) and `window_end` the end of the
+/// guest's 64-bit window as the plan predicts it.
+pub(crate) fn plan(
+    host: &HostEvidence,
+    gpu_flags: &[String],
+    qemu_given: Option<QemuVersion>,
+    window_end: Option<u64>,
+) -> PlanP2p {
     let (kind, vm) = match &host.vm {
         Ok(c @ VmConfig::Proxmox(_)) => (VmKind::Proxmox, c.p2p().unwrap_or_default()),
         Ok(c @ VmConfig::Libvirt(_)) => (VmKind::Libvirt, c.p2p().unwrap_or_default()),
@@ -95,18 +107,18 @@ pub(crate) fn plan(host: &HostEvidence, gpu_flags: &[String], window_end: Option
     };
     let mut problems = Vec::new();
     let package = installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]);
-    // The clique rules of the package's release (P1, P2 in
-    // decide::window::rules).
-    let qemu = package
-        .as_ref()
-        .and_then(|(_, v)| qemu_version(v))
-        .map(|r| QemuRules::of(r, None));
-    if let Some((pkg, v)) = &package {
-        if qemu.is_some_and(|r| !r.clique) {
-            problems.push(format!(
-                "{pkg} {v} is older than QEMU 2.11: it has no {CLIQUE}"
-            ));
-        }
+    // The clique rules of the release (P1, P2 in decide::window::rules),
+    // and the release as the problems name it.
+    let (qemu, named) = match (qemu_given, &package) {
+        (Some(v), _) => (Some(v), format!("QEMU {v} (--qemu)")),
+        (None, Some((pkg, v))) => (qemu_version(v), format!("{pkg} {v}")),
+        (None, None) => (None, String::new()),
+    };
+    let qemu = qemu.map(|v| QemuRules::of(v, None));
+    if qemu.is_some_and(|r| !r.clique) {
+        problems.push(format!(
+            "{named} is older than QEMU 2.11: it has no {CLIQUE}"
+        ));
     }
 
     // The GPUs among the devices: GPU-class on the host (a display
@@ -211,6 +223,7 @@ pub(crate) fn plan(host: &HostEvidence, gpu_flags: &[String], window_end: Option
         devices,
         kvm_hidden: vm.kvm_hidden,
         qemu_package: package.map(|(p, v)| format!("{p} {v}")),
+        qemu_given: qemu_given.map(|v| v.to_string()),
         iommu_width_bits,
         iommu_units,
         problems,
