@@ -280,6 +280,7 @@ const DECIDE: &[&str] = &[
     "fallback",
     "hints",
     "p2p",
+    "decision",
 ];
 
 /// A module: its path below `crate` and the folder or file it is.

@@ -10,6 +10,7 @@ use crate::decide::origin::model_origin;
 use crate::decide::p2p;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::packed_size;
+use crate::decide::summary;
 use crate::evidence::host::{self, HostEvidence, Wanted};
 use crate::parse::release::qemu_version;
 use crate::read::root::Root;
@@ -147,7 +148,8 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
         window,
     };
     let window_end = capacity.window.as_ref().map(|w| w.end);
-    let mut report = plan::new(vm, gpus, capacity, predicted, hints, warnings);
+    let verdict = summary::predicted(predicted.ok);
+    let mut report = plan::new(verdict, vm, gpus, capacity, predicted, hints, warnings);
     if o.p2p {
         // --qemu was checked when the VM was resolved.
         let qemu = o.qemu.as_deref().and_then(qemu_version);
