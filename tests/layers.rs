@@ -1,9 +1,9 @@
 //! The source tree's layers: a top-level module of `src/` may use only the
 //! modules listed before it, so the pipeline reads top to bottom and there
-//! is no import cycle between them; inside a folder, no module uses
-//! another in a circle, and `src/decide/` keeps an order of its own. Run
-//! it alone with `cargo test --test layers -- --nocapture` to see the
-//! graphs.
+//! is no import cycle between them (and `decide` and `report` use no
+//! `read`); inside a folder, no module uses another in a circle, and
+//! `src/decide/` keeps an order of its own. Run it alone with
+//! `cargo test --test layers -- --nocapture` to see the graphs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +23,11 @@ const LAYERS: &[&str] = &[
     // The fuzz targets' entry points (fuzz/), which nothing uses.
     "fuzz",
 ];
+
+/// Uses the order allows and the pipeline does not: deciding and
+/// reporting work on values (the evidence `read` gathered), never on the
+/// machine itself.
+const NOT_BELOW: &[(&str, &str)] = &[("decide", "read"), ("report", "read")];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -95,6 +100,12 @@ fn each_layer_uses_only_the_layers_below_it() {
             deps.iter().cloned().collect::<Vec<_>>().join(" ")
         );
         for d in deps {
+            if NOT_BELOW.contains(&(*layer, d.as_str())) {
+                wrong.push(format!(
+                    "{layer} uses {d}: it works on values, not the machine"
+                ));
+                continue;
+            }
             match LAYERS.iter().position(|l| l == d) {
                 Some(j) if j < i => {}
                 Some(_) => wrong.push(format!("{layer} uses {d}, a layer above it")),
@@ -109,6 +120,20 @@ fn each_layer_uses_only_the_layers_below_it() {
 /// kept, so line numbers hold) and every `#[cfg(test)]` item removed: the
 /// production code a reader of the source would run.
 fn production_code(text: &str) -> String {
+    let mut code = code_only(text);
+    for r in test_items(&code) {
+        let kept: String = code[r.clone()]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .collect();
+        code.replace_range(r, &kept);
+    }
+    code
+}
+
+/// `text` with comments, string and character literals blanked, newlines
+/// kept.
+fn code_only(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -157,37 +182,45 @@ fn production_code(text: &str) -> String {
             i += 1;
         }
     }
-    let mut code = String::from_utf8_lossy(&out).into_owned();
-    // An item under `#[cfg(test)]` runs to its `;` or its matching brace.
-    while let Some(at) = code.find("#[cfg(test)]") {
-        let after = at + "#[cfg(test)]".len();
-        let bytes = code.as_bytes();
-        let mut j = after;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Where each `#[cfg(test)]` item of `code` (comments and literals
+/// blanked) lies: from the attribute to its `;` or its matching brace.
+fn test_items(code: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("#[cfg(test)]").map(|i| from + i) {
+        let mut j = at + "#[cfg(test)]".len();
         while j < bytes.len() && bytes[j] != b';' && bytes[j] != b'{' {
             j += 1;
         }
         if j < bytes.len() && bytes[j] == b'{' {
-            let mut depth = 0;
-            while j < bytes.len() {
-                match bytes[j] {
-                    b'{' => depth += 1,
-                    b'}' => depth -= 1,
-                    _ => {}
-                }
-                if depth == 0 {
-                    break;
-                }
-                j += 1;
-            }
+            j = matching_brace(bytes, j);
         }
         let end = (j + 1).min(code.len());
-        let kept: String = code[at..end]
-            .chars()
-            .map(|c| if c == '\n' { '\n' } else { ' ' })
-            .collect();
-        code.replace_range(at..end, &kept);
+        out.push(at..end);
+        from = end;
     }
-    code
+    out
+}
+
+/// The `}` that closes the `{` at `open` in `code` (comments and literals
+/// blanked), or the last byte.
+fn matching_brace(code: &[u8], open: usize) -> usize {
+    let mut depth = 0;
+    for (j, c) in code.iter().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            return j;
+        }
+    }
+    code.len().saturating_sub(1)
 }
 
 /// Every file access of the program is in the few places that read or
@@ -280,6 +313,7 @@ const DECIDE: &[&str] = &[
     "fallback",
     "hints",
     "p2p",
+    "decision",
 ];
 
 /// A module: its path below `crate` and the folder or file it is.
@@ -591,4 +625,140 @@ fn each_decide_module_uses_only_those_before_it() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The longest production file and function allowed, in lines.
+const MAX_FILE_LINES: usize = 500;
+const MAX_FN_LINES: usize = 150;
+
+/// Functions allowed to be longer, by file and name: the firmware models
+/// that follow upstream's C step by step, so each step can be read beside
+/// the source it cites.
+const LONG_FNS: &[(&str, &str)] = &[
+    ("decide/window/seabios.rs", "boot"),
+    ("decide/window/ovmf.rs", "boot"),
+];
+
+/// How many lines of `text` are production code: every line (comments and
+/// blank lines too) but those of `#[cfg(test)]` items.
+fn production_lines(text: &str) -> usize {
+    let tests = test_items(&code_only(text));
+    let in_test = |at: usize| tests.iter().any(|r| r.contains(&at));
+    let mut n = 0;
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let first = body.find(|c: char| !c.is_whitespace());
+        // A line is test code when it starts in a test item (its first
+        // character, or for a blank line its start).
+        if !in_test(start + first.unwrap_or(0)) {
+            n += 1;
+        }
+        start += line.len();
+    }
+    n
+}
+
+/// Each function of `code` (production code, as `production_code` gives
+/// it) with a body: its name, the line its `fn` is on (from 1), and how
+/// many lines it spans to its closing brace.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("fn ") {
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[at + 3..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` outside the signature's
+        // parentheses; a `;` first is a declaration without one.
+        let mut depth = 0i32;
+        let mut j = at;
+        while j < b.len() {
+            match b[j] {
+                b'(' | b'[' | b'<' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b'>' if j > 0 && b[j - 1] != b'-' && b[j - 1] != b'=' => depth -= 1,
+                b'{' | b';' if depth == 0 => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        if j >= b.len() || b[j] == b';' {
+            continue;
+        }
+        let end = matching_brace(b, j);
+        out.push((name, line_of(at), line_of(end) - line_of(at) + 1));
+    }
+    out
+}
+
+/// No production file of `src/` is over 500 lines (its `#[cfg(test)]`
+/// items, `tests.rs` and `tests/` left out) and no function over 150,
+/// but the firmware models' `boot`: a longer one splits where its own
+/// steps are, a longer file where its parts are.
+#[test]
+fn files_and_functions_stay_small() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut wrong = Vec::new();
+    let mut sizes = Vec::new();
+    let mut longest = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.ends_with("tests.rs") || rel.contains("tests/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        let lines = production_lines(&text);
+        sizes.push((lines, rel.clone()));
+        if lines > MAX_FILE_LINES {
+            wrong.push(format!(
+                "src/{rel}: {lines} production lines (at most {MAX_FILE_LINES})"
+            ));
+        }
+        for (name, at, n) in functions(&production_code(&text)) {
+            longest.push((n, format!("src/{rel}:{at}: fn {name}")));
+            if n > MAX_FN_LINES && !LONG_FNS.contains(&(rel.as_str(), name.as_str())) {
+                wrong.push(format!(
+                    "src/{rel}:{at}: fn {name} is {n} lines (at most {MAX_FN_LINES})"
+                ));
+            }
+        }
+    }
+    sizes.sort();
+    for (n, rel) in sizes.iter().rev().take(5) {
+        println!("{n:5} src/{rel}");
+    }
+    longest.sort();
+    for (n, f) in longest.iter().rev().take(5) {
+        println!("{n:5} {f}");
+    }
+    assert!(wrong.is_empty(), "too long:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_size_rules_count_what_they_say() {
+    let text = "/// A doc line.\nfn short() {\n    let s = \"{\";\n}\n\n#[cfg(test)]\nmod tests {\n    fn long() {\n    }\n}\n";
+    // Five production lines: the test module's five are left out.
+    assert_eq!(production_lines(text), 5);
+    let code = production_code(text);
+    assert_eq!(functions(&code), [("short".to_string(), 2, 3)]);
+    // A declaration has no body; a fn pointer type no name.
+    let decl = "trait T {\n    fn leaf(&self) -> [u32; 4];\n    fn f(&self, g: fn(u8) -> u8) -> Vec<u8> {\n        vec![g(1)]\n    }\n}\n";
+    assert_eq!(functions(&production_code(decl)), [("f".to_string(), 3, 3)]);
 }

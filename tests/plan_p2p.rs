@@ -194,6 +194,46 @@ fn qemu_before_8_1_cannot_place_the_clique_when_0xc8_is_taken() {
 }
 
 #[test]
+fn qemu_given_on_the_command_line_wins_over_the_package() {
+    // The package says 8.0 (0xC8 only, taken: refused); --qemu 8.1 puts
+    // the clique at 0xD4, as plan's window model takes --qemu too.
+    let t = tempfile::tempdir().unwrap();
+    host(t.path(), "8.0.2-3", true, None);
+    vm(t.path(), "205", &format!("{BASE}hostpci0: 0000:41:00.0,pcie=1\nhostpci1: 0000:42:00.0,pcie=1\nargs: -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.x-nv-gpudirect-clique=0\n"));
+    let (_, v, _) = plan(t.path(), &["--proxmox", "205"]);
+    assert_eq!(v["p2p"]["driver_gate"], "refused");
+    assert!(v["p2p"].get("qemu_given").is_none(), "{}", v["p2p"]);
+    let (_, v, text) = plan(t.path(), &["--proxmox", "205", "--qemu", "8.1"]);
+    let p = &v["p2p"];
+    assert_eq!(p["driver_gate"], "granted", "{}", p["problems"]);
+    assert_eq!(p["devices"][0]["clique_offset"], "0xd4");
+    assert_eq!(p["qemu_given"], "8.1");
+    assert_eq!(p["qemu_package"], "pve-qemu-kvm 8.0.2-3");
+    assert_eq!(v["vm"]["qemu_version"], "8.1", "{}", v["vm"]);
+    assert!(text.contains("(QEMU 8.1 from --qemu, "), "{text}");
+    // And the other way: a new package, an old --qemu.
+    let t = tempfile::tempdir().unwrap();
+    host(t.path(), "9.0.2-4", true, None);
+    vm(t.path(), "205", &format!("{BASE}hostpci0: 0000:41:00.0,pcie=1\nhostpci1: 0000:42:00.0,pcie=1\nargs: -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.x-nv-gpudirect-clique=0\n"));
+    let (_, v, _) = plan(t.path(), &["--proxmox", "205", "--qemu", "8.0"]);
+    assert_eq!(v["p2p"]["driver_gate"], "refused");
+    assert!(
+        v["p2p"]["problems"].to_string().contains("QEMU before 8.1"),
+        "{}",
+        v["p2p"]
+    );
+    // A release without the clique property is named as given.
+    let (_, v, _) = plan(t.path(), &["--proxmox", "205", "--qemu", "2.10"]);
+    assert!(
+        v["p2p"]["problems"]
+            .to_string()
+            .contains("QEMU 2.10 (--qemu) is older than QEMU 2.11"),
+        "{}",
+        v["p2p"]
+    );
+}
+
+#[test]
 fn a_narrow_host_iommu_is_named() {
     let t = tempfile::tempdir().unwrap();
     // MGAW field (bits 21:16) 38: 39 bits.

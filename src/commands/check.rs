@@ -1,7 +1,7 @@
 //! `check`: this system (or the tree at `--root`), read, diagnosed and
 //! reported.
 
-use crate::decide::p2p;
+use crate::decide::{self, p2p};
 use crate::evidence::system::{gather, CannotInspect, SystemSource};
 use crate::read::root::Root;
 use crate::report::{self, kmsg, Mode, Report};
@@ -23,8 +23,14 @@ pub(crate) fn run_with(src: &SystemSource, expect_p2p: bool) -> Result<Report, C
     for w in &g.warnings {
         log::info!("{w}");
     }
-    let report = report::conclude(started, Mode::Check, &g.evidence, g.warnings, p2p);
-    Ok(report)
+    let decision = decide::conclude(&g.evidence, p2p);
+    Ok(report::build(
+        started,
+        Mode::Check,
+        &g.evidence,
+        decision,
+        g.warnings,
+    ))
 }
 
 /// Writes the verdict and hints to the root's /dev/kmsg, or stderr.

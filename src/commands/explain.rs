@@ -1,7 +1,7 @@
 //! `explain`: the same diagnosis from saved text when there is no live
 //! system to read (see `evidence::text`).
 
-use crate::decide::p2p;
+use crate::decide::{self, p2p};
 use crate::evidence::text::from_files;
 use crate::evidence::Evidence;
 use crate::model::select::Selector;
@@ -43,11 +43,12 @@ pub(crate) fn run(
         None => return Err(ExplainError::NoEvidence),
     };
     let p2p = (!input.p2p.is_empty()).then(|| p2p::from_text(&input.p2p, false, ev.cpu.vendor));
-    Ok(report::conclude(
+    let decision = decide::conclude(&ev, p2p);
+    Ok(report::build(
         started,
         Mode::Explain,
         &ev,
+        decision,
         Vec::new(),
-        p2p,
     ))
 }

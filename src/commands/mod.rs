@@ -1,5 +1,6 @@
-//! The commands, each one pipeline: read, gather evidence, decide, report,
-//! and for some act. Their options are plain values: `cli` parses the
+//! The commands, each one pipeline: gather the evidence (the one step
+//! that reads), decide (`decide::conclude`, or plan's model), build the
+//! report, and for some act. Their options are plain values: `cli` parses the
 //! command line into them and turns their outcome into an exit status.
 
 pub(crate) mod boot;

@@ -6,9 +6,11 @@
 //! fit (`prescribe`); and what to change (`hints`; elsewhere `fallback`,
 //! with `space` for which space fell short), in the vocabulary of `hint`,
 //! each platform's lines written by `syntax`; peer-to-peer's gates
-//! (`p2p`). Each module uses only those before it in tests/layers.rs's
-//! `DECIDE` list.
+//! (`p2p`); and all of it for one input in one value (`decision`), which
+//! the report renders. Each module uses only those before it in
+//! tests/layers.rs's `DECIDE` list.
 
+pub(crate) mod decision;
 pub(crate) mod diagnosis;
 pub(crate) mod fallback;
 pub(crate) mod hint;
@@ -22,6 +24,8 @@ pub(crate) mod space;
 pub(crate) mod summary;
 pub(crate) mod syntax;
 pub(crate) mod window;
+
+pub(crate) use decision::{conclude, Decision};
 
 #[cfg(test)]
 mod tests;

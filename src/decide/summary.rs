@@ -35,6 +35,17 @@ pub(crate) fn verdict(ev: &Evidence, d: &Diagnosis, p2p_refused: bool) -> Verdic
     }
 }
 
+/// `plan`'s verdict: `ok` when the model predicts every GPU's BARs
+/// placed and assigned in the guest (`ok`), `fail` otherwise.
+pub(crate) fn predicted(ok: bool) -> Verdict {
+    if ok {
+        Verdict::Ok
+    } else {
+        Verdict::Fail
+    }
+}
+
+/// The sentence that says why, with the numbers that decided it.
 pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
     let found = ev.gpus.len();
     let need = d

@@ -17,9 +17,9 @@ use crate::evidence::{Evidence, Gpu};
 use crate::model::bar::{Bar, BarState};
 use crate::model::p2p::{CliqueCap, PathLevel};
 use crate::model::pci::{PciAddress, RootBus};
+use crate::model::platform::CpuidView;
 use crate::model::platform::{CpuVendor, Firmware, Signs};
 use crate::parse::p2p_text::P2pText;
-use crate::read::cpuid::CpuidView;
 use std::collections::BTreeSet;
 
 const GIB: u64 = 1 << 30;

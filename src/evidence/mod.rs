@@ -1,8 +1,13 @@
-//! Evidence: everything the diagnosis needs, gathered into one value.
+//! Evidence: everything a command decides on, gathered into one value
+//! before it decides; reading is done here, through `read`, and nowhere
+//! after.
 //!
-//! Two builders fill it: `system` from a live (or captured) system's sysfs,
-//! `/proc` and kernel log (`check`), and `text` from saved text alone
-//! (`explain`). What both read from the kernel log is in `log`, shared.
+//! Two builders fill `Evidence`: `system` from a live (or captured)
+//! system's sysfs, `/proc` and kernel log (`check`), and `text` from saved
+//! text alone (`explain`). What both read from the kernel log is in `log`,
+//! shared; what the P2P gates need of a system (config space, NUMA nodes,
+//! NCCL settings, CPUID, the vIOMMU) in `p2p`. `host` is `plan`'s
+//! evidence: the host and the VM configuration, read once.
 
 pub(crate) mod host;
 pub(crate) mod log;

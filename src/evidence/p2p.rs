@@ -9,9 +9,9 @@
 use crate::evidence::Evidence;
 use crate::model::p2p::CliqueCap;
 use crate::model::pci::{PciAddress, RootBus};
-use crate::model::platform::CpuVendor;
+use crate::model::platform::{CpuVendor, CpuidView};
 use crate::parse::{self, nccl, pci_caps};
-use crate::read::cpuid::{self, CpuidView};
+use crate::read::cpuid;
 use crate::read::root::Root;
 use crate::read::{iommu, sysfs};
 

@@ -23,12 +23,12 @@ pub fn explain(data: &[u8]) {
         check_bdf(g.addr);
         g.bars.iter().for_each(|b| check_bar(b, false));
     }
-    let r = report::conclude(
+    let r = report::build(
         std::time::Instant::now(),
         Mode::Explain,
         &ev,
+        crate::decide::conclude(&ev, None),
         Vec::new(),
-        None,
     );
     let text = report::text::render(&r);
     let json = report::json::render(&r);

@@ -434,6 +434,19 @@ impl Firmware {
     }
 }
 
+/// What the CPU's CPUID says of a hypervisor (read by `read::cpuid`):
+/// leaf 1 ECX bit 31, and leaf 0x40000000's signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CpuidView {
+    /// Not read: a captured tree (`--root` elsewhere than `/`) or not x86.
+    NotRead,
+    /// Leaf 1 says no hypervisor.
+    NoHypervisor,
+    /// A hypervisor, and the 12 signature bytes of leaf 0x40000000 (not
+    /// necessarily printable).
+    Hypervisor { signature: String },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,7 +101,7 @@ const MMIO64_NAME: &str = "opt/ovmf/X-PciMmio64Mb";
 
 /// The property QEMU's vfio-pci takes for NVIDIA's GPUDirect clique
 /// (hw/vfio/pci-quirks.c).
-const CLIQUE: &str = "x-nv-gpudirect-clique";
+pub(crate) const CLIQUE: &str = "x-nv-gpudirect-clique";
 
 /// `-set device.ID.x-nv-gpudirect-clique=V` in argument words. The id is
 /// what lies between the first two dots, as QEMU reads it (`-set` splits

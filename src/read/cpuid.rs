@@ -3,19 +3,10 @@
 //! 0x40000000 EBX, ECX, EDX hold its signature (`KVMKVMKVM\0\0\0` for KVM,
 //! Linux `arch/x86/include/uapi/asm/kvm_para.h`). QEMU's `kvm=off`
 //! (Proxmox `cpu: ...,hidden=1`, libvirt `<kvm><hidden state='on'/>`)
-//! hides that leaf; the hypervisor bit stays.
+//! hides that leaf; the hypervisor bit stays. What it says is a
+//! `model::platform::CpuidView`.
 
-/// What the CPU says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum CpuidView {
-    /// Not read: a captured tree (`--root` elsewhere than `/`) or not x86.
-    NotRead,
-    /// Leaf 1 says no hypervisor.
-    NoHypervisor,
-    /// A hypervisor, and the 12 signature bytes of leaf 0x40000000 (not
-    /// necessarily printable).
-    Hypervisor { signature: String },
-}
+use crate::model::platform::CpuidView;
 
 pub(crate) trait Cpuid {
     /// EAX, EBX, ECX, EDX of `leaf` (subleaf 0).

@@ -35,12 +35,12 @@ fn failing_report() -> Report {
         false,
     )
     .expect("fixture readable");
-    let r = crate::report::conclude(
+    let r = crate::report::build(
         std::time::Instant::now(),
         Mode::Check,
         &g.evidence,
+        crate::decide::conclude(&g.evidence, None),
         g.warnings,
-        None,
     );
     assert_eq!(r.diagnosis, DiagnosisKind::FirmwareLeftUnassigned);
     assert!(r.has_hint(HintId::GuestPciRealloc) && !r.realloc_active);

@@ -1,5 +1,6 @@
 //! The report: one value that every renderer shares (`text`, `json`,
-//! `prometheus`, `kmsg`).
+//! `prometheus`, `kmsg`), built from the evidence and what `decide`
+//! concluded of it; nothing is decided here.
 //!
 //! The JSON form is a stable interface (documented in README.md): fields are
 //! only ever added. `schema` is bumped if one must change meaning.
@@ -13,11 +14,11 @@ pub(crate) mod plan_p2p;
 pub(crate) mod prometheus;
 pub(crate) mod text;
 
-use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
+use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::hint::{Hint, HintId};
-use crate::decide::origin::{self, WindowOrigin};
+use crate::decide::origin::WindowOrigin;
 use crate::decide::p2p::P2p;
-use crate::decide::summary::{self, describe};
+use crate::decide::Decision;
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
 use crate::model::pci::{PciAddress, RootBus};
@@ -163,62 +164,30 @@ pub(crate) struct BridgeWindowReport {
     pub size: u64,
 }
 
-/// `plan`'s name for a hint, which it still copies field by field; the
-/// report carries `Hint` as it is.
-pub(crate) use crate::decide::hint::Hint as HintReport;
-
 impl Report {
     pub(crate) fn has_hint(&self, id: HintId) -> bool {
         self.hints.iter().any(|h| h.id == id)
     }
 }
 
-/// Diagnoses the evidence, finds the hints, and assembles the report with
-/// the peer-to-peer section, if any: the end of every command's pipeline.
-pub(crate) fn conclude(
+/// The report of what was decided of `ev`: the end of `check`'s,
+/// `explain`'s and `boot`'s pipeline (gather, `decide::conclude`, build).
+pub(crate) fn build(
     started: std::time::Instant,
     mode: Mode,
     ev: &Evidence,
+    decision: Decision,
     warnings: Vec<String>,
-    p2p: Option<P2p>,
 ) -> Report {
-    let d = crate::decide::diagnosis::diagnose(ev);
-    let model = origin::infer(ev);
-    let h = crate::decide::hints::hints(ev, &d, model.as_ref());
-    let origin = origin::origin(ev, model.as_ref());
-    let verdict = summary::verdict(ev, &d, p2p.as_ref().is_some_and(P2p::fails_check));
-    let decided = Decided {
-        d,
-        hints: h,
-        origin,
+    let Decision {
+        diagnosis: d,
         verdict,
-    };
-    build(started, mode, ev, decided, warnings, p2p)
-}
-
-/// What was decided of the evidence.
-struct Decided {
-    d: Diagnosis,
-    hints: Vec<Hint>,
-    origin: WindowOrigin,
-    verdict: Verdict,
-}
-
-/// Assembles the report from the evidence and what was concluded from it.
-fn build(
-    started: std::time::Instant,
-    mode: Mode,
-    ev: &Evidence,
-    decided: Decided,
-    warnings: Vec<String>,
-    p2p: Option<P2p>,
-) -> Report {
-    let Decided {
-        d,
-        hints,
+        summary,
+        platform: judged,
         origin: window_origin,
-        verdict,
-    } = decided;
+        hints,
+        p2p,
+    } = decision;
     let d = &d;
     let gpus: Vec<GpuReport> = ev
         .gpus
@@ -274,13 +243,12 @@ fn build(
     }));
     unassigned.sort_by_key(|u| (u.bdf, u.bar));
     unassigned.dedup_by_key(|u| (u.bdf, u.bar));
-    let judged = ev.firmware.judge();
     Report {
         schema: SCHEMA_VERSION,
         mode,
         verdict,
         diagnosis: d.kind,
-        summary: describe(ev, d),
+        summary,
         expected: ev.expected,
         found: ev.gpus.len(),
         realloc_active: ev.realloc_active,

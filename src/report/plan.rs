@@ -131,7 +131,10 @@ pub(crate) struct Placement {
     pub kernel_assigned: bool,
 }
 
+/// The plan's report, with the verdict `decide::summary` gave the
+/// prediction.
 pub(crate) fn new(
+    verdict: Verdict,
     vm: VmReport,
     gpus: Vec<PlanGpu>,
     capacity: PlanCapacity,
@@ -142,11 +145,7 @@ pub(crate) fn new(
     PlanReport {
         schema: SCHEMA_VERSION,
         mode: "plan",
-        verdict: if predicted.ok {
-            Verdict::Ok
-        } else {
-            Verdict::Fail
-        },
+        verdict,
         vm,
         gpus,
         capacity,

@@ -9,7 +9,11 @@ pub(crate) fn text(p: &PlanP2p, s: &mut String) {
         s,
         "p2p: the driver's gate will be {} (QEMU {}, host IOMMU {})",
         p.driver_gate.as_str(),
-        p.qemu_package.as_deref().unwrap_or("release unknown"),
+        match (&p.qemu_given, &p.qemu_package) {
+            (Some(v), _) => format!("{v} from --qemu"),
+            (None, Some(pkg)) => pkg.clone(),
+            (None, None) => "release unknown".into(),
+        },
         p.iommu_width_bits
             .map(|w| format!("{w} address bits"))
             .unwrap_or_else(|| "width unknown".into())

@@ -4,18 +4,20 @@
 //! fed from a Proxmox or libvirt configuration and the host's own sysfs
 //! (`config`), or from flags; flags win over the configuration (`vm`).
 
+use crate::decide::hint::Hint;
 use crate::decide::hints::{plan_hints, VmTarget};
 use crate::decide::origin::model_origin;
+use crate::decide::p2p;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::packed_size;
+use crate::decide::summary;
 use crate::evidence::host::{self, HostEvidence, Wanted};
+use crate::parse::release::qemu_version;
 use crate::read::root::Root;
 use crate::report::plan::{self, PlanCapacity, PlanReport};
-use crate::report::HintReport;
 use std::path::PathBuf;
 
 mod config;
-mod p2p;
 mod predict;
 #[cfg(test)]
 mod tests;
@@ -119,22 +121,10 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
     let span = predict::span(&firmware_gpus);
     let (predicted, window) = predict::predict(&m, &setup, &firmware_gpus, o.realloc, needed);
     let target = c.target.clone().unwrap_or(VmTarget::Qemu);
-    let hints: Vec<HintReport> = if predicted.ok {
+    let hints: Vec<Hint> = if predicted.ok {
         Vec::new()
     } else {
-        let why = format!("Predicted: {}.", predicted.why);
-        plan_hints(&m, &target, &why)
-            .into_iter()
-            .map(|h| HintReport {
-                id: h.id,
-                text: h.text,
-                side: h.side,
-                restart: h.restart,
-                change: h.change,
-                expect: h.expect,
-                boots_to_ok: h.boots_to_ok,
-            })
-            .collect()
+        plan_hints(&m, &target, &format!("Predicted: {}.", predicted.why))
     };
     // Under KVM a vCPU with more address bits than the host's can be
     // given addresses the host cannot map.
@@ -158,9 +148,12 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
         window,
     };
     let window_end = capacity.window.as_ref().map(|w| w.end);
-    let mut report = plan::new(vm, gpus, capacity, predicted, hints, warnings);
+    let verdict = summary::predicted(predicted.ok);
+    let mut report = plan::new(verdict, vm, gpus, capacity, predicted, hints, warnings);
     if o.p2p {
-        report.p2p = Some(p2p::plan(host, o, window_end));
+        // --qemu was checked when the VM was resolved.
+        let qemu = o.qemu.as_deref().and_then(qemu_version);
+        report.p2p = Some(p2p::plan::plan(host, &o.gpu, qemu, window_end));
     }
     Ok(report)
 }

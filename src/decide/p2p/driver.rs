@@ -10,8 +10,8 @@ use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::decide::syntax::{self, Hypervisor};
 use crate::evidence::p2p::{P2pEvidence, P2pGpu};
 use crate::model::p2p::{CliqueCap, GateVerdict};
+use crate::model::platform::CpuidView;
 use crate::parse::p2p_text::P2pText;
-use crate::read::cpuid::CpuidView;
 use std::collections::BTreeSet;
 
 /// Whether the guest is a VM and sees KVM's signature.

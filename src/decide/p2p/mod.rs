@@ -1,6 +1,7 @@
 //! Peer-to-peer: three gates, each with its verdict and its fix, one
 //! module each, judged on a system's evidence (`decide`) or on pasted text
-//! (`text`):
+//! (`text`), and on the host before the VM starts for `plan --p2p`
+//! (`plan`, the driver's gate and the lines that open it):
 //!
 //! - `driver`: NVIDIA's driver grants P2P under KVM only between GPUs in
 //!   one GPUDirect clique, and only where it sees KVM's signature.

@@ -1,10 +1,11 @@
 //! `plan --p2p`'s decision: on the host, before the VM starts, whether the
 //! driver's P2P gate will open in the guest, and why not. From what the
 //! configuration sets (`PveConfig::p2p`, `Domain::p2p`, or `--gpu`), the
-//! host's QEMU release (where the clique capability can go), each GPU's
-//! host config space (is 0xC8 free), ACS on the bridges above the GPUs and
-//! the host IOMMU's address width, all read beforehand
-//! (`evidence::host`). The lines to paste are written by the caller.
+//! QEMU release (`--qemu`, else the host's package: where the clique
+//! capability can go), each GPU's host config space (is 0xC8 free), ACS
+//! on the bridges above the GPUs and the host IOMMU's address width, all
+//! read beforehand (`evidence::host`). The lines to paste are the clique
+//! change in `decide::syntax`'s terms.
 //!
 //! Proxmox (qemu-server `PVE/QemuServer/PCI.pm`, `print_hostpci_devices`):
 //! a `hostpciN` entry that yields one function gets the device id
@@ -17,13 +18,17 @@
 //! 8.2 or later; libvirt passes `-device` as JSON, which `-set` cannot
 //! change. `<features><kvm><hidden state='on'/>` hides KVM.
 
+use crate::decide::hint::Change;
+use crate::decide::syntax::{self, Hypervisor, VmGpu, VmGpus};
 use crate::decide::window::QemuRules;
-use crate::evidence::host::{HostEvidence, HostIommu};
-use crate::model::p2p::{GateVerdict, VmP2p};
+use crate::evidence::host::{HostEvidence, HostIommu, VmConfig};
+use crate::model::p2p::{GateVerdict, VmDevice, VmP2p};
 use crate::model::pci::PciAddress;
+use crate::model::release::QemuVersion;
 use crate::model::select::is_gpu_class;
 use crate::parse::address::device_spec;
 use crate::parse::pci_caps::{self, ACS_REQUEST_REDIRECT};
+use crate::parse::qemu_args::CLIQUE;
 use crate::parse::release::{installed_version, qemu_version};
 use serde::Serialize;
 
@@ -46,6 +51,10 @@ pub(crate) struct PlanP2p {
     pub kvm_hidden: bool,
     /// The host's QEMU package and version, when dpkg knows it.
     pub qemu_package: Option<String>,
+    /// The release `--qemu` gave, whose rules then place the clique in
+    /// place of the package's; absent without the flag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qemu_given: Option<String>,
     /// The narrowest host IOMMU unit's address width.
     pub iommu_width_bits: Option<u32>,
     pub iommu_units: Vec<String>,
@@ -80,35 +89,43 @@ pub(crate) struct PlanP2pLines {
     pub qemu: String,
 }
 
-/// The gate and its problems for `vm`'s devices on this host, with
-/// `window_end` the end of the guest's 64-bit window as the plan predicts
-/// it. `lines` is left empty for the caller to write.
+/// The gate, its problems and the lines that set the clique for the VM
+/// configuration `host` read (its devices; `gpu_flags`, the `--gpu`
+/// devices, without one), with `qemu_given` the release `--qemu` names
+/// (which wins over the host's package) and `window_end` the end of the
+/// guest's 64-bit window as the plan predicts it.
 pub(crate) fn plan(
-    kind: VmKind,
-    vm: &VmP2p,
     host: &HostEvidence,
+    gpu_flags: &[String],
+    qemu_given: Option<QemuVersion>,
     window_end: Option<u64>,
 ) -> PlanP2p {
+    let (kind, vm) = match &host.vm {
+        Ok(c @ VmConfig::Proxmox(_)) => (VmKind::Proxmox, c.p2p().unwrap_or_default()),
+        Ok(c @ VmConfig::Libvirt(_)) => (VmKind::Libvirt, c.p2p().unwrap_or_default()),
+        _ => (VmKind::Qemu, VmP2p::of_flags(gpu_flags)),
+    };
     let mut problems = Vec::new();
-    let release = installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]);
-    // The clique rules of the package's release (P1, P2 in
-    // decide::window::rules).
-    let qemu = release
-        .as_ref()
-        .and_then(|(_, v)| qemu_version(v))
-        .map(|r| QemuRules::of(r, None));
-    if let Some((pkg, v)) = &release {
-        if qemu.is_some_and(|r| !r.clique) {
-            problems.push(format!(
-                "{pkg} {v} is older than QEMU 2.11: it has no x-nv-gpudirect-clique"
-            ));
-        }
+    let package = installed_version(&host.packages, &["pve-qemu-kvm", "qemu-system-x86"]);
+    // The clique rules of the release (P1, P2 in decide::window::rules),
+    // and the release as the problems name it.
+    let (qemu, named) = match (qemu_given, &package) {
+        (Some(v), _) => (Some(v), format!("QEMU {v} (--qemu)")),
+        (None, Some((pkg, v))) => (qemu_version(v), format!("{pkg} {v}")),
+        (None, None) => (None, String::new()),
+    };
+    let qemu = qemu.map(|v| QemuRules::of(v, None));
+    if qemu.is_some_and(|r| !r.clique) {
+        problems.push(format!(
+            "{named} is older than QEMU 2.11: it has no {CLIQUE}"
+        ));
     }
 
     // The GPUs among the devices: GPU-class on the host (a display
     // controller or an accelerator), or a mapping (not resolved here:
     // taken as one).
     let mut devices = Vec::new();
+    let mut gpus: Vec<&VmDevice> = Vec::new();
     let (mut bare, mut lists, mut no_alias) = (Vec::new(), Vec::new(), Vec::new());
     for d in &vm.devices {
         let spec = d.hosts.first().and_then(|h| device_spec(h));
@@ -146,6 +163,7 @@ pub(crate) fn plan(
         let config = first.and_then(|a| host.function(a)?.config.as_deref());
         let place_text = clique_offset(&d.name, config, qemu, &mut problems);
         let acs_redirect = first.map(|a| acs_redirect(host, a)).unwrap_or_default();
+        gpus.push(d);
         devices.push(PlanP2pDevice {
             name: d.name.clone(),
             host: d.hosts.join(";"),
@@ -199,15 +217,51 @@ pub(crate) fn plan(
             format!("the GPUs' cliques differ or some are not set ({}): the driver grants P2P only within one", ids.iter().map(|c| if c.is_empty() { "-" } else { c }).collect::<Vec<_>>().join(", "))
         });
     }
+    let lines = lines(kind, &vm, &gpus, &devices);
     PlanP2p {
         driver_gate,
         devices,
         kvm_hidden: vm.kvm_hidden,
-        qemu_package: release.map(|(p, v)| format!("{p} {v}")),
+        qemu_package: package.map(|(p, v)| format!("{p} {v}")),
+        qemu_given: qemu_given.map(|v| v.to_string()),
         iommu_width_bits,
         iommu_units,
         problems,
-        lines: PlanP2pLines::default(),
+        lines,
+    }
+}
+
+/// The lines to paste: every GPU in clique 0, KVM shown where it is
+/// hidden; the configuration's own (Proxmox, libvirt) and QEMU's.
+fn lines(kind: VmKind, vm: &VmP2p, gpus: &[&VmDevice], devices: &[PlanP2pDevice]) -> PlanP2pLines {
+    let mut change = Change {
+        kvm_signature_visible: vm.kvm_hidden.then_some(true),
+        ..Change::default()
+    };
+    change.vfio_pci_properties.insert(CLIQUE.into(), "0".into());
+    let vm_gpus = VmGpus {
+        gpus: gpus
+            .iter()
+            .zip(devices)
+            .map(|(g, d)| VmGpu {
+                name: &g.name,
+                hosts: &g.hosts,
+                targetable: d.targetable,
+            })
+            .collect(),
+        args: &vm.args,
+    };
+    let of = |h| syntax::device_lines(h, &change, &vm_gpus);
+    PlanP2pLines {
+        proxmox: match kind {
+            VmKind::Proxmox => of(Hypervisor::Proxmox),
+            _ => Vec::new(),
+        },
+        libvirt: match kind {
+            VmKind::Libvirt => of(Hypervisor::Libvirt).pop(),
+            _ => None,
+        },
+        qemu: of(Hypervisor::Qemu).join(" "),
     }
 }
 

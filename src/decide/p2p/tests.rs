@@ -7,7 +7,7 @@ use crate::evidence::p2p::P2pGpu;
 use crate::evidence::p2p::{NcclSetting, Viommu};
 use crate::model::pci::RootBus;
 use crate::model::platform::CpuVendor;
-use crate::read::cpuid::CpuidView;
+use crate::model::platform::CpuidView;
 
 fn a(s: &str) -> PciAddress {
     s.parse().unwrap()

@@ -3,7 +3,7 @@
 //! the qemu namespace (`<qemu:commandline>`, `<qemu:override>`), and
 //! `virsh shutdown` then `virsh start`, which starts a new QEMU process.
 
-use super::{replacing, NamedVm, Syntax, VmTarget};
+use super::{replacing, NamedVm, Syntax, VmGpus, VmTarget};
 use crate::decide::hint::Change;
 
 /// The namespace `<qemu:...>` elements need on `<domain>`.
@@ -50,6 +50,27 @@ fn commandline(args: &[(&str, String)]) -> String {
         .collect()
 }
 
+/// `<qemu:device alias='ua-gpu0'><qemu:frontend><qemu:property .../>...`:
+/// properties of the device libvirt knows by `alias`, for
+/// `<qemu:override>` (libvirt 8.2 or later).
+fn device_override<'a>(
+    alias: &str,
+    props: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> String {
+    let props: String = props
+        .into_iter()
+        .map(|(k, v)| {
+            let kind = if v.parse::<u64>().is_ok() {
+                "unsigned"
+            } else {
+                "string"
+            };
+            format!("<qemu:property name='{k}' type='{kind}' value='{v}'/>")
+        })
+        .collect();
+    format!("<qemu:device alias='{alias}'><qemu:frontend>{props}</qemu:frontend></qemu:device>")
+}
+
 pub(super) struct Libvirt;
 
 impl Syntax for Libvirt {
@@ -85,14 +106,10 @@ impl Syntax for Libvirt {
         if !parts.is_empty() {
             out.push(format!("libvirt: {}", parts.join(", and ")));
         }
-        for (k, v) in &c.vfio_pci_properties {
-            let kind = if v.parse::<u64>().is_ok() {
-                "unsigned"
-            } else {
-                "string"
-            };
+        for p in &c.vfio_pci_properties {
             out.push(format!(
-                "libvirt 8.2 or later, per GPU (libvirt passes -device as JSON, which -set cannot change): `<qemu:override><qemu:device alias='hostdev0'><qemu:frontend><qemu:property name='{k}' type='{kind}' value='{v}'/></qemu:frontend></qemu:device></qemu:override>` in the qemu namespace"
+                "libvirt 8.2 or later, per GPU (libvirt passes -device as JSON, which -set cannot change): `<qemu:override>{}</qemu:override>` in the qemu namespace",
+                device_override("hostdev0", [p])
             ));
         }
         if let Some(w) = c.viommu_aw_bits_min {
@@ -141,5 +158,28 @@ impl Syntax for Libvirt {
             "`virsh edit {name}`: {}; then `virsh shutdown {name}` and `virsh start {name}`",
             xml.join("; ")
         ))
+    }
+
+    /// One `<qemu:override>` with a device per GPU, by its alias
+    /// (`ua-gpuN` for one without, as the problems ask it be given). KVM
+    /// hidden is a removal from `<features>`, which the problems say.
+    fn device_lines(&self, c: &Change, vm: &VmGpus) -> Option<Vec<String>> {
+        if c.vfio_pci_properties.is_empty() {
+            return None;
+        }
+        let devices: String = vm
+            .gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let alias = if g.name.is_empty() {
+                    format!("ua-gpu{i}")
+                } else {
+                    g.name.to_string()
+                };
+                device_override(&alias, &c.vfio_pci_properties)
+            })
+            .collect();
+        Some(vec![format!("<qemu:override>{devices}</qemu:override>")])
     }
 }

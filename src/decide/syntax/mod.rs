@@ -104,6 +104,12 @@ trait Syntax {
     fn for_vm(&self, _c: &Change, _vm: &NamedVm) -> Option<String> {
         None
     }
+
+    /// The lines that make a change's device properties on each of the
+    /// GPUs of the VM `plan` read; `None` where the platform has none.
+    fn device_lines(&self, _c: &Change, _vm: &VmGpus) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// Where a plan's prescriptions are to be typed.
@@ -139,6 +145,37 @@ pub(crate) struct NamedVm<'a> {
     pub target: &'a VmTarget,
     pub has_hole64: bool,
     pub has_mmio64: bool,
+}
+
+/// A GPU of the VM `plan` read, as a change made on each device names it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VmGpu<'a> {
+    /// Its name in the configuration: `hostpciN`, a libvirt alias (empty
+    /// when it has none), `gpuN` for `--gpu`.
+    pub name: &'a str,
+    /// The host functions its entry passes, as written (`0000:41:00`, or
+    /// `0000:41:00.0` and `0000:41:00.1` of a list).
+    pub hosts: &'a [String],
+    /// QEMU's `-set device.ID...` can name it (Proxmox names the
+    /// functions of a multi-function entry `hostpciN.M`, which it cannot).
+    pub targetable: bool,
+}
+
+/// The GPUs of the VM `plan` read, for a change made on each of them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct VmGpus<'a> {
+    pub gpus: Vec<VmGpu<'a>>,
+    /// Proxmox: the VM's `args:` line as written, which a new one replaces.
+    pub args: &'a str,
+}
+
+/// The lines to paste that set `c`'s device properties
+/// (`vfio_pci_properties`) on every GPU of the VM `plan` read, in
+/// `platform`'s terms, with what the VM's entries must become first and,
+/// where `c` shows KVM's signature, the setting that hides it; empty for a
+/// platform without such lines.
+pub(crate) fn device_lines(platform: Hypervisor, c: &Change, vm: &VmGpus) -> Vec<String> {
+    platform.syntax().device_lines(c, vm).unwrap_or_default()
 }
 
 /// The platforms' entries for `c`, in the order given, joined into one

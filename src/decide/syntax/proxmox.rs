@@ -3,7 +3,7 @@
 //! no GUI field), and `qm reboot`, which starts a new QEMU process with
 //! the pending changes applied.
 
-use super::{qemu, NamedVm, Syntax, VmTarget};
+use super::{qemu, NamedVm, Syntax, VmGpus, VmTarget};
 use crate::decide::hint::Change;
 use crate::parse::qemu_args;
 
@@ -19,6 +19,12 @@ fn flags_value(c: &Change) -> String {
         .map(|f| format!("+{f}"))
         .collect::<Vec<_>>()
         .join(";")
+}
+
+/// `-set device.hostpci0.x-nv-gpudirect-clique=0`: a property of the
+/// device QEMU knows by `id` (qemu-server's `hostpciN`).
+fn set(id: &str, k: &str, v: &str) -> String {
+    format!("-set device.{id}.{k}={v}")
 }
 
 /// The vCPU part of a change, for any VM.
@@ -91,7 +97,7 @@ impl Syntax for Proxmox {
                 .flat_map(|i| {
                     c.vfio_pci_properties
                         .iter()
-                        .map(move |(k, v)| format!("-set device.hostpci{i}.{k}={v}"))
+                        .map(move |(k, v)| set(&format!("hostpci{i}"), k, v))
                 })
                 .collect();
             out.push(format!(
@@ -153,6 +159,45 @@ impl Syntax for Proxmox {
             "{}; then `qm reboot {vmid}` (or Shutdown, then Start): a reboot inside the guest keeps the old QEMU process",
             cmds.join(" ")
         ))
+    }
+
+    /// Each entry `-set` cannot name given as its GPU's function alone,
+    /// then the `args:` line with the VM's own arguments kept (its clique
+    /// settings replaced) and one `-set` per GPU and property, then the
+    /// `cpu:` property without `hidden=1` where KVM is to show.
+    fn device_lines(&self, c: &Change, vm: &VmGpus) -> Option<Vec<String>> {
+        if c.vfio_pci_properties.is_empty() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for g in vm.gpus.iter().filter(|g| !g.targetable) {
+            let h = g.hosts.first().map(String::as_str).unwrap_or("");
+            let was = g.hosts.join(";");
+            out.push(if g.hosts.len() > 1 {
+                format!("{}: {h},pcie=1  (was {was}: the other functions then need their own hostpciN if wanted)", g.name)
+            } else {
+                format!("{}: {h}.0,pcie=1  (was {h}: the other functions, e.g. the audio {h}.1, then need their own hostpciN if wanted)", g.name)
+            });
+        }
+        let sets: Vec<String> = vm
+            .gpus
+            .iter()
+            .flat_map(|g| {
+                c.vfio_pci_properties
+                    .iter()
+                    .map(move |(k, v)| set(g.name, k, v))
+            })
+            .collect();
+        let kept = qemu_args::args_without_cliques(vm.args);
+        out.push(if kept.is_empty() {
+            format!("args: {}", sets.join(" "))
+        } else {
+            format!("args: {kept} {}", sets.join(" "))
+        });
+        if c.kvm_signature_visible == Some(true) {
+            out.push("cpu: (the same, without hidden=1)".into());
+        }
+        Some(out)
     }
 }
 

@@ -3,9 +3,10 @@
 //! are made here, and the platforms that pass QEMU arguments through
 //! (Proxmox's `args:`, LXD's `raw.qemu`) write them with `args`.
 
-use super::{replacing, NamedVm, Syntax};
+use super::{replacing, NamedVm, Syntax, VmGpus};
 use crate::decide::hint::Change;
 use crate::model::platform::QemuMachine;
+use crate::parse::address::device_spec;
 
 const GIB: u64 = 1 << 30;
 
@@ -97,6 +98,19 @@ fn cpu(c: &Change) -> String {
     s
 }
 
+/// `-device vfio-pci,host=0000:41:00.0,x-nv-gpudirect-clique=0`: the
+/// host function passed through, with properties.
+pub(super) fn vfio_pci<'a>(
+    host: &str,
+    props: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> String {
+    let props: String = props
+        .into_iter()
+        .map(|(k, v)| format!(",{k}={v}"))
+        .collect();
+    format!("-device vfio-pci,host={host}{props}")
+}
+
 /// `pref64-reserve=32G,mem-reserve=64M`: a root port's properties.
 fn props(p: &[(String, String)]) -> String {
     p.iter()
@@ -122,8 +136,8 @@ impl Syntax for Qemu {
                 props(&c.pcie_root_port_properties)
             ));
         }
-        for (k, v) in &c.vfio_pci_properties {
-            parts.push(format!("`-device vfio-pci,host=...,{k}={v}`"));
+        for p in &c.vfio_pci_properties {
+            parts.push(format!("`{}`", vfio_pci("...", [p])));
         }
         if c.kvm_signature_visible == Some(true) {
             parts.push("no `kvm=off` in `-cpu`".into());
@@ -174,5 +188,26 @@ impl Syntax for Qemu {
             "QEMU: {}; then start a new QEMU process",
             a.join(" ")
         ))
+    }
+
+    /// One `-device vfio-pci` per GPU, on the first function its entry
+    /// names (`host=` takes one function: `41:00` is `0000:41:00.0`).
+    fn device_lines(&self, c: &Change, vm: &VmGpus) -> Option<Vec<String>> {
+        if c.vfio_pci_properties.is_empty() {
+            return None;
+        }
+        let lines = vm
+            .gpus
+            .iter()
+            .map(|g| {
+                let h = g
+                    .hosts
+                    .first()
+                    .map_or("", |h| h.split(';').next().unwrap_or(""));
+                let h = device_spec(h).map_or_else(|| h.to_string(), |a| a.first.to_string());
+                vfio_pci(&h, &c.vfio_pci_properties)
+            })
+            .collect();
+        Some(lines)
     }
 }

@@ -360,3 +360,73 @@ fn a_named_vm_gets_its_own_lines() {
     assert!(g.starts_with("in the guest: "), "{g}");
     assert!(!g.contains("qm "), "{g}");
 }
+
+#[test]
+fn each_gpu_of_a_named_vm_gets_the_device_property() {
+    let change = Change {
+        vfio_pci_properties: [("x-nv-gpudirect-clique".to_string(), "0".to_string())].into(),
+        kvm_signature_visible: Some(true),
+        ..Change::default()
+    };
+    let whole = vec!["0000:41:00".to_string()];
+    let listed = vec!["0000:42:00.0".to_string(), "0000:42:00.1".to_string()];
+    let one = vec!["0000:43:00.0".to_string()];
+    let vm = VmGpus {
+        gpus: vec![
+            VmGpu {
+                name: "hostpci0",
+                hosts: &whole,
+                targetable: false,
+            },
+            VmGpu {
+                name: "hostpci1",
+                hosts: &listed,
+                targetable: false,
+            },
+            VmGpu {
+                name: "",
+                hosts: &one,
+                targetable: true,
+            },
+        ],
+        args: "-smbios type=1 -set device.hostpci0.x-nv-gpudirect-clique=3",
+    };
+    let p = device_lines(Hypervisor::Proxmox, &change, &vm);
+    assert_eq!(p.len(), 4, "{p:?}");
+    // The entries -set cannot name become the GPU's function alone.
+    assert!(p[0].starts_with("hostpci0: 0000:41:00.0,pcie=1  (was 0000:41:00:"));
+    assert!(p[1].starts_with("hostpci1: 0000:42:00.0,pcie=1  (was 0000:42:00.0;0000:42:00.1:"));
+    // The args line keeps the VM's own arguments, its old clique dropped.
+    assert_eq!(
+        p[2],
+        "args: -smbios type=1 -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.x-nv-gpudirect-clique=0 -set device..x-nv-gpudirect-clique=0"
+    );
+    assert_eq!(p[3], "cpu: (the same, without hidden=1)");
+    let l = device_lines(Hypervisor::Libvirt, &change, &vm);
+    assert_eq!(l.len(), 1);
+    assert!(l[0].starts_with("<qemu:override><qemu:device alias='hostpci0'>"));
+    // A hostdev without an alias is named as the problems ask it be.
+    assert!(l[0].contains("<qemu:device alias='ua-gpu2'><qemu:frontend><qemu:property name='x-nv-gpudirect-clique' type='unsigned' value='0'/></qemu:frontend></qemu:device></qemu:override>"), "{l:?}");
+    let q = device_lines(Hypervisor::Qemu, &change, &vm);
+    assert_eq!(
+        q,
+        [
+            "-device vfio-pci,host=0000:41:00.0,x-nv-gpudirect-clique=0",
+            "-device vfio-pci,host=0000:42:00.0,x-nv-gpudirect-clique=0",
+            "-device vfio-pci,host=0000:43:00.0,x-nv-gpudirect-clique=0",
+        ]
+    );
+    // The same writer as the hints' generic lines.
+    let generic = list(&change, &[Hypervisor::Qemu], 1).unwrap();
+    assert!(
+        generic.contains("`-device vfio-pci,host=...,x-nv-gpudirect-clique=0`"),
+        "{generic}"
+    );
+    // Platforms without such lines, and a change without properties.
+    assert!(device_lines(Hypervisor::Vmware, &change, &vm).is_empty());
+    let none = Change {
+        kvm_signature_visible: Some(true),
+        ..Change::default()
+    };
+    assert!(device_lines(Hypervisor::Proxmox, &none, &vm).is_empty());
+}

@@ -6,12 +6,13 @@
 //! a log), `plan` (from the host's configuration) and the prescriptions.
 //!
 //! The files follow the stack: `qemu` (QEMU's memory map), `ovmf`,
-//! `seabios`, `topology` (where each GPU sits), `proxmox` (where
-//! qemu-server attaches devices, how it boots memory hot-plug),
+//! `seabios`, `kernel` (what QEMU and the guest kernel make of the
+//! windows the firmware left), `topology` (where each GPU sits), `proxmox`
+//! (where qemu-server attaches devices, how it boots memory hot-plug),
 //! `cpu_models` (what named CPU models carry), `rules` (the releases and
-//! the rules each brings, as data). Each rule cites its upstream source beside its code; the review's
-//! rows and vectors are the tests (`tests`). docs/firmware-window.md says
-//! what is out of scope and why.
+//! the rules each brings, as data). Each rule cites its upstream source
+//! beside its code; the rows and test vectors of docs/firmware-window.md
+//! are the tests (`tests`), and it says what is out of scope and why.
 
 pub(crate) mod cpu_models;
 mod kernel;
