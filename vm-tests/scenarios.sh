@@ -166,6 +166,13 @@ scenario p2p-rootports-2x16g gens=itools \
   fw=seabios cpu=qemu64,phys-bits=46,vendor=GenuineIntel gpus=2x16G \
   args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=- p2p_path=PHB \
   p2p_hints=p2p-nccl-level,p2p-pcie-switch
+# The switch with GPU-shaped stand-ins: each GPU's four functions at
+# device 0 of a downstream port of its own. Both ivshmem functions of each
+# GPU match 1af4:1110. plan has no switch topology: its comparison says so.
+scenario p2p-switch-gpu-2x16g gens=itools standin=gpu topology=switch \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x16G \
+  args='gpu_preflight.match=1af4:1110 gpu_preflight.expect=4' \
+  verdict=ok diagnosis=ok unassigned=- hints=- p2p_path=PXB p2p_hints=-
 
 # Closed-loop starts the issue table adds: follow hints[0] to a healthy
 # guest. One generator: the loop tests the prescriptions, not the image.
