@@ -275,25 +275,27 @@ vt_chroot() {
 }
 
 # vt_e2e_boot NAME DISK DIR: one boot of the end-to-end disk (qcow2 overlay
-# DISK) under the scenario's machine; results unpacked in DIR/report.
+# DISK) under the scenario's machine; results unpacked in DIR/report. In a
+# dry run (VT_DRY_RUN) only the command line is printed.
 vt_e2e_boot() {
-    local name=$1 disk=$2 d=$3 secs rc limit
-    mkdir -p "$d/report"
-    vt_qemu_args "$name" "$d"
+    local name=$1 disk=$2 d=$3 limit
+    [ -n "${VT_DRY_RUN-}" ] || mkdir -p "$d/report"
+    vt_vm_from_scenario "$name"
+    vt_vm_qemu "$d"
     # shellcheck disable=SC2054 # commas belong to QEMU's syntax
     VT_QEMU+=(-drive "file=$disk,if=none,id=disk,format=qcow2"
         -device ide-hd,drive=disk,bus=ide.0
         -serial "file:$d/console.log" -serial "file:$d/report.b64")
-    vt_fmt_cmd "${VT_QEMU[@]}" >"$d/qemu-cmdline"
     limit=$(sc "$name" timeout 300)
-    secs=$(vt_run_qemu "$d/qemu.log" "$limit" "${VT_QEMU[@]}")
-    rc=$?
-    rm -f "$d"/gpu*.mem
-    [ $rc -eq 124 ] && echo "qemu stopped by the ${limit}s timeout" >>"$d/qemu.log"
+    if [ -n "${VT_DRY_RUN-}" ]; then
+        vt_vm_boot "$d" "$limit" >/dev/null
+        return 0
+    fi
+    vt_fmt_cmd "${VT_QEMU[@]}" >"$d/qemu-cmdline"
+    vt_vm_boot "$d" "$limit" >"$d/seconds"
     if [ -s "$d/report.b64" ]; then
         vt_serial_payload "$d/report.b64" REPORT-BEGIN REPORT-END | tar -xz -C "$d/report" 2>/dev/null
     fi
-    echo "$secs" >"$d/seconds"
 }
 
 # vt_e2e_run NAME RESULTS_DIR BASE_DISK [FLAVOUR]: the boots of one

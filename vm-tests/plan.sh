@@ -9,101 +9,14 @@
 # Files in a boot's directory:
 #   plan/<source>.json   plan's report (source: flags, proxmox, libvirt)
 #   plan/<source>.err    its stderr; plan/<source>.rc its exit status
+#   plan/unexpressed     why plan's flags cannot describe the VM (a switch):
+#                        plan is not asked, and the comparison says so
 #   plan-host/           the fake host tree (plan_as=yes)
 #   plan-compare         one line per source: source, predicted ok and
-#                        count, observed ok and count, match|count|MISS|n/a
-# Sourced by vm-tests/run after lib.sh.
-
-# The firmware builds QEMU boots here: Debian's ovmf and seabios packages.
-vt_pkg_version() {
-    dpkg-query -W -f='${Version}' "$1" 2>/dev/null
-}
-VT_OVMF_VERSION=${VT_OVMF_VERSION:-$(vt_pkg_version ovmf)}
-VT_SEABIOS_VERSION=${VT_SEABIOS_VERSION:-$(vt_pkg_version seabios)}
-
-# vt_plan_vm NAME: the scenario's VM as shell assignments (eval'd by the
-# callers): fw, fwver, model, bits, flags (space separated), vendor, count,
-# size, ram, hole64, mmio64, realloc, ports, unmodelled.
-vt_plan_vm() {
-    local n=$1 cpu p w words=() i
-    local fw fwver model bits='' flags='' vendor=amd count size ram hole64='' mmio64='' realloc='' ports unmodelled=''
-    fw=$(sc "$n" fw seabios)
-    case $fw in
-    ovmf) fwver=$VT_OVMF_VERSION ;;
-    *) fwver=$VT_SEABIOS_VERSION ;;
-    esac
-    cpu=$(sc "$n" cpu qemu64)
-    model=${cpu%%,*}
-    # qemu64 is an AMD model: under TCG the guest sees AuthenticAMD.
-    IFS=, read -r -a words <<<"${cpu#"$model"}"
-    for p in "${words[@]}"; do
-        case $p in
-        '') ;;
-        phys-bits=*) bits=${p#phys-bits=} ;;
-        vendor=GenuineIntel) vendor=intel ;;
-        vendor=AuthenticAMD) vendor=amd ;;
-        +*) flags+=" ${p#+}" ;;
-        *) unmodelled+=" -cpu:$p" ;;
-        esac
-    done
-    count=$(sc "$n" gpus 0)
-    size=${count#*x}
-    count=${count%%x*}
-    ram=$(sc "$n" ram 1G)
-    read -r -a words <<<"$(sc "$n" host)"
-    for ((i = 0; i < ${#words[@]}; i++)); do
-        w=${words[i]}
-        case $w in
-        -global | -fw_cfg)
-            i=$((i + 1))
-            p=${words[i]-}
-            case "$w $p" in
-            "-global q35-pcihost.pci-hole64-size="*) hole64=${p#*=} ;;
-            "-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string="*) mmio64=${p##*=} ;;
-            *) unmodelled+=" $w:$p" ;;
-            esac
-            ;;
-        *) unmodelled+=" $w" ;;
-        esac
-    done
-    for w in $(sc "$n" guest); do
-        case $w in
-        pci=realloc) realloc=1 ;;
-        mem=*) ;; # the guest's own use of RAM, not the firmware's map
-        *) unmodelled+=" guest:$w" ;;
-        esac
-    done
-    ports=$(sc "$n" ports 0)
-    [ "$(sc "$n" nic none)" = none ] || ports=$((ports + 1))
-    declare -p fw fwver model bits flags vendor count size ram hole64 mmio64 realloc ports unmodelled |
-        sed 's/^declare -- //'
-}
-
-# vt_plan_flags NAME: plan's arguments for the scenario, one per line.
-vt_plan_flags() {
-    local fw fwver model bits flags vendor count size ram hole64 mmio64 realloc ports unmodelled f
-    eval "$(vt_plan_vm "$1")"
-    printf '%s\n' --firmware "$fw${fwver:+:$fwver}" --machine q35 --cpu "$model" --cpu-vendor "$vendor" \
-        --gpus "$count" --bar "$size" --ram "$ram"
-    [ -z "$bits" ] || printf '%s\n' --phys-bits "$bits"
-    for f in $flags; do printf '%s\n' --cpu-flag "$f"; done
-    [ -z "$hole64" ] || printf '%s\n' --hole64 "$hole64"
-    [ -z "$mmio64" ] || printf '%s\n' --mmio64 "${mmio64}M"
-    [ -z "$realloc" ] || echo --realloc
-    [ "$ports" = 0 ] || printf '%s\n' --empty-ports "$ports"
-}
-
-# vt_bytes SIZE: 128G -> bytes.
-vt_bytes() {
-    local v=${1%[KMGT]} u=${1: -1}
-    case $u in
-    K) echo $((v << 10)) ;;
-    M) echo $((v << 20)) ;;
-    G) echo $((v << 30)) ;;
-    T) echo $((v << 40)) ;;
-    *) echo "$1" ;;
-    esac
-}
+#                        count, observed ok and count,
+#                        match|count|MISS|n/a|unexpressed, and a note
+# The VM comes from vm.sh (vt_vm_from_scenario), its flags from
+# vt_vm_plan_flags. Sourced by vm-tests/run after lib.sh and vm.sh.
 
 # vt_plan_host NAME DIR: a fake host tree in DIR holding the scenario's VM as
 # Proxmox config 900 and libvirt domain NAME, with the stand-ins as host
@@ -111,12 +24,21 @@ vt_bytes() {
 # the stand-in's size (64-bit prefetchable), as ivshmem-plain has them. Their
 # class is a 3D controller's: passed through, they are the GPUs.
 vt_plan_host() {
-    local n=$1 h=$2 i bdf dev start bytes cpu_pve feats='' hostdevs='' fwattr='' pcihole='' qemucl=''
-    local fw fwver model bits flags vendor count size ram hole64 mmio64 realloc ports unmodelled f
-    eval "$(vt_plan_vm "$n")"
+    local n=$1 h=$2 i bdf dev start bytes cpu_pve feats='' hostdevs='' fwattr='' pcihole='' qemucl='' args
+    local fw fwver model bits flags vendor count size ram hole64 mmio64 f
+    vt_vm_from_scenario "$n"
+    vt_vm_facts
+    # The fake host holds what it can say: single stand-ins on q35's root
+    # ports, as Proxmox's pcie=1 and libvirt's default place them.
+    [ "${VF[family]}:${VF[topology]}:$(vm standin single)" = q35:root-ports:single ] ||
+        vt_die "scenario $n: plan_as=yes needs single stand-ins on q35 root ports"
+    fw=$(vm fw seabios) fwver=$(vt_vm_firmware) model=${VF[model]} bits=${VF[bits]} flags=${VF[flags]}
+    case $fwver in *:*) fwver=${fwver#*:} ;; *) fwver='' ;; esac
+    vendor=${VF[vendor]} count=${VF[count]} size=${VF[size]} ram=$(vm ram 1G)
+    hole64=${VF[hole64]} mmio64=${VF[mmio64]} args=$(vt_vm_host_args)
     rm -rf "$h"
     mkdir -p "$h/etc/pve/qemu-server" "$h/etc/libvirt/qemu" "$h/proc" "$h/var/lib/dpkg" "$h/sys/bus/pci/devices"
-    bytes=$(vt_bytes "$size")
+    bytes=$(vt_size_bytes "$size")
     for ((i = 0; i < count; i++)); do
         bdf=$(printf '0000:%02x:00.0' $((0x41 + i)))
         dev=$h/sys/devices/pci0000:40/0000:40:$(printf '%02x' $((i + 1))).0/$bdf
@@ -150,22 +72,22 @@ vt_plan_host() {
         echo "cpu: $cpu_pve"
         cat "$h/hostpci" 2>/dev/null
         echo "machine: q35"
-        echo "memory: $(($(vt_bytes "$ram") >> 20))"
+        echo "memory: $(($(vt_size_bytes "$ram") >> 20))"
         echo "name: $n"
-        [ -z "$(sc "$n" host)" ] || echo "args: $(sc "$n" host)"
+        [ -z "$args" ] || echo "args: $args"
     } >"$h/etc/pve/qemu-server/900.conf"
     # libvirt: the same VM.
     [ "$fw" = ovmf ] && fwattr=" firmware='efi'"
     feats=''
     for f in $flags; do feats+="<feature policy='require' name='$f'/>"; done
     [ -z "$bits" ] || feats+="<maxphysaddr mode='emulate' bits='$bits'/>"
-    [ -z "$hole64" ] && pcihole='' || pcihole="<pcihole64 unit='KiB'>$(($(vt_bytes "$hole64") >> 10))</pcihole64>"
+    [ -z "$hole64" ] && pcihole='' || pcihole="<pcihole64 unit='KiB'>$(($(vt_size_bytes "$hole64") >> 10))</pcihole64>"
     [ -z "$mmio64" ] || qemucl="  <qemu:commandline><qemu:arg value='-fw_cfg'/><qemu:arg value='name=opt/ovmf/X-PciMmio64Mb,string=$mmio64'/></qemu:commandline>
 "
     cat >"$h/etc/libvirt/qemu/$n.xml" <<XML
 <domain type='kvm' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>$n</name>
-  <memory unit='KiB'>$(($(vt_bytes "$ram") >> 10))</memory>
+  <memory unit='KiB'>$(($(vt_size_bytes "$ram") >> 10))</memory>
   <os$fwattr><type arch='x86_64' machine='pc-q35-7.2'>hvm</type></os>
   <cpu mode='custom' match='exact' check='none'><model fallback='forbid'>$model</model>$feats</cpu>
   <devices>
@@ -176,29 +98,39 @@ XML
 }
 
 # vt_plan NAME DIR: plan's predictions for scenario NAME before its boot.
+# In a dry run (VT_DRY_RUN) the calls are printed and nothing is written.
 vt_plan() {
-    local n=$1 d=$2 src args=()
-    mkdir -p "$d/plan"
-    [ "$(sc "$n" gpus 0)" = 0 ] && return 0
+    local n=$1 d=$2 src why rc dry=${VT_DRY_RUN-} args=()
+    [ -n "$dry" ] || mkdir -p "$d/plan"
+    vt_vm_from_scenario "$n"
+    vt_vm_facts
+    [ "${VF[count]}" = 0 ] && return 0
+    why=$(vt_vm_unexpressed)
+    if [ -n "$why" ]; then
+        # Said in the comparison, never put into flags plan does not have.
+        if [ -n "$dry" ]; then echo "plan: none: $why" >>"$dry"; else echo "$why" >"$d/plan/unexpressed"; fi
+        return 0
+    fi
     # GPU-shaped stand-ins (standin=gpu) have several BARs per GPU and are
-    # judged against plan by vm-tests/campaign, whose flags express them.
-    [ "$(sc "$n" standin)" = gpu ] && return 0
-    mapfile -t args < <(vt_plan_flags "$n")
-    "$VT_BIN_PATH" plan "${args[@]}" --format json >"$d/plan/flags.json" 2>"$d/plan/flags.err"
-    echo $? >"$d/plan/flags.rc"
+    # judged against plan by vm-tests/campaign, whose records keep each
+    # function's BARs.
+    [ "$(vm standin single)" = gpu ] && return 0
+    mapfile -t args < <(vt_vm_plan_flags full)
+    rc=$(vt_plan_exec plan "$d/plan/flags.json" "$d/plan/flags.err" "${args[@]}" --format json)
+    [ -n "$dry" ] || echo "$rc" >"$d/plan/flags.rc"
     [ "$(sc "$n" plan_as)" = yes ] || return 0
-    vt_plan_host "$n" "$d/plan-host"
+    [ -n "$dry" ] || vt_plan_host "$n" "$d/plan-host"
     # Only guest-side settings come as flags: pci=realloc is the guest's.
     args=()
-    case " $(sc "$n" guest) " in *" pci=realloc "*) args+=(--realloc) ;; esac
+    [ -z "${VF[realloc]}" ] || args+=(--realloc)
     for src in proxmox libvirt; do
         if [ $src = proxmox ]; then
             set -- --proxmox 900
         else
             set -- --libvirt "$d/plan-host/etc/libvirt/qemu/$n.xml"
         fi
-        "$VT_BIN_PATH" plan --root "$d/plan-host" "$@" "${args[@]}" --format json >"$d/plan/$src.json" 2>"$d/plan/$src.err"
-        echo $? >"$d/plan/$src.rc"
+        rc=$(vt_plan_exec plan "$d/plan/$src.json" "$d/plan/$src.err" --root "$d/plan-host" "$@" "${args[@]}" --format json)
+        [ -n "$dry" ] || echo "$rc" >"$d/plan/$src.rc"
     done
 }
 
@@ -209,19 +141,25 @@ vt_plan() {
 # prediction was wrong: `ok`, or the count unless the scenario's plan_miss
 # explains why.
 vt_plan_compare() {
-    local n=$1 d=$2 r=${3:-$2/report} f src rc pok pn ook='' on='' total want res bad=0
+    local n=$1 d=$2 r=${3:-$2/report} f fn src rc pok pn ook='' on='' total want res bad=0
     : >"$d/plan-compare"
     [ -d "$d/plan" ] || return 0
     want=$(sc "$n" gpus 0)
     want=${want%%x*}
     if [ -f "$r/standins" ]; then
-        total=$(grep -c . "$r/standins")
-        on=$(awk '$2 ~ /^0x0+$/' "$r/standins" | grep -c .)
+        # A GPU-shaped stand-in is counted by its function 0 (the VRAM).
+        fn=.
+        [ "$(sc "$n" standin)" = gpu ] && fn='^[^ ]*\.0 '
+        total=$(grep -c -- "$fn" "$r/standins")
+        on=$(grep -- "$fn" "$r/standins" | awk '$2 ~ /^0x0+$/' | grep -c .)
         if [ "$total" = "$want" ]; then
             ook=$([ "$on" = 0 ] && echo true || echo false)
         else
             ook="saw-$total-of-$want"
         fi
+    fi
+    if [ -s "$d/plan/unexpressed" ]; then
+        printf 'flags\t-\t-\t%s\t%s\tunexpressed\t%s\n' "${ook:--}" "${on:--}" "$(cat "$d/plan/unexpressed")" >>"$d/plan-compare"
     fi
     for f in "$d"/plan/*.rc; do
         [ -e "$f" ] || continue

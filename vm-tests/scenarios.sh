@@ -1,21 +1,32 @@
 # shellcheck shell=bash
 # The VM scenarios, in one place. Sourced by bash (vm-tests/lib.sh defines
-# `scenario`). Each call names a scenario and sets its fields as key=value:
+# `scenario`). Each call names a scenario and sets its fields as key=value.
 #
+# The VM (vm-tests/vm.sh says each key in full; run, capture-fixtures and
+# plan.sh make QEMU's command line and plan's flags from these alone):
+#   machine   q35 (default) | pc (i440fx: the test root on PIIX's IDE)
 #   fw        seabios | ovmf (OVMF via -bios OVMF.fd)
+#   build     a firmware build of the matrix (vm-tests/matrix.sh,
+#             seabios-1.16.3); qemu  the matrix's QEMU (qemu-10.0.2)
 #   cpu       the -cpu value; qemu64 without phys-bits advertises 40 bits
-#   gpus      COUNTxSIZE of ivshmem-plain stand-ins, each behind its own
-#             pcie-root-port (8x128G); 0 for none
+#   gpus      COUNTxSIZE of stand-ins (8x128G); 0 for none
+#   standin   single (default): one ivshmem-plain per GPU, BAR 2 of SIZE;
+#             gpu: GPU-shaped stand-ins (vm-tests/standins.sh)
+#   topology  where the stand-ins sit, for either kind (standins.sh):
+#             root-ports (default on q35): each on its own pcie-root-port;
+#             bridge: all behind one pci-bridge; bus0 (default on pc): all
+#             on bus 0; switch: all below one emulated switch (x3130-upstream
+#             on one root port, an xio3130-downstream each)
 #   vga       none (default) | std: std keeps QEMU's emulated VGA 1234:1111
 #             at 00:01.0, which a real guest has and which is not a GPU
-#   topo      rootports (default): each stand-in on its own pcie-root-port;
-#             switch: all behind one emulated switch (x3130-upstream on one
-#             root port, an xio3130-downstream per stand-in)
 #   ports     extra empty pcie-root-ports after the stand-ins (I/O-window noise)
 #   nic       virtio: a virtio-net behind one more root port; none (default)
 #   ram       guest RAM backed by a sparse file (512G); the guest kernel
 #             then needs mem=1G in `guest`. Default: 1G of real RAM
-#   host      extra QEMU arguments (the host-side knob under test)
+#   maxmem, slots  memory hot-plug (-m RAM,slots=N,maxmem=SIZE)
+#   global    QEMU globals, DRIVER.PROP=VALUE, space separated (-global)
+#   fw_cfg    fw_cfg strings, NAME=VALUE, space separated (-fw_cfg)
+#   host      further QEMU arguments (none of the scenarios needs one)
 #   guest     extra guest kernel command line
 #   observed  what docs/lab.md records for this setup
 #   capture   yes: tests/fixtures/<name>/ is captured from this scenario
@@ -62,7 +73,7 @@
 sel8='gpu_preflight.match=1af4:1110 gpu_preflight.expect=8'
 sel7='gpu_preflight.match=1af4:1110 gpu_preflight.expect=7'
 sel2='gpu_preflight.match=1af4:1110 gpu_preflight.expect=2'
-hole1t='-global q35-pcihost.pci-hole64-size=1T'
+hole1t='q35-pcihost.pci-hole64-size=1T'
 
 scenario seabios-46bit-8x128g capture=yes \
   fw=seabios cpu=qemu64,phys-bits=46 gpus=8x128G \
@@ -106,19 +117,19 @@ scenario ovmf-8x32g-realloc capture=yes loop=yes \
   hints=cpu-pdpe1gb,ovmf-mmio64-aperture,qemu-pci-hole64-size nohints=guest-pci-realloc
 
 scenario ovmf-8x32g-hole1t capture=yes loop=yes plan_as=yes \
-  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G global="$hole1t" \
   observed='5 of 8 unassigned, but the root window is now 1 TiB (0xe000000000-0x1dfffffffff)' \
   args="$sel8" verdict=fail diagnosis=firmware_left_unassigned \
   unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
   hints=cpu-pdpe1gb,ovmf-mmio64-aperture,guest-pci-realloc
 
 scenario ovmf-8x32g-hole1t-realloc capture=yes \
-  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t" guest=pci=realloc \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G global="$hole1t" guest=pci=realloc \
   observed='all 8 assigned after "No. 2 try to assign unassigned res"' \
   args="$sel8" verdict=ok diagnosis=ok unassigned=- hints=-
 
 scenario ovmf-7x32g-hole1t-expect8 capture=yes \
-  fw=ovmf cpu=qemu64,phys-bits=46 gpus=7x32G host="$hole1t" guest=pci=realloc \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=7x32G global="$hole1t" guest=pci=realloc \
   observed='all 7 assigned (not a row of docs/lab.md: 7 stand-ins where 8 are expected)' \
   args="$sel8" verdict=fail diagnosis=gpus_missing unassigned=- hints=check-passthrough
 
@@ -149,12 +160,19 @@ scenario seabios-noisy-rootports capture=yes \
 # emulated on a stand-in: QEMU adds the capability to NVIDIA display-class
 # vfio devices only; the suite's result line says so.
 scenario p2p-switch-2x16g gens=itools \
-  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x16G topo=switch \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x16G topology=switch \
   args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=- p2p_path=PXB p2p_hints=-
 scenario p2p-rootports-2x16g gens=itools \
   fw=seabios cpu=qemu64,phys-bits=46,vendor=GenuineIntel gpus=2x16G \
   args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=- p2p_path=PHB \
   p2p_hints=p2p-nccl-level,p2p-pcie-switch
+# The switch with GPU-shaped stand-ins: each GPU's four functions at
+# device 0 of a downstream port of its own. Both ivshmem functions of each
+# GPU match 1af4:1110. plan has no switch topology: its comparison says so.
+scenario p2p-switch-gpu-2x16g gens=itools standin=gpu topology=switch \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x16G \
+  args='gpu_preflight.match=1af4:1110 gpu_preflight.expect=4' \
+  verdict=ok diagnosis=ok unassigned=- hints=- p2p_path=PXB p2p_hints=-
 
 # Closed-loop starts the issue table adds: follow hints[0] to a healthy
 # guest. One generator: the loop tests the prescriptions, not the image.
@@ -223,8 +241,6 @@ scenario strict-healthy-boots kind=fault fault=strict-ok fw=seabios cpu=qemu64,p
 # Proxmox's: q35, pcie=1, SeaBIOS 1.16.3 (pve-qemu-kvm's bundled build),
 # kvm64, AMD and Intel hosts, 64-512 GiB of RAM. The first verdict is not
 # declared: the loop must reach a healthy guest from whatever it is.
-#   build     the matrix's firmware build; qemu  the matrix's QEMU
-#   standin   gpu: GPU-shaped stand-ins; topology root-ports|bridge|bus0
 # Both ivshmem functions of each GPU match 1af4:1110: 16 for 8 GPUs.
 # The builds from sid (SeaBIOS 1.17.0, OVMF 2026.08) are required=no: a
 # pinned sid version leaves the archive when it is superseded, and a build
@@ -305,8 +321,8 @@ expect=8'
 VT_E2E_CMDLINE='console=ttyS0 panic=1 oops=panic gpu_preflight.remediate=1'
 export VT_E2E_CONF VT_E2E_CMDLINE
 scenario disk-hole1t-realloc-fix kind=disk expect=fix boots=3 gens="itools dracut" timeout=600 \
-  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t"
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G global="$hole1t"
 scenario disk-sdboot-hole1t-realloc-fix kind=disk loader=sdboot expect=fix boots=3 gens=itools timeout=600 \
-  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G host="$hole1t"
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G global="$hole1t"
 scenario disk-default-hole-nofix kind=disk expect=nofix boots=2 gens=itools \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G

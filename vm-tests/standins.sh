@@ -1,43 +1,59 @@
 # shellcheck shell=bash
-# GPU-shaped stand-ins: what a datacenter GPU shows the firmware, made of
-# QEMU devices, in the topologies Proxmox and libvirt produce. Per GPU, one
-# multifunction slot:
+# The stand-ins for GPUs, made of QEMU devices, in the topologies Proxmox
+# and libvirt produce. Two kinds (vm.sh's `standin`):
 #
-#   fn 0  ivshmem-plain (1af4:1110): BAR 0 256 B, BAR 2 the VRAM, 64-bit
-#         prefetchable, as large as its sparse backing file
-#   fn 1  ivshmem-plain: BAR 2 32 MiB, 64-bit prefetchable (NVIDIA's BAR 3)
-#   fn 2  qxl (1b36:0100): BAR 0 32 MiB and BAR 1 16 MiB, 32-bit
-#         non-prefetchable (NVIDIA's BAR 0 is a 16-32 MiB 32-bit register
-#         BAR). qxl rather than secondary-vga: a VGA's 32-bit BAR is
-#         prefetchable, and one 32-bit prefetchable BAR behind a bridge
-#         makes SeaBIOS and OVMF give the whole bridge a 32-bit
-#         prefetchable window, which no GPU does
-#   fn 3  ich9-intel-hda: BAR 0 16 KiB (the GPU's audio function)
+#   single  one ivshmem-plain (1af4:1110) per GPU: BAR 2 64-bit
+#           prefetchable, as large as its sparse backing file
+#   gpu     what a datacenter GPU shows the firmware, one multifunction
+#           slot per GPU:
+#     fn 0  ivshmem-plain (1af4:1110): BAR 0 256 B, BAR 2 the VRAM, 64-bit
+#           prefetchable, as large as its sparse backing file
+#     fn 1  ivshmem-plain: BAR 2 32 MiB, 64-bit prefetchable (NVIDIA's BAR 3)
+#     fn 2  qxl (1b36:0100): BAR 0 32 MiB and BAR 1 16 MiB, 32-bit
+#           non-prefetchable (NVIDIA's BAR 0 is a 16-32 MiB 32-bit register
+#           BAR). qxl rather than secondary-vga: a VGA's 32-bit BAR is
+#           prefetchable, and one 32-bit prefetchable BAR behind a bridge
+#           makes SeaBIOS and OVMF give the whole bridge a 32-bit
+#           prefetchable window, which no GPU does
+#     fn 3  ich9-intel-hda: BAR 0 16 KiB (the GPU's audio function)
 #
-# Topologies (VT_TOPOLOGY):
+# Topologies (vm.sh's `topology`), for either kind:
 #   root-ports  one pcie-root-port per GPU on pcie.0 (Proxmox pcie=1,
 #               libvirt's default on q35)
 #   bridge      every GPU behind one pci-bridge, behind an i82801b11-bridge
 #               on pcie.0 (Proxmox pcie=0 on q35)
 #   bus0        every GPU on bus 0 (i440fx, -M pc: Proxmox's default)
-# Empty hot-plug ports (pcie-root-port, q35 only) come after the GPUs.
-#
-# The single-BAR stand-ins of vm-tests/scenarios.sh (vt_qemu_args in
-# lib.sh) are unchanged.
+#   switch      every GPU below one emulated PCIe switch: an x3130-upstream
+#               on one root port, an xio3130-downstream per GPU with the
+#               GPU at its device 0 (the GPUs are then PXB apart as NCCL
+#               classifies a path, not PHB: docs/p2p.md)
+# Empty hot-plug ports (pcie-root-port, q35 only) and the NIC's port come
+# after the GPUs.
 
-# shellcheck disable=SC2034 # read by the campaign
+# shellcheck disable=SC2034 # read by vm.sh
 VT_GPU_BAR64_SMALL=32M
 # The 32-bit BARs of each GPU, as plan's --bar32 takes them.
 # shellcheck disable=SC2034
 VT_GPU_BAR32='32M 16M'
 
-# vt_gpu_devices TOPOLOGY COUNT VRAM PORTS DIR: appends to the array
-# VT_QEMU the objects and devices of COUNT GPU-shaped stand-ins with VRAM
-# BARs of VRAM bytes (128G) and PORTS empty hot-plug root ports. Sparse
-# backing files go in DIR.
-vt_gpu_devices() {
-    local topo=$1 count=$2 vram=$3 ports=$4 dir=$5 i bus addr chassis=1 slot
+# vt_standins KIND TOPOLOGY COUNT SIZE PORTS NIC DIR: appends to VT_QEMU the
+# objects and devices of COUNT stand-ins of KIND whose large BAR is SIZE
+# (128G), PORTS empty hot-plug root ports and the NIC (none | virtio), and
+# to VT_VM_FILES the sparse backing files ("SIZE PATH", in DIR).
+#
+# Root ports are numbered as each kind's fixtures and records were made
+# with: a single stand-in's port has slot=INDEX and the empty ports
+# slot=CHASSIS-1; a GPU's and every port after it slot=CHASSIS.
+vt_standins() {
+    local kind=$1 topo=$2 count=$3 size=$4 ports=$5 nic=$6 dir=$7 i bus addr chassis=1 slot port pslot back
     case $topo in
+    switch)
+        [ "$kind" = gpu ] && slot=1 || slot=0
+        # shellcheck disable=SC2054 # commas belong to QEMU's syntax
+        VT_QEMU+=(-device "pcie-root-port,id=swp,chassis=$chassis,slot=$slot,bus=pcie.0"
+            -device "x3130-upstream,id=swup,bus=swp")
+        chassis=2
+        ;;
     bridge)
         # shellcheck disable=SC2054 # commas belong to QEMU's syntax
         VT_QEMU+=(-device i82801b11-bridge,id=dmi,bus=pcie.0
@@ -48,28 +64,52 @@ vt_gpu_devices() {
     *) vt_die "unknown topology $topo" ;;
     esac
     for ((i = 0; i < count; i++)); do
-        truncate -s "$vram" "$dir/gpu$i.mem"
-        truncate -s "$VT_GPU_BAR64_SMALL" "$dir/gpu$i.bar3.mem"
-        VT_QEMU+=(-object "memory-backend-file,id=v$i,size=$vram,mem-path=$dir/gpu$i.mem,share=on"
-            -object "memory-backend-file,id=s$i,size=$VT_GPU_BAR64_SMALL,mem-path=$dir/gpu$i.bar3.mem,share=on")
+        # Sparse: a stand-in's BAR costs neither RAM nor disk.
+        if [ "$kind" = gpu ]; then
+            VT_VM_FILES+=("$size $dir/gpu$i.mem" "$VT_GPU_BAR64_SMALL $dir/gpu$i.bar3.mem")
+            VT_QEMU+=(-object "memory-backend-file,id=v$i,size=$size,mem-path=$dir/gpu$i.mem,share=on"
+                -object "memory-backend-file,id=s$i,size=$VT_GPU_BAR64_SMALL,mem-path=$dir/gpu$i.bar3.mem,share=on")
+            port=gp$i pslot=$chassis
+        else
+            VT_VM_FILES+=("$size $dir/gpu$i.mem")
+            VT_QEMU+=(-object "memory-backend-file,id=m$i,size=$size,mem-path=$dir/gpu$i.mem,share=on")
+            port=rp$i pslot=$i
+        fi
+        # The GPU's own port (root-ports, switch) at its device 0, or its
+        # slot on a shared bus.
         case $topo in
-        root-ports)
-            VT_QEMU+=(-device "pcie-root-port,id=gp$i,chassis=$chassis,slot=$chassis,bus=pcie.0")
-            chassis=$((chassis + 1))
-            bus=gp$i slot=0
-            ;;
-        bridge) bus=pb0 slot=$((i + 1)) ;;
-        bus0) bus=pci.0 slot=$((i + 0x10)) ;;
+        root-ports) VT_QEMU+=(-device "pcie-root-port,id=$port,chassis=$chassis,slot=$pslot,bus=pcie.0") ;;
+        switch) VT_QEMU+=(-device "xio3130-downstream,id=$port,chassis=$chassis,slot=$pslot,bus=swup") ;;
         esac
-        addr=$(printf '%x' "$slot")
-        VT_QEMU+=(-device "ivshmem-plain,memdev=v$i,bus=$bus,addr=$addr.0,multifunction=on"
-            -device "ivshmem-plain,memdev=s$i,bus=$bus,addr=$addr.1"
-            -device "qxl,bus=$bus,addr=$addr.2,ram_size_mb=32,vram_size_mb=16"
-            -device "ich9-intel-hda,bus=$bus,addr=$addr.3")
+        case $topo in
+        root-ports | switch) bus=$port addr='' chassis=$((chassis + 1)) ;;
+        bridge) bus=pb0 addr=$(printf '%x' $((i + 1))) ;;
+        bus0) bus=pci.0 addr=$(printf '%x' $((i + 0x10))) ;;
+        esac
+        if [ "$kind" = gpu ]; then
+            addr=${addr:-0}
+            VT_QEMU+=(-device "ivshmem-plain,memdev=v$i,bus=$bus,addr=$addr.0,multifunction=on"
+                -device "ivshmem-plain,memdev=s$i,bus=$bus,addr=$addr.1"
+                -device "qxl,bus=$bus,addr=$addr.2,ram_size_mb=32,vram_size_mb=16"
+                -device "ich9-intel-hda,bus=$bus,addr=$addr.3")
+        else
+            VT_QEMU+=(-device "ivshmem-plain,memdev=m$i,bus=$bus${addr:+,addr=$addr}")
+        fi
     done
-    [ "$topo" = bus0 ] && ports=0
+    # The ports after the GPUs: slot=CHASSIS, or CHASSIS-1 beside single
+    # stand-ins.
+    [ "$kind" = gpu ] && back=0 || back=1
     for ((i = 0; i < ports; i++)); do
-        VT_QEMU+=(-device "pcie-root-port,id=ep$i,chassis=$chassis,slot=$chassis,bus=pcie.0")
+        VT_QEMU+=(-device "pcie-root-port,id=ep$i,chassis=$chassis,slot=$((chassis - back)),bus=pcie.0")
         chassis=$((chassis + 1))
     done
+    case $nic in
+    none) ;;
+    virtio)
+        # shellcheck disable=SC2054 # commas belong to QEMU's syntax
+        VT_QEMU+=(-device "pcie-root-port,id=nicp,chassis=$chassis,slot=$((chassis - back)),bus=pcie.0"
+            -netdev user,id=n0 -device virtio-net-pci,netdev=n0,bus=nicp)
+        ;;
+    *) vt_die "unknown nic $nic" ;;
+    esac
 }
