@@ -160,6 +160,13 @@ pub(crate) const RULES: &[Rule] = &[
         confirmed: "src",
     },
     Rule {
+        id: "B7f",
+        since: Since::Machine(QemuVersion(2, 11)),
+        source: "QEMU hw/i386/pc.c pc_compat_2_10 (v7.2.0 L213-214, v10.2.2 L237-238): x-pci-hole64-fix off; hw/pci-host/q35.c, i440fx.c: default on",
+        effect: "_CRS's 64-bit window reaches at least ROUND_UP(start + pci-hole64-size, 1 GiB), and starts at pc_pci_hole64_start when nothing is programmed, only for machine types 2.11 and later",
+        confirmed: "src",
+    },
+    Rule {
         id: "F7a",
         since: Since::Qemu(QemuVersion(8, 2)),
         source: "QEMU roms/seabios, v8.2.0 (eb0ce1346e, SeaBIOS 1.16.3); pve-qemu-kvm's debian/rules installs QEMU's own bios-256k.bin",
@@ -351,6 +358,8 @@ pub(crate) struct QemuRules {
     pub ht_e820: bool,
     /// A6: GuestPhysBits under KVM (9.1).
     pub guest_phys_bits: bool,
+    /// B7f: x-pci-hole64-fix (machine 2.11).
+    pub hole64_fix: bool,
     /// P1: vfio-pci's clique property (2.11).
     pub clique: bool,
     /// P2: the clique at 0xD4 where 0xC8 is taken (8.1).
@@ -369,6 +378,7 @@ impl QemuRules {
             amd_relocation: has("B4", at) && has("B4m", m),
             ht_e820: has("B5", at) && has("B4m", m),
             guest_phys_bits: has("A6", at),
+            hole64_fix: has("B7f", m),
             clique: has("P1", at),
             clique_d4: has("P2", at),
         }
@@ -381,6 +391,7 @@ impl QemuRules {
         amd_relocation: true,
         ht_e820: true,
         guest_phys_bits: false,
+        hole64_fix: true,
         clique: true,
         clique_d4: false,
     };
@@ -447,20 +458,18 @@ mod tests {
                     let f = |v| {
                         let q = QemuRules::of(v, Some(QemuVersion(10, 0)));
                         (
-                            q.phys_bits_check,
-                            q.amd_relocation,
-                            q.ht_e820,
-                            q.guest_phys_bits,
-                            q.clique,
-                            q.clique_d4,
+                            QemuRules {
+                                version: QemuVersion(0, 0),
+                                ..q
+                            },
                             bundled_seabios(v),
                         )
                     };
                     f(a) != f(b)
                 }
                 (Since::Machine(a), Since::Machine(b)) => {
-                    QemuRules::of(QemuVersion(10, 0), Some(a)).amd_relocation
-                        != QemuRules::of(QemuVersion(10, 0), Some(b)).amd_relocation
+                    QemuRules::of(QemuVersion(10, 0), Some(a))
+                        != QemuRules::of(QemuVersion(10, 0), Some(b))
                 }
                 _ => unreachable!(),
             };

@@ -230,19 +230,14 @@ pub(super) fn boot(
         // as unmapped, so a bus-0 BAR there is no part of its window (lab,
         // campaign records 0024 and 0037: SeaBIOS 1.17.0 on i440fx, the
         // layout wrapped to 0, the window starts at the second BAR).
+        // What QEMU counts of each for `_CRS` is kernel.rs's (`Left`).
         let read = |at: u64, size: u64| at & !(bar_align(size) - 1);
-        let range = match e.bars.as_slice() {
-            [(_, size)] if e.bar => {
-                let r = read(cur, *size);
-                r.checked_add(*size).filter(|_| r != 0).map(|end| (r, end))
-            }
-            _ => cur.checked_add(e.size).map(|end| (cur, end)),
+        let l = match e.bars.as_slice() {
+            [(_, size)] if e.bar => Left::bar(cur, *size, members),
+            _ => Left::window(cur, e.size, members, e.kernel),
         };
-        left.push(Left {
-            range,
-            gpus: members,
-            kernel: e.kernel,
-        });
+        let range = l.range;
+        left.push(l);
         let mut at = cur;
         for (i, size) in &e.bars {
             // A BAR that reads back as 0, or as the last bytes below 2^64,

@@ -595,6 +595,57 @@ fn v18_rhel_host_phys_bits_given_as_input() {
 }
 
 #[test]
+fn v19_a_port_window_ending_at_2_64_collapses_the_kernels_window() {
+    // B7 (audit §1; campaign boots 2026-12-03, SeaBIOS 1.16.3 and 1.17.0,
+    // QEMU 7.2, q35, qemu64 AMD 40 bits, 512 MiB, 5 x 128 GiB on root
+    // ports): the layout wraps to -256 GiB, the port at -128 GiB ends at
+    // 2^64 and is counted, upb + 1 is 0, x-pci-hole64-fix raises it to
+    // 4 GiB + 32 GiB. `root bus resource [mem 0x100000000-0x8ffffffff
+    // window]`; none of the five placed, the firmware left the BARs at 0
+    // and at -128 GiB unprogrammed.
+    for v in [(1, 16, 3), (1, 17, 0)] {
+        let s = Setup {
+            ram_end: ram_end(Machine::Q35, 512 * MIB),
+            ..Setup::q35(seabios_v(v), 40, CpuVendor::Amd)
+        };
+        let b = s.boot(&each(5, &[128 * GIB])).unwrap();
+        assert_eq!(
+            b.crs,
+            Some(Range::new(0x1_0000_0000, 0x8_ffff_ffff)),
+            "{v:?}"
+        );
+        assert_eq!(b.placed, 0, "{v:?}");
+        assert_eq!(b.gpus.iter().filter(|g| !g.programmed).count(), 2);
+        // pci=realloc moves nothing into 32 GiB.
+        assert_eq!(b.realloc_gpus, Some(vec![false; 5]));
+        // Without x-pci-hole64-fix (machine types 2.10 and older, B7f) the
+        // span reaches 2^64 - 1, and the kernel keeps what 40 bits
+        // address. (Such a machine type has no HT entry to shift below,
+        // so the rule alone is set here.)
+        assert!(!QemuRules::of(QemuVersion(7, 2), Some(QemuVersion(2, 10))).hole64_fix);
+        let old = Setup {
+            qemu: QemuRules {
+                hole64_fix: false,
+                ..QemuRules::V7_2
+            },
+            ..s.clone()
+        };
+        let b = old.boot(&each(5, &[128 * GIB])).unwrap();
+        assert_eq!(b.crs, Some(Range::new(FOUR_GIB, TIB - 1)));
+    }
+    // 7 x 128 GiB with 1 GiB of RAM (campaign boot 2026-12-03): from -768
+    // GiB, the port at -128 GiB again ends at 2^64: none placed.
+    let s = vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(7, &[128 * GIB])).unwrap();
+    assert_eq!(b.crs, Some(Range::new(0x1_0000_0000, 0x8_ffff_ffff)));
+    assert_eq!(b.placed, 0);
+    // 4 x 128 GiB: from 0, no entry ends at 2^64; the span runs from
+    // 4 GiB (the port at 0 clipped) to 512 GiB.
+    let b = s.boot(&each(4, &[128 * GIB])).unwrap();
+    assert_eq!(b.crs, Some(Range::new(FOUR_GIB, 512 * GIB - 1)));
+}
+
+#[test]
 fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
     // E1: two 256 MiB BARs fit q35's 32-bit window: no 64-bit window.
     let s = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB);
