@@ -31,12 +31,13 @@ VT_GPU_BAR64_SMALL=32M
 # shellcheck disable=SC2034
 VT_GPU_BAR32='32M 16M'
 
-# vt_gpu_devices TOPOLOGY COUNT VRAM PORTS DIR: appends to the array
-# VT_QEMU the objects and devices of COUNT GPU-shaped stand-ins with VRAM
-# BARs of VRAM bytes (128G) and PORTS empty hot-plug root ports. Sparse
-# backing files go in DIR.
+# vt_gpu_devices TOPOLOGY COUNT VRAM PORTS DIR [single]: appends to the
+# array VT_QEMU the objects and devices of COUNT GPU-shaped stand-ins with
+# VRAM BARs of VRAM bytes (128G) and PORTS empty hot-plug root ports.
+# Sparse backing files go in DIR. "single": function 0 alone (one
+# ivshmem-plain, its BAR 2 the only 64-bit BAR), in the same places.
 vt_gpu_devices() {
-    local topo=$1 count=$2 vram=$3 ports=$4 dir=$5 i bus addr chassis=1 slot
+    local topo=$1 count=$2 vram=$3 ports=$4 dir=$5 single=${6-} i bus addr chassis=1 slot
     case $topo in
     bridge)
         # shellcheck disable=SC2054 # commas belong to QEMU's syntax
@@ -49,9 +50,11 @@ vt_gpu_devices() {
     esac
     for ((i = 0; i < count; i++)); do
         truncate -s "$vram" "$dir/gpu$i.mem"
-        truncate -s "$VT_GPU_BAR64_SMALL" "$dir/gpu$i.bar3.mem"
-        VT_QEMU+=(-object "memory-backend-file,id=v$i,size=$vram,mem-path=$dir/gpu$i.mem,share=on"
-            -object "memory-backend-file,id=s$i,size=$VT_GPU_BAR64_SMALL,mem-path=$dir/gpu$i.bar3.mem,share=on")
+        VT_QEMU+=(-object "memory-backend-file,id=v$i,size=$vram,mem-path=$dir/gpu$i.mem,share=on")
+        if [ "$single" != single ]; then
+            truncate -s "$VT_GPU_BAR64_SMALL" "$dir/gpu$i.bar3.mem"
+            VT_QEMU+=(-object "memory-backend-file,id=s$i,size=$VT_GPU_BAR64_SMALL,mem-path=$dir/gpu$i.bar3.mem,share=on")
+        fi
         case $topo in
         root-ports)
             VT_QEMU+=(-device "pcie-root-port,id=gp$i,chassis=$chassis,slot=$chassis,bus=pcie.0")
@@ -62,6 +65,10 @@ vt_gpu_devices() {
         bus0) bus=pci.0 slot=$((i + 0x10)) ;;
         esac
         addr=$(printf '%x' "$slot")
+        if [ "$single" = single ]; then
+            VT_QEMU+=(-device "ivshmem-plain,memdev=v$i,bus=$bus,addr=$addr.0")
+            continue
+        fi
         VT_QEMU+=(-device "ivshmem-plain,memdev=v$i,bus=$bus,addr=$addr.0,multifunction=on"
             -device "ivshmem-plain,memdev=s$i,bus=$bus,addr=$addr.1"
             -device "qxl,bus=$bus,addr=$addr.2,ram_size_mb=32,vram_size_mb=16"
