@@ -55,13 +55,24 @@ pub(crate) fn device_memory(maxmem: Option<u64>, ram: u64, slots: u32) -> u64 {
     }
 }
 
+impl Machine {
+    /// B1: from how much RAM QEMU splits it at 4 GiB, and how much it then
+    /// keeps below (pc_q35.c pc_q35_init `lowmem`, v7.2.0 L150 ... v10.2.2
+    /// L161; pc_piix.c pc_init1 `max_ram_below_4g` 0xE000_0000 and the
+    /// gigabyte_align cut to 3 GiB, v7.2.0 L134 ... v10.2.2 L160; no change
+    /// in between).
+    fn lowmem(self) -> (u64, u64) {
+        match self {
+            Machine::Q35 => (0xb000_0000, 2 << 30),
+            Machine::I440fx => (0xe000_0000, 3 << 30),
+        }
+    }
+}
+
 /// Where guest RAM ends once QEMU has split it at 4 GiB (B1: pc_q35.c
 /// keeps 2 GiB below from 2.75 GiB on, pc_piix.c 3 GiB from 3.5 GiB on).
 pub(crate) fn ram_end(machine: Machine, ram: u64) -> u64 {
-    let (threshold, below) = match machine {
-        Machine::Q35 => (0xb000_0000, 2 << 30),
-        Machine::I440fx => (0xe000_0000, 3 << 30),
-    };
+    let (threshold, below) = machine.lowmem();
     if ram >= threshold {
         FOUR_GIB + (ram - below)
     } else {
@@ -85,6 +96,11 @@ pub(crate) struct MemoryMap {
 }
 
 impl MemoryMap {
+    /// Where the RAM below 4 GiB ends (the first e820 entry).
+    pub(crate) fn below_4g(&self) -> u64 {
+        self.ram.first().map_or(0, |r| r.1)
+    }
+
     /// The e820 entries that are not RAM (QEMU's AMD HT range).
     pub(crate) fn reserved(&self) -> Vec<(u64, u64)> {
         self.e820
@@ -159,7 +175,15 @@ impl Setup {
         let above_start = if relocates { TIB } else { FOUR_GIB };
         let (hole64_start, reserved_end) = self.hole_start_from(above_start);
         let above = self.ram_end.saturating_sub(FOUR_GIB);
-        let mut e820 = vec![(0, self.ram_end.min(0x8000_0000))];
+        // B1e: the RAM below 4 GiB is one e820 entry, all of it
+        // (`e820_add_entry(0, below_4g_mem_size, E820_RAM)`, pc.c v7.2.0
+        // L997, v10.2.2 L894): up to 2.75 GiB on q35, 3.5 GiB on i440fx.
+        let below = if above > 0 {
+            self.machine.lowmem().1
+        } else {
+            self.ram_end
+        };
+        let mut e820 = vec![(0, below)];
         let ram_end = if above > 0 {
             e820.push((above_start, above_start + above));
             above_start + above
@@ -216,5 +240,25 @@ mod tests {
         );
         assert_eq!(device_memory(Some(GIB), GIB, 255), 0);
         assert_eq!(device_memory(None, GIB, 0), 0);
+    }
+
+    /// B1e: the low RAM entry is all the RAM below 4 GiB (it was taken as
+    /// at most 2 GiB).
+    #[test]
+    fn the_low_ram_entry_is_all_ram_below_4g() {
+        let low = |machine, ram| {
+            let s = Setup {
+                machine,
+                ram_end: ram_end(machine, ram),
+                ..Setup::q35(super::super::Firmware::SEABIOS_1_16_2, 40, CpuVendor::Intel)
+            };
+            s.memory_map().e820[0]
+        };
+        assert_eq!(low(Machine::Q35, 0xA000_0000), (0, 0xA000_0000));
+        assert_eq!(low(Machine::Q35, 0xB000_0000), (0, 0x8000_0000));
+        assert_eq!(low(Machine::Q35, 8 * GIB), (0, 0x8000_0000));
+        assert_eq!(low(Machine::I440fx, 0xD000_0000), (0, 0xD000_0000));
+        assert_eq!(low(Machine::I440fx, 8 * GIB), (0, 0xC000_0000));
+        assert_eq!(low(Machine::I440fx, GIB), (0, GIB));
     }
 }

@@ -165,7 +165,7 @@ pub(super) fn boot(
     // 32-bit BARs that share it are not counted.
     if !pad && sum > 0 {
         const PCIMEM_END: u64 = 0xFEC0_0000;
-        let below = map.ram_end.min(FOUR_GIB);
+        let below = map.below_4g();
         let low = match s.machine {
             super::Machine::Q35 => below.max(0xC000_0000),
             super::Machine::I440fx if below <= 0x8000_0000 => 0x8000_0000,

@@ -654,6 +654,12 @@ fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
     assert!(b.aperture.end < 0xFEC0_0000);
     // The kernel's 64-bit window is QEMU's hole from 4 GiB.
     assert_eq!(b.crs.unwrap().start, 0x1_0000_0000);
+    // With 8 GiB, 2 GiB of it below 4 GiB (B1e): the 32-bit window starts
+    // at 0xC000_0000 as with 1 GiB, and they stay there (the model took
+    // the low RAM to reach 4 GiB and went above RAM).
+    let big = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 8 * GIB);
+    let b = big.boot(&each(2, &[256 * MIB])).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::SeabiosBelow4g, 2));
     // 1.16.3 with RAM above 4 GiB (pad mode) always goes high.
     let p = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 8 * GIB);
     assert_eq!(
