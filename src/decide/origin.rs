@@ -91,7 +91,7 @@ fn rules_name(r: OvmfRules) -> &'static str {
     } else if r == OvmfRules::STABLE_202505 {
         "edk2-stable202505 and later"
     } else {
-        "edk2 before 202505 with X-PciMmio64Mb as given (Debian 13's 2025.02-8+deb13u1)"
+        "edk2 before 202505 with X-PciMmio64Mb as given (Debian's 2025.02-2 and later)"
     }
 }
 
