@@ -663,7 +663,7 @@ fn campaign_records_the_model_was_corrected_on() {
     let (rc, v) = flags(
         "--gpus 8 --bar 256G --bar 32M@1 --ram 512G --firmware ovmf:2022.11 \
          --machine pc-q35-7.0 --cpu kvm64 --cpu-vendor amd --phys-bits 46 --cpu-flag pdpe1gb \
-         --realloc --empty-ports 1 --qemu 10.0.2 --topology bridge --guest-mem 1G",
+         --realloc --empty-ports 1 --qemu 10.0.2 --topology bridge --guest-mem 1G --accel tcg",
     );
     assert_eq!(rc, 0);
     let p = &v["predicted"];
@@ -674,12 +674,13 @@ fn campaign_records_the_model_was_corrected_on() {
     }
     // Record 0021: OVMF 2025.02 rejects every stand-in's VRAM function and
     // keeps its 32 MiB function 1: the window starts at 32 GiB, where
-    // those went. The same BARs in one function leave nothing there.
+    // those went. The same BARs in one function leave nothing there. (The
+    // campaign boots under TCG: no GuestPhysBits, A6m.)
     let args = |small: &str| {
         flags(&format!(
             "--gpus 6 --bar 32G --bar {small} --ram 1G --firmware ovmf:2025.02-8+deb13u1 \
              --machine q35 --cpu qemu64 --cpu-vendor amd --phys-bits 39 --qemu 10.0.2 \
-             --topology bridge --guest-mem 1G"
+             --topology bridge --guest-mem 1G --accel tcg"
         ))
     };
     let (_, split) = args("32M@1");
@@ -691,5 +692,193 @@ fn campaign_records_the_model_was_corrected_on() {
     for bad in ["32M@8", "32M@+1", "32M@ 1", "32M@", "@1", "32M@1@2"] {
         let out = plan(&["--gpus", "1", "--bar", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
+
+#[test]
+fn a_named_models_vendor_under_kvm_tcg_and_proxmox() {
+    // Under KVM QEMU gives every model the host's vendor (host-cpu.c
+    // host_cpu_instance_init): the fixture's host is Intel, so EPYC-Rome
+    // reports Intel, and plan says so.
+    let base = ["--gpus", "2", "--bar", "32G", "--qemu", "7.2"];
+    let with = |more: &[&str]| json(&[&base[..], more].concat()).1;
+    let v = with(&["--cpu", "EPYC-Rome"]);
+    assert_eq!(v["vm"]["cpu_vendor"], "intel", "{v}");
+    let said = v["vm"]["assumed"].to_string();
+    assert!(said.contains("EPYC-Rome's own is AMD"), "{said}");
+    // Under TCG, the model's own (cpu.c builtin_x86_defs .vendor).
+    for (cpu, vendor) in [
+        ("EPYC-Rome", "amd"),
+        ("Skylake-Server", "intel"),
+        ("qemu64", "amd"),
+        ("kvm64", "intel"),
+        ("x86-64-v2-AES", "amd"),
+    ] {
+        let v = with(&["--cpu", cpu, "--accel", "tcg"]);
+        assert_eq!(v["vm"]["cpu_vendor"], vendor, "{cpu}");
+    }
+    // `max` under TCG: AMD, 40 bits, 1 GiB pages; under KVM the host's
+    // 46 bits. `host` has no TCG model.
+    let v = with(&["--cpu", "max", "--accel", "tcg"]);
+    assert_eq!(
+        (
+            &v["vm"]["cpu_vendor"],
+            &v["vm"]["phys_bits"],
+            &v["vm"]["pdpe1gb"]
+        ),
+        (&Value::from("amd"), &Value::from(40), &Value::from(true))
+    );
+    assert_eq!(with(&["--cpu", "max"])["vm"]["phys_bits"], 46);
+    let o = plan(&[&base[..], &["--cpu", "host", "--accel", "tcg"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    // Proxmox forces the vendor of a named model (get_cpu_options), not of
+    // kvm64: EPYC-Rome on this Intel host is AMD there.
+    let conf = |cpu: &str| {
+        let dir = std::env::temp_dir().join(format!(
+            "gpu-preflight-plan-{}-vendor-{cpu}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("1.conf");
+        std::fs::write(
+            &f,
+            format!(
+                "bios: ovmf\nmachine: q35\nmemory: 1024\ncpu: {cpu}\nhostpci0: 0000:41:00,pcie=1\n"
+            ),
+        )
+        .unwrap();
+        let (_, v) = json(&["--proxmox", f.to_str().unwrap(), "--qemu", "8.1"]);
+        std::fs::remove_dir_all(&dir).ok();
+        v
+    };
+    assert_eq!(conf("EPYC-Rome")["vm"]["cpu_vendor"], "amd");
+    assert_eq!(conf("kvm64")["vm"]["cpu_vendor"], "intel");
+}
+
+#[test]
+fn a_cpu_model_newer_than_the_qemu_release_does_not_start() {
+    // EPYC-Genoa came with QEMU 8.1, EPYC-Turin with 10.1 (cpu.c
+    // builtin_x86_defs, absent before).
+    for (cpu, old, new) in [("EPYC-Genoa", "8.0", "8.1"), ("EPYC-Turin", "10.0", "10.1")] {
+        let run = |q: &str| json(&["--gpus", "1", "--bar", "32G", "--cpu", cpu, "--qemu", q]).1;
+        let v = run(old);
+        assert_eq!(v["predicted"]["no_boot"], "qemu_refuses", "{v}");
+        assert!(v["predicted"]["why"].as_str().unwrap().contains(cpu));
+        assert!(v["warnings"].as_array().unwrap().is_empty(), "{v}");
+        assert_eq!(run(new)["predicted"]["no_boot"], Value::Null);
+    }
+    // With no QEMU package to read and no --qemu, the model's release is
+    // taken, and said.
+    let (_, v) = json(&["--gpus", "1", "--bar", "32G", "--cpu", "SapphireRapids"]);
+    assert_eq!(v["vm"]["qemu_version"], "8.0");
+    assert_eq!(v["predicted"]["no_boot"], Value::Null);
+}
+
+#[test]
+fn guest_phys_bits_as_qemu_derives_and_checks_it() {
+    // A6m: QEMU 9.1+ with a 9.1+ machine type derives GuestPhysBits under
+    // KVM from an explicit phys-bits: a 40-bit Intel kvm64 (which OVMF
+    // does not trust by itself) is then trusted by OVMF 202408+ (C5): the
+    // dynamic window at the top of 40 bits. A
+    // pc-q35-9.0 machine (pc_compat_9_0) or TCG gives none: the classic
+    // 32 GiB window.
+    let run = |machine: &str, accel: &str| {
+        json(&[
+            "--gpus",
+            "2",
+            "--bar",
+            "16G",
+            "--cpu",
+            "kvm64",
+            "--cpu-vendor",
+            "intel",
+            "--phys-bits",
+            "40",
+            "--firmware",
+            "ovmf:2025.02-8+deb13u1",
+            "--qemu",
+            "10.0",
+            "--machine",
+            machine,
+            "--accel",
+            accel,
+        ])
+        .1
+    };
+    let kind = |v: &Value| v["capacity"]["window_origin"]["kind"].clone();
+    assert_eq!(kind(&run("pc-q35-9.1", "kvm")), "ovmf_dynamic");
+    assert_eq!(kind(&run("q35", "kvm")), "ovmf_dynamic");
+    assert_eq!(kind(&run("pc-q35-9.0", "kvm")), "ovmf_classic");
+    assert_eq!(kind(&run("q35", "tcg")), "ovmf_classic");
+    // A named model without phys-bits: QEMU's default 40 comes after KVM's
+    // realize, so none (kvm-cpu.c kvm_set_guest_phys_bits).
+    let (_, v) = json(&[
+        "--gpus",
+        "2",
+        "--bar",
+        "16G",
+        "--cpu",
+        "kvm64",
+        "--cpu-vendor",
+        "intel",
+        "--firmware",
+        "ovmf:2025.02-8+deb13u1",
+        "--qemu",
+        "10.0",
+    ]);
+    assert_eq!(kind(&v), "ovmf_classic");
+    // A configuration's guest-phys-bits above phys-bits: QEMU exits
+    // ("guest-phys-bits should be between 32 and 40"); before 9.1 QEMU has
+    // no such property.
+    let dir = std::env::temp_dir().join(format!("gpu-preflight-plan-{}-gpb", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("1.conf");
+    std::fs::write(
+        &f,
+        "bios: ovmf\nmachine: q35\nmemory: 1024\ncpu: kvm64,guest-phys-bits=44\nhostpci0: 0000:41:00,pcie=1\n",
+    )
+    .unwrap();
+    for (q, refused) in [("10.0", true), ("9.0", true)] {
+        let (_, v) = json(&["--proxmox", f.to_str().unwrap(), "--qemu", q]);
+        assert_eq!(
+            v["predicted"]["no_boot"] == "qemu_refuses",
+            refused,
+            "{q}: {v}"
+        );
+    }
+    std::fs::write(
+        &f,
+        "bios: ovmf\nmachine: q35\nmemory: 1024\ncpu: kvm64,phys-bits=46,guest-phys-bits=44\nhostpci0: 0000:41:00,pcie=1\n",
+    )
+    .unwrap();
+    let (_, v) = json(&["--proxmox", f.to_str().unwrap(), "--qemu", "10.0"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(v["predicted"]["no_boot"], Value::Null, "{v}");
+}
+
+#[test]
+fn seabios_without_a_package_is_the_one_qemu_bundles() {
+    // F7o/F7a/F7b: QEMU's own pc-bios/bios-256k.bin, said as assumed.
+    for (q, seabios) in [
+        ("7.2", "1.16.1"),
+        ("8.1", "1.16.2"),
+        ("9.2", "1.16.3"),
+        ("10.1", "1.17.0"),
+    ] {
+        let (_, v) = json(&[
+            "--gpus",
+            "1",
+            "--bar",
+            "32G",
+            "--firmware",
+            "seabios",
+            "--qemu",
+            q,
+        ]);
+        let said = v["vm"]["assumed"].to_string();
+        assert!(
+            said.contains(&format!("SeaBIOS {seabios}, the one QEMU {q} bundles")),
+            "{q}: {said}"
+        );
     }
 }

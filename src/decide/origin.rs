@@ -147,6 +147,8 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         vendor: ev.cpu.vendor,
         pdpe1gb,
         guest_phys_bits: None,
+        guest_phys_bits_arg: None,
+        cpu_model: None,
         ram_end,
         device_memory: 0,
         hole64: None,

@@ -48,6 +48,8 @@ pub(crate) struct Domain {
     pub used_buses: Vec<u32>,
     /// `<features><kvm><hidden state='on'/>`: QEMU's `kvm=off`.
     pub kvm_hidden: bool,
+    /// `<domain type='qemu'>`: QEMU without KVM (TCG).
+    pub tcg: bool,
     /// `<qemu:override><qemu:device alias=A><qemu:frontend><qemu:property
     /// name='x-nv-gpudirect-clique' value=V/>` (libvirt 8.2 or later):
     /// (A, V).
@@ -206,7 +208,10 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
         ));
     }
     let line = |n: roxmltree::Node<'_, '_>| doc.text_pos_at(n.range().start).row as usize;
-    let mut d = Domain::default();
+    let mut d = Domain {
+        tcg: root.attribute("type") == Some("qemu"),
+        ..Domain::default()
+    };
     let mut sysinfo_mmio64 = None;
     for n in root.descendants().filter(|n| n.is_element()) {
         let at = |e: String| (line(n), e);
@@ -403,6 +408,14 @@ mod tests {
         assert_eq!(d.cpu.phys_bits_limit, Some(40));
         assert_eq!(d.root_ports, [1, 2]);
         assert_eq!(d.used_buses, [1]);
+    }
+
+    /// `<domain type='qemu'>` is QEMU without KVM; `kvm` and none are not.
+    #[test]
+    fn the_domain_type_says_tcg() {
+        assert!(parse_domain("<domain type='qemu'/>").unwrap().tcg);
+        assert!(!parse_domain("<domain type='kvm'/>").unwrap().tcg);
+        assert!(!parse_domain("<domain/>").unwrap().tcg);
     }
 
     #[test]

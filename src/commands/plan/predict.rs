@@ -97,6 +97,10 @@ pub(super) fn predict(
             ), "qemu_refuses"),
             None,
         ),
+        Err(NoBoot::QemuRejects { why }) => (
+            no_boot(format!("QEMU will refuse to start: {why}"), "qemu_refuses"),
+            None,
+        ),
         Err(NoBoot::FirmwareHangs { end, width }) => (
             no_boot(format!(
                 "OVMF will hang before the kernel starts: its aperture would end at {end:#x}, beyond the {width} address bits it uses"

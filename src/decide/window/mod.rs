@@ -69,8 +69,13 @@ pub(crate) struct Setup {
     /// smaller window).
     pub vendor: Option<CpuVendor>,
     pub pdpe1gb: bool,
-    /// GuestPhysBits as KVM reports it (A6), when known.
+    /// GuestPhysBits as the vCPU reports it (A6, A6m), when known.
     pub guest_phys_bits: Option<u32>,
+    /// `guest-phys-bits=N` as given on `-cpu`, which QEMU checks (A6).
+    pub guest_phys_bits_arg: Option<u32>,
+    /// The named CPU model, when the vCPU is one (not host, not unknown):
+    /// QEMU has it only from its first release on.
+    pub cpu_model: Option<cpu_models::CpuModel>,
     /// Where RAM ends (exclusive), below or above 4 GiB, before any move.
     pub ram_end: u64,
     /// The memory hot-plug area: maxmem - RAM + 1 GiB per slot (0: none).
@@ -98,6 +103,8 @@ impl Setup {
             vendor: Some(vendor),
             pdpe1gb: false,
             guest_phys_bits: None,
+            guest_phys_bits_arg: None,
+            cpu_model: None,
             ram_end: GIB,
             device_memory: 0,
             hole64: None,
@@ -214,6 +221,10 @@ pub(crate) enum NoBoot {
     /// The firmware hangs before the kernel: its window ends beyond the
     /// width it uses.
     FirmwareHangs { end: u64, width: u32 },
+    /// QEMU exits before any firmware runs on an argument it rejects: a
+    /// CPU model it does not have, a guest-phys-bits it does not take. Its
+    /// reason, in words.
+    QemuRejects { why: String },
 }
 
 /// C4/E5: whether OVMF and SeaBIOS take the vCPU's width at its word: from

@@ -43,6 +43,18 @@ pub(crate) fn host_phys_bits(host: u32, limit: Option<u32>) -> u32 {
     limit.map_or(host, |l| host.min(l))
 }
 
+/// A6m: the GuestPhysBits QEMU 9.1+ sets under KVM when none is given
+/// and the width is known at the accelerator's realize
+/// (target/i386/kvm/kvm-cpu.c kvm_set_guest_phys_bits, v10.0.13 L21-40):
+/// KVM's value, at most phys-bits, at most host-phys-bits-limit. KVM's
+/// (Linux 6.10 and later, arch/x86/kvm/cpuid.c, leaf 0x80000008 with TDP)
+/// is the host's MAXPHYADDR, at most 48 where TDP has four levels (taken
+/// here: a host with 5-level EPT/NPT may report up to 52).
+pub(crate) fn kvm_guest_phys_bits(host: u32, phys_bits: u32, limit: Option<u32>) -> u32 {
+    let kvm = host.min(48);
+    limit.map_or(kvm, |l| kvm.min(l)).min(phys_bits)
+}
+
 /// B3/B9: the memory hot-plug area QEMU reserves above RAM for `-m
 /// ...,slots=S,maxmem=M` booted with `ram`: M - ram, plus 1 GiB a slot
 /// for DIMM alignment (hw/i386/pc.c, pc_memory_init: `maxram_size -
@@ -203,9 +215,37 @@ impl Setup {
         }
     }
 
-    /// B6: QEMU's check before it starts the VM (`Address space limit ...
+    /// What QEMU checks before it starts the VM: the CPU model exists in
+    /// this release (target/i386/cpu.c `builtin_x86_defs`; an unknown model
+    /// is a start error), guest-phys-bits (A6: v9.2.4 L7924-7929, v10.0.13
+    /// L8306-8311, v10.2.2 L9454-9459: non-zero must be 32 to phys-bits,
+    /// "guest-phys-bits should be between 32 and P (but is N)"; before 9.1
+    /// there is no such property), and B6 (`Address space limit ...
     /// phys-bits too low`), from 7.1 on; older QEMU starts anyway.
     pub(crate) fn qemu_starts(&self) -> Result<(), super::NoBoot> {
+        let rejects = |why: String| Err(super::NoBoot::QemuRejects { why });
+        if let Some(m) = self.cpu_model {
+            if let Some(since) = m.since.filter(|v| *v > self.qemu.version) {
+                return rejects(format!(
+                    "QEMU {} has no CPU model {} (it came with QEMU {since})",
+                    self.qemu.version, m.name
+                ));
+            }
+        }
+        if let Some(g) = self.guest_phys_bits_arg {
+            if !self.qemu.guest_phys_bits {
+                return rejects(format!(
+                    "QEMU {} has no guest-phys-bits property (it came with QEMU 9.1)",
+                    self.qemu.version
+                ));
+            }
+            if g != 0 && !(32..=self.phys_bits).contains(&g) {
+                return rejects(format!(
+                    "guest-phys-bits should be between 32 and {} (but is {g})",
+                    self.phys_bits
+                ));
+            }
+        }
         if !self.qemu.phys_bits_check {
             return Ok(());
         }
@@ -232,6 +272,11 @@ mod tests {
         assert_eq!(host_phys_bits(52, Some(48)), 48);
         assert_eq!(host_phys_bits(46, Some(48)), 46);
         assert_eq!(host_phys_bits(46, None), 46);
+        // A6m: KVM's 48 at most (4-level TDP), phys-bits, the limit.
+        assert_eq!(kvm_guest_phys_bits(52, 52, None), 48);
+        assert_eq!(kvm_guest_phys_bits(46, 46, None), 46);
+        assert_eq!(kvm_guest_phys_bits(46, 42, None), 42);
+        assert_eq!(kvm_guest_phys_bits(52, 52, Some(44)), 44);
         // B3: maxmem 512 GiB booted with 1 GiB and 255 slots (Proxmox's
         // memory hot-plug); none when maxmem is not above the RAM.
         assert_eq!(
