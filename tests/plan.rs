@@ -882,3 +882,89 @@ fn seabios_without_a_package_is_the_one_qemu_bundles() {
         );
     }
 }
+
+#[test]
+fn check_and_plan_agree_on_the_wrapped_boot() {
+    // The campaign boots of tests/fixtures/campaign-seabios-wrap: what the
+    // guest shows (explain on its kernel log, check's inference of the
+    // setup) and what plan predicts for the same VM agree: the diagnosis,
+    // the count, the window and how it came to be.
+    for fw in ["1.16.3", "1.17.0"] {
+        let log = fixture("campaign-seabios-wrap").join(format!("seabios-{fw}-5x128g.dmesg"));
+        let o = Command::new(bin())
+            .args([
+                "explain",
+                "--match",
+                "1af4:1110",
+                "--expect",
+                "5",
+                "--format",
+                "json",
+            ])
+            .arg(&log)
+            .output()
+            .unwrap();
+        let check: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let firmware = format!("seabios:{fw}");
+        let (_, plan) = json(&[
+            "--gpus",
+            "5",
+            "--bar",
+            "128G",
+            "--ram",
+            "512M",
+            "--firmware",
+            &firmware,
+            "--machine",
+            "q35",
+            "--cpu",
+            "qemu64",
+            "--cpu-vendor",
+            "amd",
+            "--qemu",
+            "7.2",
+            "--topology",
+            "root-ports",
+            "--guest-mem",
+            "1G",
+            "--accel",
+            "tcg",
+        ]);
+        let p = &plan["predicted"];
+        assert_eq!(check["diagnosis"], "window_too_small", "{fw}: {check}");
+        assert_eq!(p["diagnosis"], check["diagnosis"], "{fw}: {plan}");
+        let unassigned = check["unassigned"].as_array().unwrap().len();
+        assert_eq!(unassigned, 5);
+        assert_eq!(p["unassigned_gpus"], unassigned, "{fw}");
+        // The window the guest was offered is the one plan predicts.
+        let w = &plan["capacity"]["window"];
+        assert_eq!(
+            (&w["start"], &w["end"]),
+            (&0x1_0000_0000u64.into(), &0x8_ffff_ffffu64.into())
+        );
+        let (co, po) = (
+            &check["capacity"]["window_origin"],
+            &plan["capacity"]["window_origin"],
+        );
+        assert_eq!(co["model_agrees"], true, "{fw}");
+        for k in [
+            "kind",
+            "aperture_start",
+            "aperture_bytes",
+            "firmware_width_bits",
+            "rules",
+        ] {
+            assert_eq!(co[k], po[k], "{fw}: {k}");
+        }
+        let ids = |v: &Value| -> Vec<Value> {
+            v["hints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["id"].clone())
+                .collect()
+        };
+        assert_eq!(ids(&check), ids(&plan), "{fw}");
+        assert_eq!(p["firmware_unprogrammed_gpus"], 2);
+    }
+}
