@@ -968,3 +968,55 @@ fn check_and_plan_agree_on_the_wrapped_boot() {
         assert_eq!(p["firmware_unprogrammed_gpus"], 2);
     }
 }
+
+#[test]
+fn seabios_pci64_from_a_proxmox_args_line() {
+    // E7b: a Proxmox VM's `args: -fw_cfg name=opt/org.seabios/pci64,...`
+    // reaches SeaBIOS 1.17.0: "off" without pad mode puts the ports from
+    // 2^44 - their size, not from 2^44 - 2 TiB (the 2 TiB pad-mode size).
+    let dir = std::env::temp_dir().join(format!("gpu-preflight-plan-{}-pci64", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("1.conf");
+    let run = |args: &str, fw: &str| {
+        std::fs::write(
+            &f,
+            format!("bios: seabios\nmachine: q35\nmemory: 65536\ncpu: kvm64,phys-bits=46\n{args}hostpci0: 0000:41:00,pcie=1\n"),
+        )
+        .unwrap();
+        let (_, v) = json(&[
+            "--proxmox",
+            f.to_str().unwrap(),
+            "--qemu",
+            "10.1",
+            "--cpu-vendor",
+            "amd",
+            "--firmware",
+            fw,
+        ]);
+        v
+    };
+    let start = |v: &Value| {
+        v["capacity"]["window_origin"]["aperture_start"]
+            .as_u64()
+            .unwrap()
+    };
+    let pad = run("", "seabios:1.17.0");
+    let off = run(
+        "args: -fw_cfg name=opt/org.seabios/pci64,string=off\n",
+        "seabios:1.17.0",
+    );
+    assert!(start(&off) > start(&pad), "{pad}\n{off}");
+    assert!(off["warnings"].as_array().unwrap().is_empty(), "{off}");
+    // SeaBIOS 1.16.3 does not read it, and plan says so.
+    let old = run(
+        "args: -fw_cfg name=opt/org.seabios/pci64,string=off\n",
+        "seabios:1.16.3",
+    );
+    assert!(
+        old["warnings"]
+            .to_string()
+            .contains("opt/org.seabios/pci64"),
+        "{old}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -153,6 +153,7 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         device_memory: 0,
         hole64: None,
         mmio64: None,
+        seabios_pci64: None,
         empty_ports: ev.empty_root_ports,
         // What the guest's kernel keeps is in its own iomem; the window
         // was read from it, not predicted.

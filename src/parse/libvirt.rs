@@ -213,6 +213,7 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
         ..Domain::default()
     };
     let mut sysinfo_mmio64 = None;
+    let mut sysinfo_pci64 = None;
     for n in root.descendants().filter(|n| n.is_element()) {
         let at = |e: String| (line(n), e);
         let parent = n
@@ -283,6 +284,15 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                         .ok_or_else(|| at("X-PciMmio64Mb too large".into()))?,
                 );
             }
+            ("sysinfo", "entry")
+                if n.attribute("name") == Some(crate::parse::qemu_args::SEABIOS_PCI64_NAME)
+                    && n.attribute("file").is_none()
+                    && n.parent_element().and_then(|p| p.attribute("type")) == Some("fwcfg") =>
+            {
+                sysinfo_pci64 = Some(crate::parse::qemu_args::seabios_bool(
+                    n.text().unwrap_or(""),
+                ));
+            }
             ("hostdev", "source") => {
                 if let Some(h) = hostdev(n).map_err(at)? {
                     d.hostdevs.push(h);
@@ -322,6 +332,9 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
     }
     d.window = window_args(&args).map_err(|e| (1, e))?;
     d.window.mmio64 = d.window.mmio64.or(sysinfo_mmio64);
+    if let Some(p) = sysinfo_pci64 {
+        d.window.seabios_pci64 = d.window.seabios_pci64.or(p);
+    }
     Ok(d)
 }
 
@@ -378,6 +391,15 @@ mod tests {
                 alias: None
             }]
         );
+    }
+
+    #[test]
+    fn seabios_pci64_as_a_sysinfo_entry() {
+        let d = parse_domain(
+            "<domain><sysinfo type='fwcfg'><entry name='opt/org.seabios/pci64'>off</entry></sysinfo></domain>",
+        )
+        .unwrap();
+        assert_eq!(d.window.seabios_pci64, Some(false));
     }
 
     #[test]

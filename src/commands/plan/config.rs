@@ -48,6 +48,8 @@ pub(super) struct Config {
     pub phys_bits_host: bool,
     pub hole64: Option<u64>,
     pub mmio64: Option<u64>,
+    /// SeaBIOS's `opt/org.seabios/pci64` from the QEMU arguments.
+    pub seabios_pci64: Option<bool>,
     pub args: String,
     /// (file and line for messages, host devices).
     pub gpus: Vec<(String, Vec<PciAddress>)>,
@@ -233,6 +235,7 @@ fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError>
     })?;
     c.hole64 = w.hole64;
     c.mmio64 = w.mmio64;
+    c.seabios_pci64 = w.seabios_pci64;
     c.guest_phys_bits = cpu.guest_phys_bits;
     if pve.memory_hotplug {
         let host_bits = host.host_phys_bits().unwrap_or_else(|| {
@@ -399,6 +402,7 @@ fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError>
         ram: d.memory,
         hole64: d.pcihole64.or(d.window.hole64),
         mmio64: d.window.mmio64,
+        seabios_pci64: d.window.seabios_pci64,
         flags: d.cpu.features.clone(),
         phys_bits: d.cpu.phys_bits,
         phys_bits_host: d.cpu.phys_bits_host,

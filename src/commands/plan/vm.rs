@@ -440,6 +440,11 @@ pub(super) fn resolve(
     if mmio64.is_some() && !matches!(firmware, Firmware::Ovmf(_)) {
         warnings.push("X-PciMmio64Mb is an OVMF setting; SeaBIOS ignores it".into());
     }
+    if c.seabios_pci64.is_some()
+        && !matches!(firmware, Firmware::SeaBios(r) if r.pad == crate::decide::window::rules::PadMode::RamOrFwCfg)
+    {
+        warnings.push("opt/org.seabios/pci64 is read by SeaBIOS 1.17.0 and later only; this firmware ignores it".into());
+    }
     let setup = Setup {
         firmware,
         machine,
@@ -454,6 +459,7 @@ pub(super) fn resolve(
         device_memory,
         hole64,
         mmio64,
+        seabios_pci64: c.seabios_pci64,
         empty_ports: o.empty_ports.or(c.empty_ports).unwrap_or(0),
         guest_mem: match o.guest_mem {
             // mem=0 boots no kernel.

@@ -84,6 +84,9 @@ pub(crate) struct Setup {
     pub hole64: Option<u64>,
     /// OVMF's `X-PciMmio64Mb`, in bytes, when set.
     pub mmio64: Option<u64>,
+    /// SeaBIOS's fw_cfg `opt/org.seabios/pci64`, when it says yes or no
+    /// (1.17.0's pad mode, E7b).
+    pub seabios_pci64: Option<bool>,
     /// Hot-plug root ports without a device (each takes padding).
     pub empty_ports: usize,
     /// The RAM the guest kernel uses when its command line limits it
@@ -109,6 +112,7 @@ impl Setup {
             device_memory: 0,
             hole64: None,
             mmio64: None,
+            seabios_pci64: None,
             empty_ports: 0,
             guest_mem: None,
         }

@@ -111,7 +111,10 @@ pub(super) fn boot(
     let pad = match rules.pad {
         PadMode::Never => false,
         PadMode::RamAndWidth => top > 0 && s.phys_bits >= 36 && over4g > 0,
-        PadMode::RamOrFwCfg => over4g > 0,
+        // E7b: `pci_pad_mem64 = romfile_loadbool("opt/org.seabios/pci64",
+        // -1)`, -1 meaning RAM above 4 GiB (pciinit.c rel-1.17.0
+        // L1205-1213); 1.16.3 has no such file.
+        PadMode::RamOrFwCfg => s.seabios_pci64.unwrap_or(over4g > 0),
     };
     // The root bus's entries in the order SeaBIOS creates them
     // (pci_bios_check_devices): the BARs of bus-0 devices in device order

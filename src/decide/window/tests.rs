@@ -646,6 +646,37 @@ fn v19_a_port_window_ending_at_2_64_collapses_the_kernels_window() {
 }
 
 #[test]
+fn v20_seabios_1_17_0_reads_pad_mode_from_fw_cfg() {
+    // E7b: opt/org.seabios/pci64 (pciinit.c rel-1.17.0 L1205-1213). With
+    // 64 GiB of RAM pad mode is on by default: the 1 TiB of ports placed by
+    // a 2 TiB size below 2^44 (V15); "off" places them by their own size,
+    // from 2^44 - 1 TiB.
+    let s = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, 64 * GIB);
+    let start = |s: &Setup| s.boot(&each(8, &[128 * GIB])).unwrap().aperture.start;
+    assert_eq!(start(&s), 0xE00_0000_0000);
+    let off = Setup {
+        seabios_pci64: Some(false),
+        ..s.clone()
+    };
+    assert_eq!(start(&off), 0xF00_0000_0000);
+    // "on" with 1 GiB of RAM: pad mode all the same.
+    let small = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, GIB);
+    let on = Setup {
+        seabios_pci64: Some(true),
+        ..small.clone()
+    };
+    assert_eq!(start(&small), 0xF00_0000_0000);
+    assert_eq!(start(&on), 0xE00_0000_0000);
+    // 1.16.3 has no such file.
+    let old = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 64 * GIB);
+    let old_off = Setup {
+        seabios_pci64: Some(false),
+        ..old.clone()
+    };
+    assert_eq!(start(&old), start(&old_off));
+}
+
+#[test]
 fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
     // E1: two 256 MiB BARs fit q35's 32-bit window: no 64-bit window.
     let s = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB);
