@@ -325,7 +325,8 @@ fn vendor(
     if let Some(v) = c.vendor {
         return Some(v);
     }
-    let own = named.map(|m| m.vendor);
+    // libvirt's host-model is the host's CPU, vendor included.
+    let own = named.filter(|_| !c.host_model).map(|m| m.vendor);
     if tcg {
         if let Some(v) = own {
             return Some(v.cpu_vendor());

@@ -21,8 +21,10 @@ pub(crate) enum Machine {
 }
 
 impl Machine {
-    /// QEMU's default `pci-hole64-size` (B2: hw/pci-host/q35.c `1ULL << 35`,
-    /// i440fx.c `1ULL << 31`).
+    /// QEMU's default `pci-hole64-size` (B2: hw/pci-host/q35.c
+    /// `Q35_PCI_HOST_HOLE64_SIZE_DEFAULT (1ULL << 35)` L45, i440fx.c
+    /// `I440FX_PCI_HOST_HOLE64_SIZE_DEFAULT (1ULL << 31)` v7.2.0 L60,
+    /// v10.2.2 L69; no compat property changes it, 7.2.0 to 10.2.2).
     pub(crate) fn default_hole64(self) -> u64 {
         match self {
             Machine::Q35 => 32 * GIB,
