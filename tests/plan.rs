@@ -966,6 +966,8 @@ fn check_and_plan_agree_on_the_wrapped_boot() {
         };
         assert_eq!(ids(&check), ids(&plan), "{fw}");
         assert_eq!(p["firmware_unprogrammed_gpus"], 2);
+        let why = p["why"].as_str().unwrap();
+        assert!(why.contains("ends exactly at 2^64"), "{why}");
     }
 }
 

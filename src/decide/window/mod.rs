@@ -206,6 +206,10 @@ pub(crate) struct Boot {
     /// The window the guest kernel is offered (`root bus resource`), cut
     /// at what the vCPU addresses.
     pub crs: Option<Range>,
+    /// A window the firmware programmed on the root bus ends at 2^64: QEMU
+    /// counts it, its end wraps to 0, and `crs` is only the hole's size
+    /// from its start (B7).
+    pub crs_wrapped: bool,
     /// Each GPU, in the order given.
     pub gpus: Vec<Fate>,
     /// OVMF abandoned the allocation of the whole root bus (D4): nothing
@@ -307,6 +311,7 @@ impl Setup {
             placed: gpus.iter().filter(|g| g.usable).count(),
             firmware_placed,
             crs,
+            crs_wrapped: fw.used.is_some_and(|(_, upb)| upb == u64::MAX),
             gpus,
             bus_abandoned: fw.abandoned,
             realloc_gpus,

@@ -614,6 +614,7 @@ fn v19_a_port_window_ending_at_2_64_collapses_the_kernels_window() {
             Some(Range::new(0x1_0000_0000, 0x8_ffff_ffff)),
             "{v:?}"
         );
+        assert!(b.crs_wrapped);
         assert_eq!(b.placed, 0, "{v:?}");
         assert_eq!(b.gpus.iter().filter(|g| !g.programmed).count(), 2);
         // pci=realloc moves nothing into 32 GiB.
@@ -643,6 +644,7 @@ fn v19_a_port_window_ending_at_2_64_collapses_the_kernels_window() {
     // 4 GiB (the port at 0 clipped) to 512 GiB.
     let b = s.boot(&each(4, &[128 * GIB])).unwrap();
     assert_eq!(b.crs, Some(Range::new(FOUR_GIB, 512 * GIB - 1)));
+    assert!(!b.crs_wrapped);
 }
 
 #[test]
