@@ -679,6 +679,51 @@ fn v20_seabios_1_17_0_reads_pad_mode_from_fw_cfg() {
 }
 
 #[test]
+fn v21_a_named_model_starts_from_its_first_release() {
+    // A5: every model QEMU 7.2.0 lacks, at the release before its first
+    // (QEMU: "unable to find CPU model") and at its first.
+    let before = |v: QemuVersion| match v {
+        QemuVersion(a, 0) => QemuVersion(a - 1, 2),
+        QemuVersion(a, b) => QemuVersion(a, b - 1),
+    };
+    let mut newer = 0;
+    for m in cpu_models::MODELS {
+        let at = |q: QemuVersion| Setup {
+            cpu_model: Some(*m),
+            qemu: QemuRules::of(q, None),
+            ..vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, GIB)
+        };
+        match m.since {
+            Some(v) => {
+                newer += 1;
+                assert!(
+                    matches!(at(before(v)).qemu_starts(), Err(NoBoot::QemuRejects { .. })),
+                    "{}",
+                    m.name
+                );
+                assert_eq!(at(v).qemu_starts(), Ok(()), "{}", m.name);
+            }
+            None => assert_eq!(at(QemuVersion(7, 2)).qemu_starts(), Ok(()), "{}", m.name),
+        }
+    }
+    // SapphireRapids, GraniteRapids, SierraForest, ClearwaterForest,
+    // EPYC-Genoa, YongFeng, EPYC-Turin.
+    assert_eq!(newer, 7);
+    // A6: guest-phys-bits=N is QEMU 9.1's property, and must be 32 to
+    // phys-bits.
+    let gpb = |q: (u32, u32), n: u32| Setup {
+        guest_phys_bits_arg: Some(n),
+        qemu: QemuRules::of(QemuVersion(q.0, q.1), None),
+        ..vm(ovmf_v("2025.02"), 40, CpuVendor::Intel, GIB)
+    };
+    assert!(gpb((9, 0), 40).qemu_starts().is_err());
+    assert_eq!(gpb((9, 1), 40).qemu_starts(), Ok(()));
+    assert!(gpb((9, 1), 41).qemu_starts().is_err());
+    assert!(gpb((9, 1), 31).qemu_starts().is_err());
+    assert_eq!(gpb((9, 1), 0).qemu_starts(), Ok(()));
+}
+
+#[test]
 fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
     // E1: two 256 MiB BARs fit q35's 32-bit window: no 64-bit window.
     let s = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB);
