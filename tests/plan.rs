@@ -527,9 +527,11 @@ fn proxmox_memory_hotplug_boots_with_the_hot_plug_area() {
 #[test]
 fn the_new_flags_and_predicted_fields() {
     // V1: SeaBIOS 1.16.3 wraps (lab L15: no BAR the firmware left is
-    // usable); the guest kernel then places what fits below the HT range
-    // itself (decide/window/kernel.rs, from the lab's wrapped boots): 6 of
-    // 7. The placement lists every GPU.
+    // usable). The port at -128 GiB ends at 2^64, which collapses QEMU's
+    // `_CRS` window to 32 GiB from 4 GiB (B7; campaign boot 2026-12-03, the
+    // same VM: `root bus resource [mem 0x100000000-0x8ffffffff window]`,
+    // none placed): the guest kernel has no room to place any again. The
+    // placement lists every GPU.
     let (_, v) = json(&[
         "--gpus",
         "7",
@@ -549,14 +551,16 @@ fn the_new_flags_and_predicted_fields() {
         "10.0.2",
     ]);
     let p = &v["predicted"];
-    assert_eq!(p["unassigned_gpus"], 1, "{v}");
+    assert_eq!(p["unassigned_gpus"], 7, "{v}");
+    assert_eq!(v["capacity"]["window"]["start"], 0x1_0000_0000u64);
+    assert_eq!(v["capacity"]["window"]["end"], 0x8_ffff_ffffu64);
     assert_eq!(p["placement"].as_array().unwrap().len(), 7);
     assert_eq!(p["placement"][6]["gpu"], 6);
     // From -768 GiB: GPU 6's port is mapped lowest; GPU 1's BAR at -128
     // GiB and GPU 0's at 0 read back as unprogrammed.
     assert_eq!(p["placement"][6]["firmware_programmed"], true);
     assert_eq!(p["placement"][0]["firmware_programmed"], false);
-    assert_eq!(p["placement"][0]["kernel_assigned"], true);
+    assert_eq!(p["placement"][0]["kernel_assigned"], false);
     assert_eq!(p["placement"][6]["kernel_assigned"], false);
     // QEMU 7.2 refuses what 6.2 starts (V13).
     let args = [
@@ -659,7 +663,7 @@ fn campaign_records_the_model_was_corrected_on() {
     let (rc, v) = flags(
         "--gpus 8 --bar 256G --bar 32M@1 --ram 512G --firmware ovmf:2022.11 \
          --machine pc-q35-7.0 --cpu kvm64 --cpu-vendor amd --phys-bits 46 --cpu-flag pdpe1gb \
-         --realloc --empty-ports 1 --qemu 10.0.2 --topology bridge --guest-mem 1G",
+         --realloc --empty-ports 1 --qemu 10.0.2 --topology bridge --guest-mem 1G --accel tcg",
     );
     assert_eq!(rc, 0);
     let p = &v["predicted"];
@@ -670,12 +674,13 @@ fn campaign_records_the_model_was_corrected_on() {
     }
     // Record 0021: OVMF 2025.02 rejects every stand-in's VRAM function and
     // keeps its 32 MiB function 1: the window starts at 32 GiB, where
-    // those went. The same BARs in one function leave nothing there.
+    // those went. The same BARs in one function leave nothing there. (The
+    // campaign boots under TCG: no GuestPhysBits, A6m.)
     let args = |small: &str| {
         flags(&format!(
             "--gpus 6 --bar 32G --bar {small} --ram 1G --firmware ovmf:2025.02-8+deb13u1 \
              --machine q35 --cpu qemu64 --cpu-vendor amd --phys-bits 39 --qemu 10.0.2 \
-             --topology bridge --guest-mem 1G"
+             --topology bridge --guest-mem 1G --accel tcg"
         ))
     };
     let (_, split) = args("32M@1");
@@ -688,4 +693,332 @@ fn campaign_records_the_model_was_corrected_on() {
         let out = plan(&["--gpus", "1", "--bar", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
+}
+
+#[test]
+fn a_named_models_vendor_under_kvm_tcg_and_proxmox() {
+    // Under KVM QEMU gives every model the host's vendor (host-cpu.c
+    // host_cpu_instance_init): the fixture's host is Intel, so EPYC-Rome
+    // reports Intel, and plan says so.
+    let base = ["--gpus", "2", "--bar", "32G", "--qemu", "7.2"];
+    let with = |more: &[&str]| json(&[&base[..], more].concat()).1;
+    let v = with(&["--cpu", "EPYC-Rome"]);
+    assert_eq!(v["vm"]["cpu_vendor"], "intel", "{v}");
+    let said = v["vm"]["assumed"].to_string();
+    assert!(said.contains("EPYC-Rome's own is AMD"), "{said}");
+    // Under TCG, the model's own (cpu.c builtin_x86_defs .vendor).
+    for (cpu, vendor) in [
+        ("EPYC-Rome", "amd"),
+        ("Skylake-Server", "intel"),
+        ("qemu64", "amd"),
+        ("kvm64", "intel"),
+        ("x86-64-v2-AES", "amd"),
+    ] {
+        let v = with(&["--cpu", cpu, "--accel", "tcg"]);
+        assert_eq!(v["vm"]["cpu_vendor"], vendor, "{cpu}");
+    }
+    // `max` under TCG: AMD, 40 bits, 1 GiB pages; under KVM the host's
+    // 46 bits. `host` has no TCG model.
+    let v = with(&["--cpu", "max", "--accel", "tcg"]);
+    assert_eq!(
+        (
+            &v["vm"]["cpu_vendor"],
+            &v["vm"]["phys_bits"],
+            &v["vm"]["pdpe1gb"]
+        ),
+        (&Value::from("amd"), &Value::from(40), &Value::from(true))
+    );
+    assert_eq!(with(&["--cpu", "max"])["vm"]["phys_bits"], 46);
+    let o = plan(&[&base[..], &["--cpu", "host", "--accel", "tcg"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    // Proxmox forces the vendor of a named model (get_cpu_options), not of
+    // kvm64: EPYC-Rome on this Intel host is AMD there.
+    let conf = |cpu: &str| {
+        let dir = std::env::temp_dir().join(format!(
+            "gpu-preflight-plan-{}-vendor-{cpu}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("1.conf");
+        std::fs::write(
+            &f,
+            format!(
+                "bios: ovmf\nmachine: q35\nmemory: 1024\ncpu: {cpu}\nhostpci0: 0000:41:00,pcie=1\n"
+            ),
+        )
+        .unwrap();
+        let (_, v) = json(&["--proxmox", f.to_str().unwrap(), "--qemu", "8.1"]);
+        std::fs::remove_dir_all(&dir).ok();
+        v
+    };
+    assert_eq!(conf("EPYC-Rome")["vm"]["cpu_vendor"], "amd");
+    assert_eq!(conf("kvm64")["vm"]["cpu_vendor"], "intel");
+}
+
+#[test]
+fn a_cpu_model_newer_than_the_qemu_release_does_not_start() {
+    // EPYC-Genoa came with QEMU 8.1, EPYC-Turin with 10.1 (cpu.c
+    // builtin_x86_defs, absent before).
+    for (cpu, old, new) in [("EPYC-Genoa", "8.0", "8.1"), ("EPYC-Turin", "10.0", "10.1")] {
+        let run = |q: &str| json(&["--gpus", "1", "--bar", "32G", "--cpu", cpu, "--qemu", q]).1;
+        let v = run(old);
+        assert_eq!(v["predicted"]["no_boot"], "qemu_refuses", "{v}");
+        assert!(v["predicted"]["why"].as_str().unwrap().contains(cpu));
+        assert!(v["warnings"].as_array().unwrap().is_empty(), "{v}");
+        assert_eq!(run(new)["predicted"]["no_boot"], Value::Null);
+    }
+    // With no QEMU package to read and no --qemu, the model's release is
+    // taken, and said.
+    let (_, v) = json(&["--gpus", "1", "--bar", "32G", "--cpu", "SapphireRapids"]);
+    assert_eq!(v["vm"]["qemu_version"], "8.0");
+    assert_eq!(v["predicted"]["no_boot"], Value::Null);
+}
+
+#[test]
+fn guest_phys_bits_as_qemu_derives_and_checks_it() {
+    // A6m: QEMU 9.1+ with a 9.1+ machine type derives GuestPhysBits under
+    // KVM from an explicit phys-bits: a 40-bit Intel kvm64 (which OVMF
+    // does not trust by itself) is then trusted by OVMF 202408+ (C5): the
+    // dynamic window at the top of 40 bits. A
+    // pc-q35-9.0 machine (pc_compat_9_0) or TCG gives none: the classic
+    // 32 GiB window.
+    let run = |machine: &str, accel: &str| {
+        json(&[
+            "--gpus",
+            "2",
+            "--bar",
+            "16G",
+            "--cpu",
+            "kvm64",
+            "--cpu-vendor",
+            "intel",
+            "--phys-bits",
+            "40",
+            "--firmware",
+            "ovmf:2025.02-8+deb13u1",
+            "--qemu",
+            "10.0",
+            "--machine",
+            machine,
+            "--accel",
+            accel,
+        ])
+        .1
+    };
+    let kind = |v: &Value| v["capacity"]["window_origin"]["kind"].clone();
+    assert_eq!(kind(&run("pc-q35-9.1", "kvm")), "ovmf_dynamic");
+    assert_eq!(kind(&run("q35", "kvm")), "ovmf_dynamic");
+    assert_eq!(kind(&run("pc-q35-9.0", "kvm")), "ovmf_classic");
+    assert_eq!(kind(&run("q35", "tcg")), "ovmf_classic");
+    // A named model without phys-bits: QEMU's default 40 comes after KVM's
+    // realize, so none (kvm-cpu.c kvm_set_guest_phys_bits).
+    let (_, v) = json(&[
+        "--gpus",
+        "2",
+        "--bar",
+        "16G",
+        "--cpu",
+        "kvm64",
+        "--cpu-vendor",
+        "intel",
+        "--firmware",
+        "ovmf:2025.02-8+deb13u1",
+        "--qemu",
+        "10.0",
+    ]);
+    assert_eq!(kind(&v), "ovmf_classic");
+    // A configuration's guest-phys-bits above phys-bits: QEMU exits
+    // ("guest-phys-bits should be between 32 and 40"); before 9.1 QEMU has
+    // no such property.
+    let dir = std::env::temp_dir().join(format!("gpu-preflight-plan-{}-gpb", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("1.conf");
+    std::fs::write(
+        &f,
+        "bios: ovmf\nmachine: q35\nmemory: 1024\ncpu: kvm64,guest-phys-bits=44\nhostpci0: 0000:41:00,pcie=1\n",
+    )
+    .unwrap();
+    for (q, refused) in [("10.0", true), ("9.0", true)] {
+        let (_, v) = json(&["--proxmox", f.to_str().unwrap(), "--qemu", q]);
+        assert_eq!(
+            v["predicted"]["no_boot"] == "qemu_refuses",
+            refused,
+            "{q}: {v}"
+        );
+    }
+    std::fs::write(
+        &f,
+        "bios: ovmf\nmachine: q35\nmemory: 1024\ncpu: kvm64,phys-bits=46,guest-phys-bits=44\nhostpci0: 0000:41:00,pcie=1\n",
+    )
+    .unwrap();
+    let (_, v) = json(&["--proxmox", f.to_str().unwrap(), "--qemu", "10.0"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(v["predicted"]["no_boot"], Value::Null, "{v}");
+}
+
+#[test]
+fn seabios_without_a_package_is_the_one_qemu_bundles() {
+    // F7o/F7a/F7b: QEMU's own pc-bios/bios-256k.bin, said as assumed.
+    for (q, seabios) in [
+        ("7.2", "1.16.1"),
+        ("8.1", "1.16.2"),
+        ("9.2", "1.16.3"),
+        ("10.1", "1.17.0"),
+    ] {
+        let (_, v) = json(&[
+            "--gpus",
+            "1",
+            "--bar",
+            "32G",
+            "--firmware",
+            "seabios",
+            "--qemu",
+            q,
+        ]);
+        let said = v["vm"]["assumed"].to_string();
+        assert!(
+            said.contains(&format!("SeaBIOS {seabios}, the one QEMU {q} bundles")),
+            "{q}: {said}"
+        );
+    }
+}
+
+#[test]
+fn check_and_plan_agree_on_the_wrapped_boot() {
+    // The campaign boots of tests/fixtures/campaign-seabios-wrap: what the
+    // guest shows (explain on its kernel log, check's inference of the
+    // setup) and what plan predicts for the same VM agree: the diagnosis,
+    // the count, the window and how it came to be.
+    for fw in ["1.16.3", "1.17.0"] {
+        let log = fixture("campaign-seabios-wrap").join(format!("seabios-{fw}-5x128g.dmesg"));
+        let o = Command::new(bin())
+            .args([
+                "explain",
+                "--match",
+                "1af4:1110",
+                "--expect",
+                "5",
+                "--format",
+                "json",
+            ])
+            .arg(&log)
+            .output()
+            .unwrap();
+        let check: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let firmware = format!("seabios:{fw}");
+        let (_, plan) = json(&[
+            "--gpus",
+            "5",
+            "--bar",
+            "128G",
+            "--ram",
+            "512M",
+            "--firmware",
+            &firmware,
+            "--machine",
+            "q35",
+            "--cpu",
+            "qemu64",
+            "--cpu-vendor",
+            "amd",
+            "--qemu",
+            "7.2",
+            "--topology",
+            "root-ports",
+            "--guest-mem",
+            "1G",
+            "--accel",
+            "tcg",
+        ]);
+        let p = &plan["predicted"];
+        assert_eq!(check["diagnosis"], "window_too_small", "{fw}: {check}");
+        assert_eq!(p["diagnosis"], check["diagnosis"], "{fw}: {plan}");
+        let unassigned = check["unassigned"].as_array().unwrap().len();
+        assert_eq!(unassigned, 5);
+        assert_eq!(p["unassigned_gpus"], unassigned, "{fw}");
+        // The window the guest was offered is the one plan predicts.
+        let w = &plan["capacity"]["window"];
+        assert_eq!(
+            (&w["start"], &w["end"]),
+            (&0x1_0000_0000u64.into(), &0x8_ffff_ffffu64.into())
+        );
+        let (co, po) = (
+            &check["capacity"]["window_origin"],
+            &plan["capacity"]["window_origin"],
+        );
+        assert_eq!(co["model_agrees"], true, "{fw}");
+        for k in [
+            "kind",
+            "aperture_start",
+            "aperture_bytes",
+            "firmware_width_bits",
+            "rules",
+        ] {
+            assert_eq!(co[k], po[k], "{fw}: {k}");
+        }
+        let ids = |v: &Value| -> Vec<Value> {
+            v["hints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["id"].clone())
+                .collect()
+        };
+        assert_eq!(ids(&check), ids(&plan), "{fw}");
+        assert_eq!(p["firmware_unprogrammed_gpus"], 2);
+        let why = p["why"].as_str().unwrap();
+        assert!(why.contains("ends exactly at 2^64"), "{why}");
+    }
+}
+
+#[test]
+fn seabios_pci64_from_a_proxmox_args_line() {
+    // E7b: a Proxmox VM's `args: -fw_cfg name=opt/org.seabios/pci64,...`
+    // reaches SeaBIOS 1.17.0: "off" without pad mode puts the ports from
+    // 2^44 - their size, not from 2^44 - 2 TiB (the 2 TiB pad-mode size).
+    let dir = std::env::temp_dir().join(format!("gpu-preflight-plan-{}-pci64", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("1.conf");
+    let run = |args: &str, fw: &str| {
+        std::fs::write(
+            &f,
+            format!("bios: seabios\nmachine: q35\nmemory: 65536\ncpu: kvm64,phys-bits=46\n{args}hostpci0: 0000:41:00,pcie=1\n"),
+        )
+        .unwrap();
+        let (_, v) = json(&[
+            "--proxmox",
+            f.to_str().unwrap(),
+            "--qemu",
+            "10.1",
+            "--cpu-vendor",
+            "amd",
+            "--firmware",
+            fw,
+        ]);
+        v
+    };
+    let start = |v: &Value| {
+        v["capacity"]["window_origin"]["aperture_start"]
+            .as_u64()
+            .unwrap()
+    };
+    let pad = run("", "seabios:1.17.0");
+    let off = run(
+        "args: -fw_cfg name=opt/org.seabios/pci64,string=off\n",
+        "seabios:1.17.0",
+    );
+    assert!(start(&off) > start(&pad), "{pad}\n{off}");
+    assert!(off["warnings"].as_array().unwrap().is_empty(), "{off}");
+    // SeaBIOS 1.16.3 does not read it, and plan says so.
+    let old = run(
+        "args: -fw_cfg name=opt/org.seabios/pci64,string=off\n",
+        "seabios:1.16.3",
+    );
+    assert!(
+        old["warnings"]
+            .to_string()
+            .contains("opt/org.seabios/pci64"),
+        "{old}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

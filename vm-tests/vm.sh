@@ -288,7 +288,9 @@ vt_vm_plan_flags() {
     [ "${VF[ports]}" = 0 ] || printf '%s\n' --empty-ports "${VF[ports]}"
     [ -n "$base" ] && return 0
     f=$(vm qemu qemu-7.2)
-    printf '%s\n' --qemu "${f#qemu-}" --topology "${VF[topology]}"
+    # Every boot here runs under TCG: a named model keeps its own vendor
+    # and no GuestPhysBits comes from KVM.
+    printf '%s\n' --qemu "${f#qemu-}" --topology "${VF[topology]}" --accel tcg
     [ -z "${VF[guest_mem]}" ] || printf '%s\n' --guest-mem "${VF[guest_mem]}"
     if [ "$(vm standin single)" = gpu ]; then
         for f in $VT_GPU_BAR32; do printf '%s\n' --bar32 "$f"; done

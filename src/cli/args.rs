@@ -171,6 +171,10 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_name = "N")]
     pub guest_phys_bits: Option<u32>,
 
+    /// How QEMU runs the vCPU (kvm, tcg): under KVM a named CPU model reports the host's vendor, under TCG its own, and `max` is AMD with 40 bits [default: kvm].
+    #[arg(long, value_name = "ACCEL")]
+    pub accel: Option<String>,
+
     #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
     pub format: PlanFormat,
 
@@ -207,6 +211,7 @@ impl PlanArgs {
             mem_slots: self.mem_slots,
             bar32: self.bar32.clone(),
             guest_phys_bits: self.guest_phys_bits,
+            accel: self.accel.clone(),
         }
     }
 }

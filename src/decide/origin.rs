@@ -6,12 +6,13 @@
 use crate::decide::predict::Model;
 use crate::decide::sizing::align_up;
 use crate::decide::window::{
-    Attach, Firmware, GpuBars, Machine, OriginKind, OvmfRules, QemuRules, SeabiosRules,
-    SeabiosVersion, Setup, QEMU_DEFAULT_PHYS_BITS,
+    Attach, Firmware, GpuBars, Machine, OriginKind, OvmfRules, QemuRules, QemuVersion,
+    SeabiosRules, SeabiosVersion, Setup, QEMU_DEFAULT_PHYS_BITS,
 };
 use crate::evidence::Evidence;
 use crate::model::platform::{CpuVendor, FirmwareKind, Platform, QemuMachine};
 use crate::model::range::Range;
+use crate::parse::release::machine_version;
 use serde::Serialize;
 
 const GIB: u64 = 1 << 30;
@@ -91,7 +92,7 @@ fn rules_name(r: OvmfRules) -> &'static str {
     } else if r == OvmfRules::STABLE_202505 {
         "edk2-stable202505 and later"
     } else {
-        "edk2 before 202505 with X-PciMmio64Mb as given (Debian 13's 2025.02-8+deb13u1)"
+        "edk2 before 202505 with X-PciMmio64Mb as given (Debian's 2025.02-2 and later)"
     }
 }
 
@@ -140,17 +141,30 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
             _ => return None,
         },
         machine,
-        // A guest cannot see its QEMU's or machine type's version: the
-        // QEMU suite's (7.2), whose rules any 7.1 or later shares.
-        qemu: QemuRules::V7_2,
+        // A guest cannot see its QEMU's version: the QEMU suite's (7.2),
+        // whose rules any 7.1 or later shares. It sees its machine type's
+        // in DMI's product version (`pc-q35-7.0`), which gates the AMD
+        // hole, the HT entry and x-pci-hole64-fix; QEMU is at least that.
+        qemu: match ev
+            .firmware
+            .product_version
+            .as_deref()
+            .and_then(machine_version)
+        {
+            Some(m) => QemuRules::of(m.max(QemuVersion(7, 2)), Some(m)),
+            None => QemuRules::V7_2,
+        },
         phys_bits,
         vendor: ev.cpu.vendor,
         pdpe1gb,
         guest_phys_bits: None,
+        guest_phys_bits_arg: None,
+        cpu_model: None,
         ram_end,
         device_memory: 0,
         hole64: None,
         mmio64: None,
+        seabios_pci64: None,
         empty_ports: ev.empty_root_ports,
         // What the guest's kernel keeps is in its own iomem; the window
         // was read from it, not predicted.

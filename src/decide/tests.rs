@@ -705,3 +705,37 @@ fn a_text_that_names_more_than_its_change_fails_the_check() {
     };
     assert_consistent("test", &ok);
 }
+
+/// check reads its machine type from DMI's product version (QEMU writes
+/// the machine's name there): a `pc-q35-7.0` guest has no AMD hole and no
+/// HT entry (B4m), one of 2.10 no x-pci-hole64-fix (B7f); without the
+/// version, QEMU 7.2's rules.
+#[test]
+fn check_takes_the_machine_type_from_dmi() {
+    let guest = |version: Option<&str>| {
+        let mut ev = metal(40, 2);
+        ev.firmware = Firmware {
+            bios_vendor: Some("SeaBIOS".into()),
+            bios_version: Some("1.16.3-debian-1.16.3-2".into()),
+            sys_vendor: Some("QEMU".into()),
+            product_name: Some("Standard PC (Q35 + ICH9, 2009)".into()),
+            product_version: version.map(str::to_string),
+            ..Firmware::default()
+        };
+        ev.cpu.vendor = Some(CpuVendor::Amd);
+        crate::decide::origin::infer(&ev)
+            .expect("a QEMU guest")
+            .setup
+            .qemu
+    };
+    let q = guest(Some("pc-q35-7.0"));
+    assert!(!q.ht_e820 && !q.amd_relocation && q.hole64_fix);
+    assert!(!guest(Some("pc-q35-2.10")).hole64_fix);
+    let q = guest(Some("pc-q35-10.1"));
+    assert!(q.ht_e820 && q.version == crate::decide::window::QemuVersion(10, 1));
+    assert_eq!(guest(None), crate::decide::window::QemuRules::V7_2);
+    assert_eq!(
+        guest(Some("pc-q35-7.2")),
+        crate::decide::window::QemuRules::V7_2
+    );
+}

@@ -193,6 +193,9 @@ pub(crate) struct Firmware {
     pub bios_version: Option<String>,
     pub sys_vendor: Option<String>,
     pub product_name: Option<String>,
+    /// DMI's product version: QEMU writes its machine type there
+    /// (`pc-q35-7.2`: hw/smbios's type 1 version is the machine's name).
+    pub product_version: Option<String>,
     pub signs: Signs,
 }
 

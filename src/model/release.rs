@@ -32,9 +32,9 @@ impl std::fmt::Display for SeabiosVersion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Edk2Build {
     pub release: Edk2Release,
-    /// Carries 9ac1704af6 (X-PciMmio64Mb as given) before 202505: Debian
-    /// 13's `2025.02-8+deb13u1` (debian/patches/0001-OvmfPkg-Use-user-
-    /// specified-opt-ovmf-X-PciMmio64Mb-va.patch).
+    /// Carries 9ac1704af6 (X-PciMmio64Mb as given) before 202505: Debian's
+    /// `2025.02-N` from N = 2 on, `2025.02-8+deb13u1` included
+    /// (debian/patches/0001-OvmfPkg-Use-user-specified-opt-ovmf-X-PciMmio64Mb-va.patch).
     pub exact_mmio64_patch: bool,
     /// Caps the width at 46 before 202308: Proxmox `3.20230228-4`
     /// ("limiting the phys-bits to 46 instead of 47", its changelog).

@@ -48,6 +48,8 @@ pub(crate) struct Domain {
     pub used_buses: Vec<u32>,
     /// `<features><kvm><hidden state='on'/>`: QEMU's `kvm=off`.
     pub kvm_hidden: bool,
+    /// `<domain type='qemu'>`: QEMU without KVM (TCG).
+    pub tcg: bool,
     /// `<qemu:override><qemu:device alias=A><qemu:frontend><qemu:property
     /// name='x-nv-gpudirect-clique' value=V/>` (libvirt 8.2 or later):
     /// (A, V).
@@ -206,8 +208,12 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
         ));
     }
     let line = |n: roxmltree::Node<'_, '_>| doc.text_pos_at(n.range().start).row as usize;
-    let mut d = Domain::default();
+    let mut d = Domain {
+        tcg: root.attribute("type") == Some("qemu"),
+        ..Domain::default()
+    };
     let mut sysinfo_mmio64 = None;
+    let mut sysinfo_pci64 = None;
     for n in root.descendants().filter(|n| n.is_element()) {
         let at = |e: String| (line(n), e);
         let parent = n
@@ -278,6 +284,15 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                         .ok_or_else(|| at("X-PciMmio64Mb too large".into()))?,
                 );
             }
+            ("sysinfo", "entry")
+                if n.attribute("name") == Some(crate::parse::qemu_args::SEABIOS_PCI64_NAME)
+                    && n.attribute("file").is_none()
+                    && n.parent_element().and_then(|p| p.attribute("type")) == Some("fwcfg") =>
+            {
+                sysinfo_pci64 = Some(crate::parse::qemu_args::seabios_bool(
+                    n.text().unwrap_or(""),
+                ));
+            }
             ("hostdev", "source") => {
                 if let Some(h) = hostdev(n).map_err(at)? {
                     d.hostdevs.push(h);
@@ -317,6 +332,9 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
     }
     d.window = window_args(&args).map_err(|e| (1, e))?;
     d.window.mmio64 = d.window.mmio64.or(sysinfo_mmio64);
+    if let Some(p) = sysinfo_pci64 {
+        d.window.seabios_pci64 = d.window.seabios_pci64.or(p);
+    }
     Ok(d)
 }
 
@@ -376,6 +394,15 @@ mod tests {
     }
 
     #[test]
+    fn seabios_pci64_as_a_sysinfo_entry() {
+        let d = parse_domain(
+            "<domain><sysinfo type='fwcfg'><entry name='opt/org.seabios/pci64'>off</entry></sysinfo></domain>",
+        )
+        .unwrap();
+        assert_eq!(d.window.seabios_pci64, Some(false));
+    }
+
+    #[test]
     fn the_aperture_as_a_sysinfo_entry() {
         let d = parse_domain(
             "<domain><sysinfo type='fwcfg'>\n<entry name='opt/ovmf/X-PciMmio64Mb'>262144</entry>\n<entry name='opt/x'>1</entry></sysinfo></domain>",
@@ -403,6 +430,14 @@ mod tests {
         assert_eq!(d.cpu.phys_bits_limit, Some(40));
         assert_eq!(d.root_ports, [1, 2]);
         assert_eq!(d.used_buses, [1]);
+    }
+
+    /// `<domain type='qemu'>` is QEMU without KVM; `kvm` and none are not.
+    #[test]
+    fn the_domain_type_says_tcg() {
+        assert!(parse_domain("<domain type='qemu'/>").unwrap().tcg);
+        assert!(!parse_domain("<domain type='kvm'/>").unwrap().tcg);
+        assert!(!parse_domain("<domain/>").unwrap().tcg);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The QEMU arguments a VM configuration passes through (Proxmox's `args:`
-//! line, libvirt's `<qemu:commandline>`): the two that move the 64-bit
-//! window, `-global *.pci-hole64-size=` and OVMF's
-//! `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=`.
+//! line, libvirt's `<qemu:commandline>`): those that move the 64-bit
+//! window, `-global *.pci-hole64-size=`, OVMF's
+//! `-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=` and SeaBIOS 1.17.0's
+//! `-fw_cfg name=opt/org.seabios/pci64,string=`.
 
 use crate::parse::size::size;
 
@@ -11,6 +12,20 @@ pub(crate) struct WindowArgs {
     pub hole64: Option<u64>,
     /// `X-PciMmio64Mb`, in bytes.
     pub mmio64: Option<u64>,
+    /// SeaBIOS's `opt/org.seabios/pci64` where it says yes or no; a value
+    /// SeaBIOS does not take is its default (`None`).
+    pub seabios_pci64: Option<bool>,
+}
+
+/// How SeaBIOS reads a boolean fw_cfg file (src/romfile.c
+/// romfile_loadbool, rel-1.17.0 L103-123): exactly "1", "on", "yes" or
+/// "0", "off", "no"; anything else is the default.
+pub(crate) fn seabios_bool(v: &str) -> Option<bool> {
+    match v {
+        "1" | "on" | "yes" => Some(true),
+        "0" | "off" | "no" => Some(false),
+        _ => None,
+    }
 }
 
 /// Splits a command line as Proxmox splits `args:` (shell words, no
@@ -54,6 +69,7 @@ pub(crate) fn words(line: &str) -> Vec<String> {
 enum Setting<'a> {
     Hole64(&'a str),
     Mmio64(&'a str),
+    SeabiosPci64(&'a str),
 }
 
 /// What `-FLAG VALUE` sets (`FLAG` without its dashes), if it is one of
@@ -91,13 +107,19 @@ fn setting<'a>(flag: &str, value: &'a str) -> Option<Setting<'a>> {
                     _ => {}
                 }
             }
-            (name == Some(MMIO64_NAME)).then_some(Setting::Mmio64(string.unwrap_or("")))
+            match name {
+                Some(MMIO64_NAME) => Some(Setting::Mmio64(string.unwrap_or(""))),
+                Some(SEABIOS_PCI64_NAME) => Some(Setting::SeabiosPci64(string.unwrap_or(""))),
+                _ => None,
+            }
         }
         _ => None,
     }
 }
 
 const MMIO64_NAME: &str = "opt/ovmf/X-PciMmio64Mb";
+/// SeaBIOS 1.17.0's pad-mode switch (src/fw/pciinit.c pci_setup).
+pub(crate) const SEABIOS_PCI64_NAME: &str = "opt/org.seabios/pci64";
 
 /// The property QEMU's vfio-pci takes for NVIDIA's GPUDirect clique
 /// (hw/vfio/pci-quirks.c).
@@ -165,6 +187,7 @@ pub(crate) fn window_args(args: &[String]) -> Result<WindowArgs, String> {
                         .ok_or_else(|| format!("-fw_cfg {v}: too large"))?,
                 );
             }
+            Some(Setting::SeabiosPci64(v)) => w.seabios_pci64 = seabios_bool(v),
             None => {}
         }
         i += 2;
@@ -195,7 +218,7 @@ pub(crate) fn without_window_args(line: &str, hole64: bool, mmio64: bool) -> Str
         let drop = match setting(flag, v) {
             Some(Setting::Hole64(_)) => hole64,
             Some(Setting::Mmio64(_)) => mmio64,
-            None => false,
+            Some(Setting::SeabiosPci64(_)) | None => false,
         };
         if drop {
             dropped = true;
@@ -227,6 +250,34 @@ pub(crate) fn quote(w: &str) -> String {
 mod tests {
     use super::*;
 
+    /// SeaBIOS's pci64 file, as romfile_loadbool reads it.
+    #[test]
+    fn seabios_pci64_as_seabios_reads_it() {
+        let w = |v: &str| {
+            window_args(&words(&format!(
+                "-fw_cfg name=opt/org.seabios/pci64,string={v}"
+            )))
+            .unwrap()
+            .seabios_pci64
+        };
+        for (v, b) in [("on", Some(true)), ("1", Some(true)), ("yes", Some(true))] {
+            assert_eq!(w(v), b, "{v}");
+        }
+        for (v, b) in [
+            ("off", Some(false)),
+            ("0", Some(false)),
+            ("no", Some(false)),
+        ] {
+            assert_eq!(w(v), b, "{v}");
+        }
+        // Anything else, "true" and "On" too, is SeaBIOS's default.
+        for v in ["true", "On", ""] {
+            assert_eq!(w(v), None, "{v}");
+        }
+        let short = window_args(&words("-fw_cfg opt/org.seabios/pci64,string=off")).unwrap();
+        assert_eq!(short.seabios_pci64, Some(false));
+    }
+
     #[test]
     fn clique_settings_and_the_args_without_them() {
         let a = "-cpu host -set device.hostpci0.x-nv-gpudirect-clique=0 -set device.hostpci1.0.x-nv-gpudirect-clique=0 -set device.hostpci2.rombar=0";
@@ -250,7 +301,8 @@ mod tests {
             window_args(&a),
             Ok(WindowArgs {
                 hole64: Some(2 << 40),
-                mmio64: Some(512 << 30)
+                mmio64: Some(512 << 30),
+                seabios_pci64: None,
             })
         );
         assert_eq!(

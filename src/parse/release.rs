@@ -30,13 +30,22 @@ pub(crate) fn edk2_release(v: &str) -> Option<(u32, u32)> {
 }
 
 /// An OVMF build from its version: the edk2 release and the distribution
-/// patches that change the window (F2: Debian 13's `2025.02-8+deb13uN`
-/// carries 9ac1704af6; F4: Proxmox `3.20230228-4` and later caps at 46).
+/// patches that change the window (F2: Debian's `2025.02-N` from N = 2 on
+/// carries 9ac1704af6, debian/patches/0001-OvmfPkg-Use-user-specified-
+/// opt-ovmf-X-PciMmio64Mb-va.patch, changelog 2025.02-2 "LP: #2101903",
+/// through 2025.02-8+deb13u1, and so do Ubuntu's builds of those; Proxmox's
+/// `4.2025.02-N` does not; F4: Proxmox `3.20230228-4` and later caps at 46).
 pub(crate) fn edk2_build(v: &str) -> Option<Edk2Build> {
     let (year, month) = edk2_release(v)?;
-    let debian_rev = v.split_once("+deb13u").map(|(_, u)| u);
-    let exact_mmio64_patch = (year, month) == (2025, 2)
-        && debian_rev.is_some_and(|u| u.parse::<u32>().is_ok_and(|n| n >= 1));
+    let debian_rev = v
+        .strip_prefix("2025.02-")
+        .map(|r| {
+            r.bytes()
+                .take_while(u8::is_ascii_digit)
+                .collect::<Vec<u8>>()
+        })
+        .and_then(|d| String::from_utf8(d).ok()?.parse::<u32>().ok());
+    let exact_mmio64_patch = (year, month) == (2025, 2) && debian_rev.is_some_and(|n| n >= 2);
     let cap46_patch = v.starts_with("3.20230228-")
         && v["3.20230228-".len()..]
             .split(['~', '+', '.'])
@@ -188,6 +197,13 @@ mod tests {
     fn distribution_builds_and_qemu_versions() {
         let b = |v| edk2_build(v).unwrap();
         assert!(b("2025.02-8+deb13u1").exact_mmio64_patch);
+        // From Debian's 2025.02-2 on (trixie's 2025.02-8 too), not in -1,
+        // upstream's 2025.02 or Proxmox's 4.2025.02-N.
+        assert!(b("2025.02-8").exact_mmio64_patch);
+        assert!(b("2025.02-2").exact_mmio64_patch);
+        assert!(b("2025.02-3ubuntu1").exact_mmio64_patch);
+        assert!(!b("2025.02-1").exact_mmio64_patch);
+        assert!(!b("4.2025.02-4~bpo12+1").exact_mmio64_patch);
         assert!(!b("2025.02").exact_mmio64_patch);
         assert!(!b("2022.11-6+deb12u2").exact_mmio64_patch);
         assert!(b("3.20230228-4").cap46_patch);

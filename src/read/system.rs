@@ -56,6 +56,7 @@ pub(crate) fn firmware(root: &Root) -> Firmware {
         bios_version: get("bios_version"),
         sys_vendor: get("sys_vendor"),
         product_name: get("product_name"),
+        product_version: get("product_version"),
         ..Firmware::default()
     }
 }

@@ -13,6 +13,23 @@ use crate::model::select::is_gpu_class;
 use crate::parse::{proxmox, qemu_args};
 use crate::report::plan::{PlanBar, PlanGpu};
 
+/// How QEMU runs the vCPU: `--accel`, else the configuration's (libvirt's
+/// `<domain type='qemu'>`), else KVM, which a VM with passed-through GPUs
+/// runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Accel {
+    Kvm,
+    Tcg,
+}
+
+pub(super) fn parse_accel(v: &str) -> Option<Accel> {
+    match v.to_ascii_lowercase().as_str() {
+        "kvm" => Some(Accel::Kvm),
+        "tcg" => Some(Accel::Tcg),
+        _ => None,
+    }
+}
+
 /// What the configuration says, before flags override it.
 #[derive(Debug, Default)]
 pub(super) struct Config {
@@ -31,6 +48,8 @@ pub(super) struct Config {
     pub phys_bits_host: bool,
     pub hole64: Option<u64>,
     pub mmio64: Option<u64>,
+    /// SeaBIOS's `opt/org.seabios/pci64` from the QEMU arguments.
+    pub seabios_pci64: Option<bool>,
     pub args: String,
     /// (file and line for messages, host devices).
     pub gpus: Vec<(String, Vec<PciAddress>)>,
@@ -44,8 +63,10 @@ pub(super) struct Config {
     pub phys_bits_limit: Option<u32>,
     /// Proxmox `cpu: ...,guest-phys-bits=N`.
     pub guest_phys_bits: Option<u32>,
-    /// A vendor the configuration sets.
+    /// A vendor the configuration sets (qemu-server's `vendor=`).
     pub vendor: Option<CpuVendor>,
+    /// libvirt's `<domain type='qemu'>`: TCG.
+    pub accel: Option<Accel>,
     /// Memory hot-plug: maxmem, slots, and the RAM QEMU boots with.
     pub maxmem: Option<u64>,
     pub mem_slots: Option<u32>,
@@ -214,6 +235,7 @@ fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError>
     })?;
     c.hole64 = w.hole64;
     c.mmio64 = w.mmio64;
+    c.seabios_pci64 = w.seabios_pci64;
     c.guest_phys_bits = cpu.guest_phys_bits;
     if pve.memory_hotplug {
         let host_bits = host.host_phys_bits().unwrap_or_else(|| {
@@ -271,6 +293,9 @@ fn proxmox_cpu(
         .as_ref()
         .map_or_else(|| "kvm64".into(), |(v, _)| v.clone());
     c.flags = cpu.flags.clone();
+    // qemu-server forces the vendor of every named model (the reported
+    // model of a custom one): cpu_models::proxmox_forced_vendor.
+    c.vendor = window::cpu_models::proxmox_forced_vendor(&cpu.model);
     match cpu.phys_bits {
         Some(proxmox::PhysBits::Bits(b)) => c.phys_bits = Some(b),
         Some(proxmox::PhysBits::Host) => c.phys_bits_host = true,
@@ -354,6 +379,7 @@ fn custom_cpu(
     };
     m.flags.extend(vm.flags);
     m.phys_bits = vm.phys_bits.or(m.phys_bits);
+    m.guest_phys_bits = vm.guest_phys_bits.or(m.guest_phys_bits);
     Ok(m)
 }
 
@@ -376,11 +402,13 @@ fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError>
         ram: d.memory,
         hole64: d.pcihole64.or(d.window.hole64),
         mmio64: d.window.mmio64,
+        seabios_pci64: d.window.seabios_pci64,
         flags: d.cpu.features.clone(),
         phys_bits: d.cpu.phys_bits,
         phys_bits_host: d.cpu.phys_bits_host,
         phys_bits_limit: d.cpu.phys_bits_limit,
         host_model: d.cpu.mode.as_deref() == Some("host-model"),
+        accel: d.tcg.then_some(Accel::Tcg),
         maxmem: d.max_memory.map(|(m, _)| m),
         mem_slots: d.max_memory.map(|(_, s)| s),
         empty_ports: Some(window::topology::libvirt_empty_ports(

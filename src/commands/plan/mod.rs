@@ -61,6 +61,8 @@ pub(crate) struct PlanOptions {
     /// 32-bit BARs of each GPU given by hand (`--bar32`).
     pub bar32: Vec<u64>,
     pub guest_phys_bits: Option<u32>,
+    /// `kvm` or `tcg`: how QEMU runs the vCPU.
+    pub accel: Option<String>,
 }
 
 /// Why there is no plan.
@@ -137,7 +139,12 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
             }
         }
     }
-    if !predicted.ok && hints.is_empty() {
+    // A VM QEMU does not start for an argument it rejects has its reason.
+    let rejected = matches!(
+        m.predict(&setup, o.realloc),
+        Err(crate::decide::window::NoBoot::QemuRejects { .. })
+    );
+    if !predicted.ok && hints.is_empty() && !rejected {
         warnings.push("no configuration change the model knows makes every GPU fit: fewer GPUs, smaller BARs (Resizable BAR off on the host), or a host CPU with more address bits".into());
     }
     m.assumed.clear();

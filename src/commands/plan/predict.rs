@@ -97,6 +97,10 @@ pub(super) fn predict(
             ), "qemu_refuses"),
             None,
         ),
+        Err(NoBoot::QemuRejects { why }) => (
+            no_boot(format!("QEMU will refuse to start: {why}"), "qemu_refuses"),
+            None,
+        ),
         Err(NoBoot::FirmwareHangs { end, width }) => (
             no_boot(format!(
                 "OVMF will hang before the kernel starts: its aperture would end at {end:#x}, beyond the {width} address bits it uses"
@@ -146,8 +150,14 @@ pub(super) fn predict(
                     && (b.aperture.start >= 1u64.checked_shl(phys_bits).unwrap_or(u64::MAX)
                         || b.aperture.start < crate::model::range::FOUR_GIB)
             });
+            let collapsed = boot
+                .as_ref()
+                .filter(|b| b.crs_wrapped)
+                .and_then(|b| b.crs)
+                .map(|c| format!("; one of its windows ends exactly at 2^64, which QEMU counts, so the window QEMU offers the guest kernel wraps and is only its {} hole from {:#x}", human(c.size()), c.start))
+                .unwrap_or_default();
             let why = if wrapped {
-                format!("SeaBIOS moves its window below an e820 reservation it overlaps (QEMU's AMD HyperTransport range) by its own size, which takes it below zero or onto RAM: the BARs it maps there are unusable ({why})")
+                format!("SeaBIOS moves its window below an e820 reservation it overlaps (QEMU's AMD HyperTransport range) by its own size, which takes it below zero or onto RAM: the BARs it maps there are unusable{collapsed} ({why})")
             } else if boot.as_ref().is_some_and(|b| b.bus_abandoned) {
                 format!("OVMF cannot reject a device on the root bus and abandons its whole allocation: no GPU, and not the disk controller, is programmed ({why})")
             } else {

@@ -2,12 +2,19 @@
 //! the root bus (SeaBIOS: it rejects nothing, so what it could not place
 //! well is left at addresses the kernel cannot claim).
 //!
-//! - QEMU's 64-bit window (`_CRS`) spans the 64-bit windows and BARs in use
-//!   on the root bus, each raised to 4 GiB at least; one that wraps past
-//!   zero is not in use (hw/pci/pci.c `pci_dev_get_w64`: `lob = MAX(lob,
-//!   4G)`, `limit >= base`; `pci_bar_address` gives a wrapping BAR as
-//!   unmapped). Lab: SeaBIOS 1.16.3, AMD, 40 and 41 bits, 8 x 128 GiB: the
-//!   kernel's window starts at 4 GiB once the layout wraps.
+//! - QEMU's 64-bit window (`_CRS`) spans the prefetchable windows of the
+//!   bridges on the root bus and the 64-bit BARs of its devices, each
+//!   raised to 4 GiB at least (hw/pci/pci.c `pci_dev_get_w64`, identical
+//!   in v7.2.0 L2841-2888 and v10.2.2 L3213-3259; `pci_bus_get_w64_range`
+//!   does not go below bridges). A bridge window counts when its limit
+//!   register (base + size - 1, in u64) is at or above max(base, 4 GiB): one
+//!   that crosses zero does not, one that ends exactly at 2^64 does. A BAR
+//!   counts unless `pci_bar_address` takes it as unmapped: at 0, wrapping,
+//!   or ending at 2^64 (v10.2.2 L1639-1702). Lab: SeaBIOS 1.16.3, AMD, 40
+//!   and 41 bits, 8 x 128 GiB: the kernel's window starts at 4 GiB once the
+//!   layout wraps; campaign boot (2026-12-03): 5 x 128 GiB on root ports, a
+//!   port window ending at 2^64, `root bus resource [mem
+//!   0x100000000-0x8ffffffff window]`.
 //! - The guest kernel without `pci=realloc` (drivers/pci/setup-bus.c,
 //!   Linux 6.1, `pci_assign_unassigned_root_bus_resources`) keeps every
 //!   window it can claim, even one whose BARs do not fit in it (only
@@ -26,20 +33,60 @@ use crate::model::range::{Range, FOUR_GIB};
 /// A window (or a bus-0 BAR) a firmware programmed on the root bus.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Left {
-    /// [start, end) as programmed; `None` when it wraps past zero.
+    /// [start, end) as programmed, what the kernel can claim; `None` when
+    /// it does not end below 2^64.
     pub range: Option<(u64, u64)>,
+    /// What QEMU counts of it in the root bus's 64-bit span, [lob, upb]
+    /// inclusive (`pci_dev_get_w64`); `None`: not counted.
+    pub qemu: Option<(u64, u64)>,
     /// The GPUs whose BARs are in it.
     pub gpus: Vec<usize>,
     /// The window the kernel gives it when it places it again.
     pub kernel: Option<Block>,
 }
 
-/// QEMU's span of what is in use above 4 GiB: (start, end exclusive).
+impl Left {
+    /// A bridge's prefetchable window programmed at `base` with `size`
+    /// bytes: its limit register is `base + size - 1` in u64 (SeaBIOS
+    /// pciinit.c `pci_region_map_one_entry`, rel-1.16.3 L1078), and QEMU
+    /// counts it from max(base, 4 GiB) when the limit is at or above that
+    /// (`pci_dev_get_w64`).
+    pub(crate) fn window(base: u64, size: u64, gpus: Vec<usize>, kernel: Option<Block>) -> Left {
+        let limit = base.wrapping_add(size).wrapping_sub(1);
+        let lob = base.max(FOUR_GIB);
+        Left {
+            range: base.checked_add(size).map(|end| (base, end)),
+            qemu: (size > 0 && limit >= lob).then_some((lob, limit)),
+            gpus,
+            kernel,
+        }
+    }
+
+    /// A 64-bit BAR of a bus-0 device written with `at`: it reads back
+    /// aligned down to its size. QEMU takes it as unmapped at 0, when it
+    /// wraps, and when it ends at 2^64 (`pci_bar_address`: `!new_addr`,
+    /// `last <= new_addr`, `last == PCI_BAR_UNMAPPED`, `last >=
+    /// HWADDR_MAX`), else counts it from max(address, 4 GiB).
+    pub(crate) fn bar(at: u64, size: u64, gpus: Vec<usize>) -> Left {
+        let align = size.checked_next_power_of_two().unwrap_or(1 << 63).max(1);
+        let a = at & !(align - 1);
+        let last = a.wrapping_add(size).wrapping_sub(1);
+        let mapped = a != 0 && last > a && last != u64::MAX;
+        let lob = a.max(FOUR_GIB);
+        Left {
+            range: a.checked_add(size).filter(|_| a != 0).map(|end| (a, end)),
+            qemu: (mapped && last >= lob).then_some((lob, last)),
+            gpus,
+            kernel: Block::bar(size),
+        }
+    }
+}
+
+/// QEMU's span of what is in use on the root bus, [lob, upb] inclusive
+/// (`pci_bus_get_w64_range`: the union of what each device counts).
 pub(crate) fn qemu_w64(left: &[Left]) -> Option<(u64, u64)> {
     left.iter()
-        .filter_map(|l| l.range)
-        .filter(|(s, e)| e > s && *e > FOUR_GIB)
-        .map(|(s, e)| (s.max(FOUR_GIB), e))
+        .filter_map(|l| l.qemu)
         .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
 }
 
@@ -228,14 +275,48 @@ mod tests {
     const GIB: u64 = 1 << 30;
 
     fn port(gpu: usize, start: u64, size: u64) -> Left {
-        Left {
-            range: start.checked_add(size).map(|e| (start, e)),
-            gpus: vec![gpu],
-            kernel: Some(Block {
+        Left::window(
+            start,
+            size,
+            vec![gpu],
+            Some(Block {
                 size: 192 * GIB,
                 align: 64 * GIB,
             }),
-        }
+        )
+    }
+
+    /// What QEMU counts for `_CRS` (hw/pci/pci.c `pci_dev_get_w64`,
+    /// `pci_bar_address`, v7.2.0 and v10.2.2).
+    #[test]
+    fn what_qemu_counts_of_windows_and_bars() {
+        let minus = |g: u64| 0u64.wrapping_sub(g * GIB);
+        // A bridge window ending exactly at 2^64: counted, upb 2^64 - 1.
+        let w = Left::window(minus(128), 128 * GIB, vec![0], None);
+        assert_eq!(w.qemu, Some((minus(128), u64::MAX)));
+        assert_eq!(w.range, None);
+        // One crossing zero: limit below base, not counted.
+        assert_eq!(Left::window(minus(64), 128 * GIB, vec![0], None).qemu, None);
+        // One from 0: counted from 4 GiB; one below 4 GiB: not at all.
+        assert_eq!(
+            Left::window(0, 128 * GIB, vec![0], None).qemu,
+            Some((FOUR_GIB, 128 * GIB - 1))
+        );
+        assert_eq!(Left::window(0xC000_0000, 1 << 28, vec![0], None).qemu, None);
+        // BARs: at 0, ending at 2^64, or wrapping: unmapped.
+        assert_eq!(Left::bar(0, 128 * GIB, vec![0]).qemu, None);
+        assert_eq!(Left::bar(minus(128), 128 * GIB, vec![0]).qemu, None);
+        assert_eq!(Left::bar(minus(128), 256 * GIB, vec![0]).qemu, None);
+        // A BAR reads back aligned down to its size.
+        assert_eq!(
+            Left::bar(192 * GIB, 128 * GIB, vec![0]).qemu,
+            Some((128 * GIB, 256 * GIB - 1))
+        );
+        let span = qemu_w64(&[
+            Left::window(minus(128), 128 * GIB, vec![0], None),
+            Left::window(0, 128 * GIB, vec![1], None),
+        ]);
+        assert_eq!(span, Some((FOUR_GIB, u64::MAX)));
     }
 
     /// Lab (SeaBIOS 1.16.3, AMD, 41 bits, 8 x (128 GiB + 32 MiB) on root
@@ -279,8 +360,8 @@ mod tests {
         left.extend((0..7).map(|i| port(6 - i, GIB / 2 + i as u64 * b, b)));
         let (s, e) = qemu_w64(&left).unwrap();
         assert_eq!(s, FOUR_GIB);
-        assert_eq!(e, GIB / 2 + 7 * b);
-        let p = place(Range::new(s, e - 1), &left, &[false; 8], &[], &[]);
+        assert_eq!(e, GIB / 2 + 7 * b - 1);
+        let p = place(Range::new(s, e), &left, &[false; 8], &[], &[]);
         assert_eq!(p.without_realloc, [false; 8]);
     }
 
@@ -293,16 +374,14 @@ mod tests {
         let mut left: Vec<Left> = (0..8)
             .map(|i| port(7 - i, base + i as u64 * 160 * GIB, 160 * GIB))
             .collect();
-        left.extend((0..4).map(|j| Left {
-            range: Some((base + (1280 + 32 * j) * GIB, base + (1312 + 32 * j) * GIB)),
-            gpus: vec![],
-            kernel: None,
-        }));
+        left.extend(
+            (0..4).map(|j| Left::window(base + (1280 + 32 * j) * GIB, 32 * GIB, vec![], None)),
+        );
         let mut usable = [false; 8];
         usable[7] = true;
         usable[3] = true;
         let (s, e) = qemu_w64(&left).unwrap();
-        let p = place(Range::new(s, e - 1), &left, &usable, &[], &[]);
+        let p = place(Range::new(s, e), &left, &usable, &[], &[]);
         assert_eq!(p.without_realloc.iter().filter(|x| **x).count(), 2);
         assert_eq!(p.with_realloc.iter().filter(|x| **x).count(), 6);
     }
@@ -313,39 +392,28 @@ mod tests {
     /// range itself free.
     #[test]
     fn realloc_needs_every_window_and_keeps_the_ht_range_out() {
-        let big = Left {
-            range: Some((896 * GIB, 1088 * GIB)),
-            gpus: vec![0],
-            kernel: Some(Block {
+        let big = Left::window(
+            896 * GIB,
+            192 * GIB,
+            vec![0],
+            Some(Block {
                 size: 192 * GIB,
                 align: 64 * GIB,
             }),
-        };
+        );
         let crs = Range::new(4 * GIB, 1152 * GIB - 1);
         let ht = [(0xFD_0000_0000, 1 << 40)];
         // Claimed over the HT range, the GPU short: realloc finds no room.
         let mut fill = vec![big.clone()];
-        fill.extend((0..4).map(|i| Left {
-            range: Some(((4 + 192 * i) * GIB, (4 + 192 * (i + 1)) * GIB)),
-            gpus: vec![1],
-            kernel: None,
-        }));
+        fill.extend((0..4).map(|i| Left::window((4 + 192 * i) * GIB, 192 * GIB, vec![1], None)));
         let p = place(crs, &fill, &[false, true], &[], &ht);
         assert_eq!(p.with_realloc, [false, true]);
         // Two BARs on bus 0, both unclaimable; the 64-bit window holds the
         // big one only, and the small one is past what falls back below
         // 4 GiB: not placed, with or without realloc.
         let bars = vec![
-            Left {
-                range: None,
-                gpus: vec![0],
-                kernel: Block::bar(512 * GIB),
-            },
-            Left {
-                range: None,
-                gpus: vec![0],
-                kernel: Block::bar(1 << 30),
-            },
+            Left::bar(0, 512 * GIB, vec![0]),
+            Left::bar(0, 1 << 30, vec![0]),
         ];
         let p = place(
             Range::new(512 * GIB, 1024 * GIB - 1),

@@ -29,7 +29,6 @@ pub(crate) use qemu::{ram_end, Machine};
 pub(crate) use rules::{OvmfRules, QemuRules, QemuVersion, SeabiosRules, SeabiosVersion};
 pub(crate) use topology::{Attach, GpuBars};
 
-use crate::decide::sizing::align_up;
 use crate::model::platform::CpuVendor;
 use crate::model::range::{Range, FOUR_GIB};
 use qemu::GIB;
@@ -39,6 +38,11 @@ use serde::Serialize;
 /// `TCG_PHYS_ADDR_BITS`, target/i386/cpu.c x86_cpu_realizefn, v7.2.0
 /// L6545, v10.0.0 L8304).
 pub(crate) const QEMU_DEFAULT_PHYS_BITS: u32 = 40;
+
+/// QEMU's `ROUND_UP`, in u64 as QEMU computes it (it wraps).
+fn walign(v: u64, a: u64) -> u64 {
+    v.wrapping_add(a - 1) & !(a - 1)
+}
 
 /// Which firmware, by the rules that decide its window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,8 +70,13 @@ pub(crate) struct Setup {
     /// smaller window).
     pub vendor: Option<CpuVendor>,
     pub pdpe1gb: bool,
-    /// GuestPhysBits as KVM reports it (A6), when known.
+    /// GuestPhysBits as the vCPU reports it (A6, A6m), when known.
     pub guest_phys_bits: Option<u32>,
+    /// `guest-phys-bits=N` as given on `-cpu`, which QEMU checks (A6).
+    pub guest_phys_bits_arg: Option<u32>,
+    /// The named CPU model, when the vCPU is one (not host, not unknown):
+    /// QEMU has it only from its first release on.
+    pub cpu_model: Option<cpu_models::CpuModel>,
     /// Where RAM ends (exclusive), below or above 4 GiB, before any move.
     pub ram_end: u64,
     /// The memory hot-plug area: maxmem - RAM + 1 GiB per slot (0: none).
@@ -76,6 +85,9 @@ pub(crate) struct Setup {
     pub hole64: Option<u64>,
     /// OVMF's `X-PciMmio64Mb`, in bytes, when set.
     pub mmio64: Option<u64>,
+    /// SeaBIOS's fw_cfg `opt/org.seabios/pci64`, when it says yes or no
+    /// (1.17.0's pad mode, E7b).
+    pub seabios_pci64: Option<bool>,
     /// Hot-plug root ports without a device (each takes padding).
     pub empty_ports: usize,
     /// The RAM the guest kernel uses when its command line limits it
@@ -95,10 +107,13 @@ impl Setup {
             vendor: Some(vendor),
             pdpe1gb: false,
             guest_phys_bits: None,
+            guest_phys_bits_arg: None,
+            cpu_model: None,
             ram_end: GIB,
             device_memory: 0,
             hole64: None,
             mmio64: None,
+            seabios_pci64: None,
             empty_ports: 0,
             guest_mem: None,
         }
@@ -161,7 +176,8 @@ pub(crate) struct FwBoot {
     origin: OriginKind,
     width: u32,
     aperture: Range,
-    /// The span of what it programmed.
+    /// What QEMU counts of what it programmed on the root bus, [lob, upb]
+    /// inclusive (kernel.rs `qemu_w64`).
     used: Option<(u64, u64)>,
     gpus: Vec<Fate>,
     abandoned: bool,
@@ -191,6 +207,10 @@ pub(crate) struct Boot {
     /// The window the guest kernel is offered (`root bus resource`), cut
     /// at what the vCPU addresses.
     pub crs: Option<Range>,
+    /// A window the firmware programmed on the root bus ends at 2^64: QEMU
+    /// counts it, its end wraps to 0, and `crs` is only the hole's size
+    /// from its start (B7).
+    pub crs_wrapped: bool,
     /// Each GPU, in the order given.
     pub gpus: Vec<Fate>,
     /// OVMF abandoned the allocation of the whole root bus (D4): nothing
@@ -210,6 +230,10 @@ pub(crate) enum NoBoot {
     /// The firmware hangs before the kernel: its window ends beyond the
     /// width it uses.
     FirmwareHangs { end: u64, width: u32 },
+    /// QEMU exits before any firmware runs on an argument it rejects: a
+    /// CPU model it does not have, a guest-phys-bits it does not take. Its
+    /// reason, in words.
+    QemuRejects { why: String },
 }
 
 /// C4/E5: whether OVMF and SeaBIOS take the vCPU's width at its word: from
@@ -222,6 +246,36 @@ pub(crate) fn width_trusted(phys_bits: u32, vendor: Option<CpuVendor>) -> bool {
 }
 
 impl Setup {
+    /// B7: the 64-bit window QEMU writes into `PCI0._CRS`, from what the
+    /// firmware programmed on the root bus (`used`, [lob, upb]), in QEMU's
+    /// u64 arithmetic (hw/pci-host/q35.c q35_host_get_pci_hole64_start_value
+    /// and _end, i440fx.c the same; identical in v7.2.0 L122-169 and
+    /// v10.2.2 L116-163): start = lob, else `pc_pci_hole64_start` with
+    /// x-pci-hole64-fix; end = upb + 1 mod 2^64 (a window ending at 2^64
+    /// gives 0), raised to ROUND_UP(start + pci-hole64-size, 1 GiB) (also
+    /// mod 2^64) with x-pci-hole64-fix; acpi-build.c acpi_get_pci_holes
+    /// takes [start, end - 1], empty when both are 0 (`range_set_bounds1`).
+    /// Then B8: the guest kernel drops what the vCPU cannot address.
+    fn crs(&self, used: Option<(u64, u64)>, hole64_start: u64) -> Option<Range> {
+        let fix = self.qemu.hole64_fix;
+        let (start, mut end) = match used {
+            Some((lob, upb)) => (lob, upb.wrapping_add(1)),
+            None if fix => (hole64_start, 0),
+            None => (0, 0),
+        };
+        let hole_end = walign(start.wrapping_add(self.hole64_size()), GIB);
+        if fix && end < hole_end {
+            end = hole_end;
+        }
+        if start == 0 && end == 0 {
+            return None;
+        }
+        let upb = end.wrapping_sub(1);
+        let limit = self.addressable().wrapping_sub(1);
+        (start <= limit && start >= FOUR_GIB && upb >= start)
+            .then(|| Range::new(start, upb.min(limit)))
+    }
+
     /// The boot: QEMU's check, the firmware's window and placement, and
     /// the kernel's window.
     pub(crate) fn boot(&self, gpus: &[GpuBars]) -> Result<Boot, NoBoot> {
@@ -231,17 +285,7 @@ impl Setup {
             Firmware::Ovmf(rules) => ovmf::boot(self, rules, &map, gpus)?,
             Firmware::SeaBios(rules) => seabios::boot(self, rules, &map, gpus)?,
         };
-        // B7: the kernel's window (`_CRS`), from the lowest 64-bit address
-        // the firmware used on bus 0 to the furthest of that use and the
-        // hole's size from there (hw/pci-host/q35.c
-        // q35_host_get_pci_hole64_start/end, x-pci-hole64-fix); without any
-        // use, from QEMU's hole start.
-        let (start, used_end) = fw.used.unwrap_or((map.hole64_start, map.hole64_start));
-        let end = used_end
-            .max(align_up(start.saturating_add(self.hole64_size()), GIB).unwrap_or(u64::MAX));
-        // B8: the kernel drops what the vCPU cannot address.
-        let crs = (start < self.addressable() && start >= FOUR_GIB)
-            .then(|| Range::new(start, end.min(self.addressable()).saturating_sub(1)));
+        let crs = self.crs(fw.used, map.hole64_start);
         let mut gpus = fw.gpus;
         let firmware_placed = gpus.iter().filter(|g| g.usable).count();
         let mut realloc_gpus = None;
@@ -268,6 +312,7 @@ impl Setup {
             placed: gpus.iter().filter(|g| g.usable).count(),
             firmware_placed,
             crs,
+            crs_wrapped: fw.used.is_some_and(|(_, upb)| upb == u64::MAX),
             gpus,
             bus_abandoned: fw.abandoned,
             realloc_gpus,

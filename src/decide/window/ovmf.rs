@@ -240,7 +240,7 @@ pub(super) fn boot(
         origin,
         width,
         aperture: Range::new(base, base.saturating_add(size) - 1),
-        used: (!abandoned && used_end > base).then_some((base, used_end)),
+        used: (!abandoned && used_end > base).then_some((base, used_end - 1)),
         gpus: fates,
         abandoned,
         left: left_unprogrammed(gpus, abandoned, base, used_end),
@@ -258,20 +258,12 @@ pub(super) fn boot(
 fn left_unprogrammed(gpus: &[GpuBars], abandoned: bool, base: u64, used_end: u64) -> Vec<Left> {
     let mut left = Vec::new();
     if !abandoned && used_end > base {
-        left.push(Left {
-            range: Some((base, used_end)),
-            gpus: Vec::new(),
-            kernel: None,
-        });
+        left.push(Left::window(base, used_end - base, Vec::new(), None));
     }
     if abandoned {
         for (i, g) in gpus.iter().enumerate() {
             if g.attach == Attach::Bus0 {
-                left.extend(g.bars.iter().map(|b| Left {
-                    range: None,
-                    gpus: vec![i],
-                    kernel: Block::bar(*b),
-                }));
+                left.extend(g.bars.iter().map(|b| Left::bar(0, *b, vec![i])));
             }
         }
     }

@@ -160,17 +160,31 @@ pub(crate) const RULES: &[Rule] = &[
         confirmed: "src",
     },
     Rule {
+        id: "B7f",
+        since: Since::Machine(QemuVersion(2, 11)),
+        source: "QEMU hw/i386/pc.c pc_compat_2_10 (v7.2.0 L213-214, v10.2.2 L237-238): x-pci-hole64-fix off; hw/pci-host/q35.c, i440fx.c: default on",
+        effect: "_CRS's 64-bit window reaches at least ROUND_UP(start + pci-hole64-size, 1 GiB), and starts at pc_pci_hole64_start when nothing is programmed, only for machine types 2.11 and later",
+        confirmed: "src",
+    },
+    Rule {
+        id: "F7o",
+        since: Since::Qemu(QemuVersion(8, 0)),
+        source: "QEMU roms/seabios, d80d761daa (pull of 2023-03-16, ChangeLog/8.0: SeaBIOS 1.16.2); v7.2.0 has 1.16.1 (a704cb59fd); pc-bios/bios-256k.bin of v8.1.0 says rel-1.16.2",
+        effect: "the SeaBIOS QEMU bundles is 1.16.2 (1.16.1 in 7.2; pciinit.c and paravirt.c are identical in both)",
+        confirmed: "src",
+    },
+    Rule {
         id: "F7a",
         since: Since::Qemu(QemuVersion(8, 2)),
-        source: "QEMU roms/seabios, v8.2.0 (eb0ce1346e, SeaBIOS 1.16.3); pve-qemu-kvm's debian/rules installs QEMU's own bios-256k.bin",
-        effect: "the SeaBIOS pve-qemu-kvm bundles, and a Proxmox VM boots, is 1.16.3 (1.16.x, with 1.16.2's rules, before)",
+        source: "QEMU roms/seabios, v8.2.0 (eb0ce1346e, SeaBIOS 1.16.3; pc-bios/bios-256k.bin of v8.2.2, v9.0.0, v9.2.4 says rel-1.16.3); pve-qemu-kvm's debian/rules installs QEMU's own bios-256k.bin",
+        effect: "the SeaBIOS QEMU bundles, and a Proxmox VM boots, is 1.16.3 (also in 9.1 and 10.0, between releases read with it)",
         confirmed: "src",
     },
     Rule {
         id: "F7b",
         since: Since::Qemu(QemuVersion(10, 1)),
-        source: "QEMU roms/seabios, pull of 2025-06-11 (SeaBIOS 1.17.0), in 10.1 by the dates",
-        effect: "the SeaBIOS pve-qemu-kvm bundles is 1.17.0",
+        source: "QEMU roms/seabios, cba36cf388 (pull of 2025-06-11, SeaBIOS 1.17.0), after v10.0.0: in 10.1",
+        effect: "the SeaBIOS QEMU bundles is 1.17.0 (10.2 too: no SeaBIOS release after 1.17.0)",
         confirmed: "src; inference (the release from the pull's date)",
     },
     Rule {
@@ -190,8 +204,15 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         id: "A6",
         since: Since::Qemu(QemuVersion(9, 1)),
-        source: "QEMU target/i386/kvm/kvm-cpu.c, v10.0.0, kvm_set_guest_phys_bits L21-40 (0d08c423688e, in 9.1)",
-        effect: "under KVM (Linux 6.10+) the vCPU reports GuestPhysBits = min(KVM's, phys-bits)",
+        source: "QEMU target/i386/cpu.c, v9.2.4 L8501 / v10.0.13 L8872: the guest-phys-bits property, in CPUID 0x80000008 EAX[23:16] under every accelerator (v10.0.13 L7326); absent in v9.0.0",
+        effect: "the vCPU can report a GuestPhysBits: a value the user gives (32 to phys-bits, else QEMU exits: v10.0.13 L8306-8311), or KVM's",
+        confirmed: "src",
+    },
+    Rule {
+        id: "A6m",
+        since: Since::Machine(QemuVersion(9, 1)),
+        source: "QEMU target/i386/kvm/kvm-cpu.c, v9.2.4 L20-39 / v10.0.13 L21-40 kvm_set_guest_phys_bits, called from kvm_cpu_realizefn L89-92; hw/i386/pc.c pc_compat_9_0 (v10.0.13 L96) sets guest-phys-bits=0",
+        effect: "under KVM (Linux 6.10+) QEMU sets GuestPhysBits = min(KVM's, phys-bits, host-phys-bits-limit) when phys-bits is known then (host/max, host-phys-bits, phys-bits=N; a named model's default 40 comes later: 0), for machine types 9.1 and later",
         confirmed: "src; inference (needs KVM)",
     },
 ];
@@ -349,8 +370,12 @@ pub(crate) struct QemuRules {
     pub amd_relocation: bool,
     /// B5 and B4m: the HT e820 entry (QEMU 7.1, machine 7.1).
     pub ht_e820: bool,
-    /// A6: GuestPhysBits under KVM (9.1).
+    /// A6: the vCPU can report a GuestPhysBits (QEMU 9.1).
     pub guest_phys_bits: bool,
+    /// A6m: QEMU derives it under KVM (QEMU 9.1, machine 9.1).
+    pub guest_phys_bits_auto: bool,
+    /// B7f: x-pci-hole64-fix (machine 2.11).
+    pub hole64_fix: bool,
     /// P1: vfio-pci's clique property (2.11).
     pub clique: bool,
     /// P2: the clique at 0xD4 where 0xC8 is taken (8.1).
@@ -369,6 +394,8 @@ impl QemuRules {
             amd_relocation: has("B4", at) && has("B4m", m),
             ht_e820: has("B5", at) && has("B4m", m),
             guest_phys_bits: has("A6", at),
+            guest_phys_bits_auto: has("A6", at) && has("A6m", m),
+            hole64_fix: has("B7f", m),
             clique: has("P1", at),
             clique_d4: has("P2", at),
         }
@@ -381,21 +408,27 @@ impl QemuRules {
         amd_relocation: true,
         ht_e820: true,
         guest_phys_bits: false,
+        guest_phys_bits_auto: false,
+        hole64_fix: true,
         clique: true,
         clique_d4: false,
     };
 }
 
-/// SeaBIOS as pve-qemu-kvm bundles it, by the package's QEMU release (F7a,
-/// F7b); before 8.2, 1.16.x, whose rules are 1.16.2's.
+/// The SeaBIOS a QEMU release bundles (pc-bios/bios-256k.bin), which
+/// pve-qemu-kvm installs and a QEMU built from source boots (F7o, F7a,
+/// F7b): 1.16.1 in 7.2 (the model knows no older release), 1.16.2 in 8.0
+/// and 8.1, 1.16.3 in 8.2 to 10.0, 1.17.0 from 10.1.
 pub(crate) fn bundled_seabios(q: QemuVersion) -> SeabiosVersion {
     let at = Since::Qemu(q);
     if has("F7b", at) {
         SeabiosVersion(1, 17, 0)
     } else if has("F7a", at) {
         SeabiosVersion(1, 16, 3)
-    } else {
+    } else if has("F7o", at) {
         SeabiosVersion(1, 16, 2)
+    } else {
+        SeabiosVersion(1, 16, 1)
     }
 }
 
@@ -447,20 +480,18 @@ mod tests {
                     let f = |v| {
                         let q = QemuRules::of(v, Some(QemuVersion(10, 0)));
                         (
-                            q.phys_bits_check,
-                            q.amd_relocation,
-                            q.ht_e820,
-                            q.guest_phys_bits,
-                            q.clique,
-                            q.clique_d4,
+                            QemuRules {
+                                version: QemuVersion(0, 0),
+                                ..q
+                            },
                             bundled_seabios(v),
                         )
                     };
                     f(a) != f(b)
                 }
                 (Since::Machine(a), Since::Machine(b)) => {
-                    QemuRules::of(QemuVersion(10, 0), Some(a)).amd_relocation
-                        != QemuRules::of(QemuVersion(10, 0), Some(b)).amd_relocation
+                    QemuRules::of(QemuVersion(10, 0), Some(a))
+                        != QemuRules::of(QemuVersion(10, 0), Some(b))
                 }
                 _ => unreachable!(),
             };
@@ -481,8 +512,23 @@ mod tests {
             SeabiosRules::of(SeabiosVersion(1, 16, 2)),
             SeabiosRules::V1_16_2
         );
+        assert_eq!(bundled_seabios(QemuVersion(7, 2)), SeabiosVersion(1, 16, 1));
+        assert_eq!(bundled_seabios(QemuVersion(8, 0)), SeabiosVersion(1, 16, 2));
         assert_eq!(bundled_seabios(QemuVersion(8, 1)), SeabiosVersion(1, 16, 2));
+        assert_eq!(bundled_seabios(QemuVersion(8, 2)), SeabiosVersion(1, 16, 3));
         assert_eq!(bundled_seabios(QemuVersion(9, 0)), SeabiosVersion(1, 16, 3));
+        assert_eq!(
+            bundled_seabios(QemuVersion(10, 0)),
+            SeabiosVersion(1, 16, 3)
+        );
+        // 1.16.1's rules are 1.16.2's.
+        assert_eq!(
+            SeabiosRules {
+                version: SeabiosVersion(1, 16, 2),
+                ..SeabiosRules::of(SeabiosVersion(1, 16, 1))
+            },
+            SeabiosRules::V1_16_2
+        );
         assert_eq!(
             bundled_seabios(QemuVersion(10, 1)),
             SeabiosVersion(1, 17, 0)

@@ -111,7 +111,10 @@ pub(super) fn boot(
     let pad = match rules.pad {
         PadMode::Never => false,
         PadMode::RamAndWidth => top > 0 && s.phys_bits >= 36 && over4g > 0,
-        PadMode::RamOrFwCfg => over4g > 0,
+        // E7b: `pci_pad_mem64 = romfile_loadbool("opt/org.seabios/pci64",
+        // -1)`, -1 meaning RAM above 4 GiB (pciinit.c rel-1.17.0
+        // L1205-1213); 1.16.3 has no such file.
+        PadMode::RamOrFwCfg => s.seabios_pci64.unwrap_or(over4g > 0),
     };
     // The root bus's entries in the order SeaBIOS creates them
     // (pci_bios_check_devices): the BARs of bus-0 devices in device order
@@ -165,7 +168,7 @@ pub(super) fn boot(
     // 32-bit BARs that share it are not counted.
     if !pad && sum > 0 {
         const PCIMEM_END: u64 = 0xFEC0_0000;
-        let below = map.ram_end.min(FOUR_GIB);
+        let below = map.below_4g();
         let low = match s.machine {
             super::Machine::Q35 => below.max(0xC000_0000),
             super::Machine::I440fx if below <= 0x8000_0000 => 0x8000_0000,
@@ -230,19 +233,14 @@ pub(super) fn boot(
         // as unmapped, so a bus-0 BAR there is no part of its window (lab,
         // campaign records 0024 and 0037: SeaBIOS 1.17.0 on i440fx, the
         // layout wrapped to 0, the window starts at the second BAR).
+        // What QEMU counts of each for `_CRS` is kernel.rs's (`Left`).
         let read = |at: u64, size: u64| at & !(bar_align(size) - 1);
-        let range = match e.bars.as_slice() {
-            [(_, size)] if e.bar => {
-                let r = read(cur, *size);
-                r.checked_add(*size).filter(|_| r != 0).map(|end| (r, end))
-            }
-            _ => cur.checked_add(e.size).map(|end| (cur, end)),
+        let l = match e.bars.as_slice() {
+            [(_, size)] if e.bar => Left::bar(cur, *size, members),
+            _ => Left::window(cur, e.size, members, e.kernel),
         };
-        left.push(Left {
-            range,
-            gpus: members,
-            kernel: e.kernel,
-        });
+        let range = l.range;
+        left.push(l);
         let mut at = cur;
         for (i, size) in &e.bars {
             // A BAR that reads back as 0, or as the last bytes below 2^64,

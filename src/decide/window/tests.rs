@@ -595,6 +595,135 @@ fn v18_rhel_host_phys_bits_given_as_input() {
 }
 
 #[test]
+fn v19_a_port_window_ending_at_2_64_collapses_the_kernels_window() {
+    // B7 (audit §1; campaign boots 2026-12-03, SeaBIOS 1.16.3 and 1.17.0,
+    // QEMU 7.2, q35, qemu64 AMD 40 bits, 512 MiB, 5 x 128 GiB on root
+    // ports): the layout wraps to -256 GiB, the port at -128 GiB ends at
+    // 2^64 and is counted, upb + 1 is 0, x-pci-hole64-fix raises it to
+    // 4 GiB + 32 GiB. `root bus resource [mem 0x100000000-0x8ffffffff
+    // window]`; none of the five placed, the firmware left the BARs at 0
+    // and at -128 GiB unprogrammed.
+    for v in [(1, 16, 3), (1, 17, 0)] {
+        let s = Setup {
+            ram_end: ram_end(Machine::Q35, 512 * MIB),
+            ..Setup::q35(seabios_v(v), 40, CpuVendor::Amd)
+        };
+        let b = s.boot(&each(5, &[128 * GIB])).unwrap();
+        assert_eq!(
+            b.crs,
+            Some(Range::new(0x1_0000_0000, 0x8_ffff_ffff)),
+            "{v:?}"
+        );
+        assert!(b.crs_wrapped);
+        assert_eq!(b.placed, 0, "{v:?}");
+        assert_eq!(b.gpus.iter().filter(|g| !g.programmed).count(), 2);
+        // pci=realloc moves nothing into 32 GiB.
+        assert_eq!(b.realloc_gpus, Some(vec![false; 5]));
+        // Without x-pci-hole64-fix (machine types 2.10 and older, B7f) the
+        // span reaches 2^64 - 1, and the kernel keeps what 40 bits
+        // address. (Such a machine type has no HT entry to shift below,
+        // so the rule alone is set here.)
+        assert!(!QemuRules::of(QemuVersion(7, 2), Some(QemuVersion(2, 10))).hole64_fix);
+        let old = Setup {
+            qemu: QemuRules {
+                hole64_fix: false,
+                ..QemuRules::V7_2
+            },
+            ..s.clone()
+        };
+        let b = old.boot(&each(5, &[128 * GIB])).unwrap();
+        assert_eq!(b.crs, Some(Range::new(FOUR_GIB, TIB - 1)));
+    }
+    // 7 x 128 GiB with 1 GiB of RAM (campaign boot 2026-12-03): from -768
+    // GiB, the port at -128 GiB again ends at 2^64: none placed.
+    let s = vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, GIB);
+    let b = s.boot(&each(7, &[128 * GIB])).unwrap();
+    assert_eq!(b.crs, Some(Range::new(0x1_0000_0000, 0x8_ffff_ffff)));
+    assert_eq!(b.placed, 0);
+    // 4 x 128 GiB: from 0, no entry ends at 2^64; the span runs from
+    // 4 GiB (the port at 0 clipped) to 512 GiB.
+    let b = s.boot(&each(4, &[128 * GIB])).unwrap();
+    assert_eq!(b.crs, Some(Range::new(FOUR_GIB, 512 * GIB - 1)));
+    assert!(!b.crs_wrapped);
+}
+
+#[test]
+fn v20_seabios_1_17_0_reads_pad_mode_from_fw_cfg() {
+    // E7b: opt/org.seabios/pci64 (pciinit.c rel-1.17.0 L1205-1213). With
+    // 64 GiB of RAM pad mode is on by default: the 1 TiB of ports placed by
+    // a 2 TiB size below 2^44 (V15); "off" places them by their own size,
+    // from 2^44 - 1 TiB.
+    let s = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, 64 * GIB);
+    let start = |s: &Setup| s.boot(&each(8, &[128 * GIB])).unwrap().aperture.start;
+    assert_eq!(start(&s), 0xE00_0000_0000);
+    let off = Setup {
+        seabios_pci64: Some(false),
+        ..s.clone()
+    };
+    assert_eq!(start(&off), 0xF00_0000_0000);
+    // "on" with 1 GiB of RAM: pad mode all the same.
+    let small = vm(seabios_v((1, 17, 0)), 46, CpuVendor::Amd, GIB);
+    let on = Setup {
+        seabios_pci64: Some(true),
+        ..small.clone()
+    };
+    assert_eq!(start(&small), 0xF00_0000_0000);
+    assert_eq!(start(&on), 0xE00_0000_0000);
+    // 1.16.3 has no such file.
+    let old = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 64 * GIB);
+    let old_off = Setup {
+        seabios_pci64: Some(false),
+        ..old.clone()
+    };
+    assert_eq!(start(&old), start(&old_off));
+}
+
+#[test]
+fn v21_a_named_model_starts_from_its_first_release() {
+    // A5: every model QEMU 7.2.0 lacks, at the release before its first
+    // (QEMU: "unable to find CPU model") and at its first.
+    let before = |v: QemuVersion| match v {
+        QemuVersion(a, 0) => QemuVersion(a - 1, 2),
+        QemuVersion(a, b) => QemuVersion(a, b - 1),
+    };
+    let mut newer = 0;
+    for m in cpu_models::MODELS {
+        let at = |q: QemuVersion| Setup {
+            cpu_model: Some(*m),
+            qemu: QemuRules::of(q, None),
+            ..vm(seabios_v((1, 16, 3)), 40, CpuVendor::Amd, GIB)
+        };
+        match m.since {
+            Some(v) => {
+                newer += 1;
+                assert!(
+                    matches!(at(before(v)).qemu_starts(), Err(NoBoot::QemuRejects { .. })),
+                    "{}",
+                    m.name
+                );
+                assert_eq!(at(v).qemu_starts(), Ok(()), "{}", m.name);
+            }
+            None => assert_eq!(at(QemuVersion(7, 2)).qemu_starts(), Ok(()), "{}", m.name),
+        }
+    }
+    // SapphireRapids, GraniteRapids, SierraForest, ClearwaterForest,
+    // EPYC-Genoa, YongFeng, EPYC-Turin.
+    assert_eq!(newer, 7);
+    // A6: guest-phys-bits=N is QEMU 9.1's property, and must be 32 to
+    // phys-bits.
+    let gpb = |q: (u32, u32), n: u32| Setup {
+        guest_phys_bits_arg: Some(n),
+        qemu: QemuRules::of(QemuVersion(q.0, q.1), None),
+        ..vm(ovmf_v("2025.02"), 40, CpuVendor::Intel, GIB)
+    };
+    assert!(gpb((9, 0), 40).qemu_starts().is_err());
+    assert_eq!(gpb((9, 1), 40).qemu_starts(), Ok(()));
+    assert!(gpb((9, 1), 41).qemu_starts().is_err());
+    assert!(gpb((9, 1), 31).qemu_starts().is_err());
+    assert_eq!(gpb((9, 1), 0).qemu_starts(), Ok(()));
+}
+
+#[test]
 fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
     // E1: two 256 MiB BARs fit q35's 32-bit window: no 64-bit window.
     let s = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, GIB);
@@ -603,6 +732,12 @@ fn seabios_keeps_small_64bit_bars_below_4g_without_pad_mode() {
     assert!(b.aperture.end < 0xFEC0_0000);
     // The kernel's 64-bit window is QEMU's hole from 4 GiB.
     assert_eq!(b.crs.unwrap().start, 0x1_0000_0000);
+    // With 8 GiB, 2 GiB of it below 4 GiB (B1e): the 32-bit window starts
+    // at 0xC000_0000 as with 1 GiB, and they stay there (the model took
+    // the low RAM to reach 4 GiB and went above RAM).
+    let big = vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 8 * GIB);
+    let b = big.boot(&each(2, &[256 * MIB])).unwrap();
+    assert_eq!((b.origin, b.placed), (OriginKind::SeabiosBelow4g, 2));
     // 1.16.3 with RAM above 4 GiB (pad mode) always goes high.
     let p = vm(seabios_v((1, 16, 3)), 46, CpuVendor::Amd, 8 * GIB);
     assert_eq!(
