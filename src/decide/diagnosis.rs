@@ -285,7 +285,7 @@ fn classify(
     let all_fit = spaces
         .as_ref()
         .map(|sp| sp.iter().all(|s| fits(&s.blocks, &s.windows)));
-    let vm = !matches!(ev.firmware.platform(), Platform::BareMetal);
+    let vm = !matches!(ev.platform(), Platform::BareMetal);
     if (past_limit && vm) || (ev.unaddressable_from.is_some() && all_fit != Some(true)) {
         let case = if past_limit {
             Case::PastAddressLimit

@@ -17,7 +17,7 @@ pub(crate) mod text;
 
 use crate::model::bar::{Bar, BridgeWindow};
 use crate::model::pci::{PciAddress, RootBus};
-use crate::model::platform::{Cpu, Firmware, FirmwareKind};
+use crate::model::platform::{Confidence, Cpu, Firmware, FirmwareKind, Judgement, Platform};
 use crate::model::range::Range;
 use crate::model::release::SeabiosVersion;
 use crate::parse::release::seabios_version;
@@ -144,9 +144,77 @@ pub(crate) struct Evidence {
     /// the boot's enumeration, so the firmware's placement from boot no
     /// longer holds and the kernel sized the bridge windows on its own.
     pub rescanned: Vec<(PciAddress, u64)>,
+    /// The platform the user named (`explain --platform`): it beats the
+    /// signs the text shows (`platform_conflict` says where they differ).
+    pub platform_told: Option<Platform>,
+}
+
+/// Where the platform judgement came from: named by the user, seen in the
+/// signs of the input, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PlatformSource {
+    Told,
+    Seen,
+    Unknown,
 }
 
 impl Evidence {
+    /// The one platform judgement: the platform the user named, else what
+    /// the signs show (`Firmware::judge`). Told beats seen; the signs the
+    /// input shows stay in the list after the user's word.
+    pub(crate) fn judgement(&self) -> Judgement {
+        let seen = self.firmware.judge();
+        match self.platform_told {
+            Some(p) => {
+                let mut signs = vec![format!("told: --platform {}", cli_name(p))];
+                signs.extend(seen.signs);
+                Judgement {
+                    platform: p,
+                    confidence: Some(Confidence::High),
+                    signs,
+                }
+            }
+            None => seen,
+        }
+    }
+
+    /// The platform the hints are for (`judgement`).
+    pub(crate) fn platform(&self) -> Platform {
+        match self.platform_told {
+            Some(p) => p,
+            None => self.firmware.platform(),
+        }
+    }
+
+    pub(crate) fn platform_source(&self) -> PlatformSource {
+        match (self.platform_told, self.firmware.platform()) {
+            (Some(_), _) => PlatformSource::Told,
+            (None, Platform::Unknown) => PlatformSource::Unknown,
+            (None, _) => PlatformSource::Seen,
+        }
+    }
+
+    /// Where the user's `--platform` and the input's signs disagree, the
+    /// sentence that says so (the user's word is followed). A VM the signs
+    /// name only as "a VM" (`other_vm`: KVM, Xen) agrees with any VM.
+    pub(crate) fn platform_conflict(&self) -> Option<String> {
+        let told = self.platform_told?;
+        let seen = self.firmware.judge();
+        let vm = |p: Platform| !matches!(p, Platform::BareMetal | Platform::Unknown);
+        let agree = seen.platform == Platform::Unknown
+            || seen.platform == told
+            || (vm(told) && vm(seen.platform) && Platform::OtherVm == seen.platform);
+        (!agree).then(|| {
+            format!(
+                "--platform {} was given, but the input's signs say {} ({}): the hints follow --platform",
+                cli_name(told),
+                cli_name(seen.platform),
+                seen.signs.join(", ")
+            )
+        })
+    }
+
     /// The SeaBIOS release the guest booted, from the version DMI carries:
     /// Debian's `1.16.3-debian-1.16.3-2`, QEMU's bundled
     /// `rel-1.16.3-0-ga6ed6b701f0a-prebuilt.qemu.org` (what Proxmox runs).
@@ -160,5 +228,17 @@ impl Evidence {
             .as_deref()
             .and_then(seabios_version)
             .filter(|v| v.0 >= 1)
+    }
+}
+
+/// A platform as `--platform` names it.
+pub(crate) fn cli_name(p: Platform) -> &'static str {
+    match p {
+        Platform::Qemu => "qemu",
+        Platform::Vmware => "vmware",
+        Platform::HyperV => "hyperv",
+        Platform::OtherVm => "other-vm",
+        Platform::BareMetal => "bare-metal",
+        Platform::Unknown => "unknown",
     }
 }

@@ -180,6 +180,7 @@ fn gather_bars(
         resize_lost: Vec::new(),
         inferred: Vec::new(),
         rescanned: Vec::new(),
+        platform_told: None,
     };
     Ok((ev, warnings, platform::log_hypervisor_seen(&log_text)))
 }

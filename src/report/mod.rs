@@ -14,12 +14,13 @@ pub(crate) mod plan_p2p;
 pub(crate) mod prometheus;
 pub(crate) mod text;
 
+use crate::decide::decision::Branch;
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::hint::{Hint, HintId};
 use crate::decide::origin::WindowOrigin;
 use crate::decide::p2p::P2p;
 use crate::decide::Decision;
-use crate::evidence::{Evidence, WindowSource};
+use crate::evidence::{Evidence, PlatformSource, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
 use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::{Confidence, FirmwareKind, Platform};
@@ -55,6 +56,10 @@ pub(crate) struct Report {
     pub unassigned: Vec<UnassignedBar>,
     pub capacity: Capacity,
     pub hints: Vec<Hint>,
+    /// Where the input does not show the platform: the first step if it is
+    /// a QEMU/KVM guest and if it is a real machine (`platform`, `hint`);
+    /// empty where the platform is known or nothing is to be done.
+    pub platform_branches: Vec<Branch>,
     /// The bridges above the GPUs and their windows.
     pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
@@ -79,6 +84,9 @@ pub(crate) struct FirmwareReport {
     pub platform_confidence: Option<Confidence>,
     /// The signs the judgement used, in words.
     pub platform_signs: Vec<String>,
+    /// Where `platform` came from: `told` (`explain --platform`), `seen`
+    /// (signs in the input), `unknown`.
+    pub platform_source: PlatformSource,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -187,6 +195,7 @@ pub(crate) fn build(
         origin: window_origin,
         hints,
         p2p,
+        branches,
     } = decision;
     let d = &d;
     let gpus: Vec<GpuReport> = ev
@@ -262,6 +271,7 @@ pub(crate) fn build(
             platform: judged.platform,
             platform_confidence: judged.confidence,
             platform_signs: judged.signs,
+            platform_source: ev.platform_source(),
         },
         gpus,
         unassigned,
@@ -301,6 +311,7 @@ pub(crate) fn build(
             })
             .collect(),
         hints,
+        platform_branches: branches,
         warnings,
         p2p,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

@@ -79,7 +79,7 @@ pub(super) fn vmm_prefetchable(c: &Ctx) -> Option<Hint> {
         c.ev.nvrm_third_region_only
             .first()
             .filter(|_| explains_all(c.ev, &c.ev.nvrm_third_region_only))?;
-    let branch = if c.ev.firmware.platform() == Platform::Unknown {
+    let branch = if c.ev.platform() == Platform::Unknown {
         "If this is a VM: "
     } else {
         ""

@@ -78,7 +78,7 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
         past_limit: d.kind == DiagnosisKind::PhysBitsTooSmall
             || matches!((d.needed_end, limit), (Some(e), Some(l)) if e > l),
     };
-    let platform = ev.firmware.platform();
+    let platform = ev.platform();
     // What the drivers' own messages say comes before the space: a BAR the
     // kernel lost in a failed resize, or one NVIDIA's driver refuses for
     // its type, is not fixed by a larger window.

@@ -146,6 +146,7 @@ pub(crate) fn gather(
         resize_lost,
         inferred,
         rescanned,
+        platform_told: None,
     })
 }
 
