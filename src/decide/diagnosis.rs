@@ -11,6 +11,7 @@
 //!
 //! The sentence that explains the outcome is `summary`'s business.
 
+use crate::decide::host::{self, Shortfall, Weight};
 use crate::decide::sizing::{align_up, fits, max_align, packed_size, top_blocks, Block, Item};
 use crate::evidence::Evidence;
 use crate::model::bar::Bar;
@@ -88,6 +89,21 @@ pub(crate) enum Case {
     /// device never reaches a PCI bus, so no BAR is named.
     HypervMmio {
         need: u64,
+    },
+    /// A hypervisor's, VMM's or host kernel's message (the `at`-th of
+    /// `Evidence::host_messages`) says the VM or the device cannot have
+    /// its BARs (`decide::host`).
+    Host {
+        at: usize,
+    },
+    /// No device's failure, no GPU: only host-side messages about other
+    /// things than BAR space (guest memory pinned for DMA, a BAR mapped
+    /// for peer-to-peer, the firmware's window).
+    HostNotes,
+    /// Only a VMM's trace of BARs being moved: whether the guest got them
+    /// is not in the input.
+    HostTrace {
+        at: usize,
     },
     /// A number is missing.
     MissingFacts {
@@ -226,7 +242,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
             .zip(addressable_limit)
             .is_some_and(|(e, l)| e > l),
     );
-    Diagnosis {
+    let mut d = Diagnosis {
         kind,
         case,
         needed_bytes,
@@ -236,7 +252,16 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         addressable_limit,
         missing,
         failed_bars,
+    };
+    // A host-side failure's numbers are the message's own.
+    if let Case::Host { at } = case {
+        let n = host::numbers(&ev.host_messages[at]);
+        d.needed_bytes = n.needed;
+        d.window_bytes = n.window;
+        d.needed_end = n.needed_end;
+        d.addressable_limit = n.limit;
     }
+    d
 }
 
 /// How many GPUs and failed BARs there are.
@@ -263,6 +288,24 @@ fn classify(
         return (DiagnosisKind::WindowTooSmall, Case::HypervMmio { need });
     }
     if n.failed == 0 && ev.other_failed.is_empty() {
+        if let Some((at, short)) = host::first_failure(&ev.host_messages) {
+            let kind = match short {
+                Shortfall::Window => DiagnosisKind::WindowTooSmall,
+                Shortfall::AddressLimit => DiagnosisKind::PhysBitsTooSmall,
+                Shortfall::Refused => DiagnosisKind::Unknown,
+            };
+            return (kind, Case::Host { at });
+        }
+        if n.found == 0 && n.missing == 0 && !ev.host_messages.is_empty() {
+            let trace = ev
+                .host_messages
+                .iter()
+                .position(|m| host::weight(m) == Weight::Trace);
+            return match trace {
+                Some(at) => (DiagnosisKind::Unknown, Case::HostTrace { at }),
+                None => (DiagnosisKind::Ok, Case::HostNotes),
+            };
+        }
         return if n.missing > 0 {
             (DiagnosisKind::GpusMissing, Case::Missing)
         } else if !ev.unproven.is_empty() {

@@ -2,6 +2,7 @@
 //! decided it.
 
 use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
+use crate::decide::host;
 use crate::evidence::Evidence;
 use crate::model::size::human;
 use serde::Serialize;
@@ -26,8 +27,9 @@ pub(crate) fn verdict(ev: &Evidence, d: &Diagnosis, p2p_refused: bool) -> Verdic
         Verdict::Fail
     } else if d.kind == DiagnosisKind::Ok {
         Verdict::Ok
-    } else if d.case == Case::NoAddressEvidence
-        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint)
+    } else if (d.case == Case::NoAddressEvidence
+        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint))
+        || matches!(d.case, Case::HostTrace { .. })
     {
         Verdict::Unknown
     } else {
@@ -119,6 +121,19 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::HypervMmio { need } => format!(
             "Hyper-V could not fit the VM's assigned devices in its MMIO gap: they need {} ({need:#x}, hv_pci's \"Need ... of MMIO space\"), so the GPU never appears on a PCI bus in the guest",
             human(need)
+        ),
+        Case::Host { at } => host::sentence(&ev.host_messages[at]),
+        Case::HostNotes => format!(
+            "no device's BAR failed and no GPU is in the input, which holds only the host side's messages: {}",
+            ev.host_messages
+                .iter()
+                .map(host::sentence)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Case::HostTrace { at } => format!(
+            "{}; the guest's own PCI lines would say whether it got its BARs",
+            host::sentence(&ev.host_messages[at])
         ),
         Case::MissingFacts { size, window } => {
             let mut missing_facts = Vec::new();

@@ -138,6 +138,7 @@ enum Knob {
     Hole64(u64),
     Global(String, String),
     Mmio64(u64),
+    Mmio64Max(u64),
     Mmio32(u64),
     Efi,
     RootPort(String, String),
@@ -233,6 +234,12 @@ fn named(text: &str) -> BTreeSet<Knob> {
     }
     for v in after(text, "-HighMemoryMappedIoSpace ") {
         k.extend(gib(v).map(Knob::Mmio64));
+        // A size in MB is the most the gap may take (`hyperv_below`).
+        k.extend(
+            v.strip_suffix("MB")
+                .and_then(num::<u64>)
+                .map(|m| Knob::Mmio64Max(m << 20)),
+        );
     }
     for v in after(text, "-LowMemoryMappedIoSpace ") {
         k.extend(gib(v).map(Knob::Mmio32));
@@ -305,6 +312,7 @@ fn held(c: &Change) -> BTreeSet<Knob> {
         };
     }
     k.extend(c.mmio64_bytes_min.map(Knob::Mmio64));
+    k.extend(c.mmio64_bytes_max.map(Knob::Mmio64Max));
     k.extend(c.mmio32_bytes_min.map(Knob::Mmio32));
     k.extend(c.boot_firmware.map(|_| Knob::Efi));
     k.extend(
@@ -519,7 +527,47 @@ fn every_path() -> Vec<(&'static str, Hint)> {
     out.push(("space", space::board_window("Why.", &ev, "a board")));
     out.extend(p2p_hints().into_iter().map(|h| ("p2p", h)));
     out.extend(p2p_text_hints().into_iter().map(|h| ("p2p text", h)));
+    out.extend(host_hints().into_iter().map(|h| ("host", h)));
     out
+}
+
+/// The hints for every host-side refusal (`decide::host`).
+fn host_hints() -> Vec<Hint> {
+    use crate::parse::hypervisor::HostMessage as M;
+    [
+        M::VmwarePages {
+            needed: 4206594,
+            limit: 917504,
+        },
+        M::HypervUpperMmio {
+            top: Some(0x17_dfff_f000),
+            limit: Some(0x10_0000_0000),
+        },
+        M::QemuPhysBits {
+            limit: 0xf_ffff_ffff,
+            need: 0x10_7fff_ffff,
+            bits: 36,
+            passthrough: true,
+        },
+        M::OpenvmmMmio {
+            low: true,
+            need: 0x1450_0000,
+            have: 0x1400_0000,
+        },
+        M::DxgkrnlIospace { errno: Some(6) },
+        M::CloudHypervisorMapRegion { errno: Some(17) },
+        M::BhyveMapFailed,
+    ]
+    .into_iter()
+    .flat_map(|m| {
+        let ev = Evidence {
+            host_messages: vec![m],
+            ..Evidence::default()
+        };
+        let d = diagnose(&ev);
+        hints::hints(&ev, &d, None)
+    })
+    .collect()
 }
 
 fn p2p_gpu(bdf: &str, port: &str, clique: CliqueCap) -> P2pGpu {
@@ -667,6 +715,16 @@ fn every_hint_carries_the_change_its_text_names() {
                 I::P2pKvmVisible,
                 I::P2pNcclLevel,
                 I::P2pHostBarMapping,
+            ],
+        ),
+        (
+            "host",
+            &[
+                I::Vmware64bitMmio,
+                I::HypervMmio,
+                I::CpuPhysBits,
+                I::VmmMmioRange,
+                I::VmmBarMapping,
             ],
         ),
     ]

@@ -20,6 +20,7 @@ use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::{Confidence, Cpu, Firmware, FirmwareKind, Judgement, Platform};
 use crate::model::range::Range;
 use crate::model::release::SeabiosVersion;
+use crate::parse::hypervisor::HostMessage;
 use crate::parse::release::seabios_version;
 use serde::Serialize;
 
@@ -144,6 +145,10 @@ pub(crate) struct Evidence {
     /// the boot's enumeration, so the firmware's placement from boot no
     /// longer holds and the kernel sized the bridge windows on its own.
     pub rescanned: Vec<(PciAddress, u64)>,
+    /// What the hypervisor, the VMM or the host kernel said of the VM's
+    /// devices (`parse::hypervisor`), once each: `explain` of a host-side
+    /// log.
+    pub host_messages: Vec<HostMessage>,
     /// The platform the user named (`explain --platform`): it beats the
     /// signs the text shows (`platform_conflict` says where they differ).
     pub platform_told: Option<Platform>,

@@ -180,6 +180,8 @@ fn gather_bars(
         resize_lost: Vec::new(),
         inferred: Vec::new(),
         rescanned: Vec::new(),
+        // The host's messages are not in a guest's own log.
+        host_messages: Vec::new(),
         platform_told: None,
     };
     Ok((ev, warnings, platform::log_hypervisor_seen(&log_text)))

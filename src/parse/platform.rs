@@ -275,7 +275,7 @@ fn lspci_device_tree_node(lower: &str) -> bool {
 /// A report's own heading, not machine output: `# KEY: ...` and its
 /// `#   ...` continuation lines (the corpus files open with them; a
 /// shell's `# dmesg` prompt has no `KEY:`).
-fn is_report_heading(line: &str) -> bool {
+pub(crate) fn is_report_heading(line: &str) -> bool {
     let Some(rest) = line.strip_prefix("# ") else {
         return false;
     };

@@ -16,7 +16,8 @@ pub(crate) mod text;
 
 use crate::decide::decision::Branch;
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::hint::{Hint, HintId};
+use crate::decide::hint::{Hint, HintId, Side};
+use crate::decide::host;
 use crate::decide::origin::WindowOrigin;
 use crate::decide::p2p::P2p;
 use crate::decide::Decision;
@@ -60,6 +61,9 @@ pub(crate) struct Report {
     /// a QEMU/KVM guest and if it is a real machine (`platform`, `hint`);
     /// empty where the platform is known or nothing is to be done.
     pub platform_branches: Vec<Branch>,
+    /// What the hypervisor, the VMM or the host kernel said, as the
+    /// input holds it (`explain` of a host-side log).
+    pub host_messages: Vec<HostMessageReport>,
     /// The bridges above the GPUs and their windows.
     pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
@@ -156,6 +160,18 @@ pub(crate) struct WindowReport {
     /// Part of `window_bytes` (for the text form, which lists those).
     #[serde(skip)]
     pub counted: bool,
+}
+
+/// One host-side message: whose (`source`), which (`id`), whether it
+/// keeps the VM or the device from its BARs, and what it means in words.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct HostMessageReport {
+    pub id: &'static str,
+    pub source: &'static str,
+    /// Always `host`: the side that must change.
+    pub side: Side,
+    pub bar_failure: bool,
+    pub note: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -294,6 +310,17 @@ pub(crate) fn build(
             needed_end: d.needed_end,
             window_origin,
         },
+        host_messages: ev
+            .host_messages
+            .iter()
+            .map(|m| HostMessageReport {
+                id: m.id(),
+                source: m.source(),
+                side: Side::Host,
+                bar_failure: matches!(host::weight(m), host::Weight::Failure(_)),
+                note: host::sentence(m),
+            })
+            .collect(),
         bridges: ev
             .bridges
             .iter()

@@ -11,11 +11,12 @@
 //! is the kernel's own `pci=realloc` (in a guest or on bare metal alike),
 //! `firmware-above-4g` the firmware setup's 64-bit decoding.
 
+mod host;
 mod messages;
 mod metal;
 mod vm;
 
-use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
+use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::decide::sizing::recommended_window;
 use crate::decide::space;
@@ -56,6 +57,18 @@ struct Ctx<'a> {
 /// The hints for a failure no model predicts, best first.
 pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     let complaint = ev.unproven.iter().any(|(_, _, c)| *c);
+    // What the host side refused is fixed there, whatever else the input
+    // shows of the guest.
+    if let Case::Host { at } = d.case {
+        let c = Ctx {
+            ev,
+            d,
+            why: format!("{}.", describe(ev, d)),
+            rec: recommended_window(d.needed_bytes.unwrap_or(0)),
+            past_limit: false,
+        };
+        return host::hints(&c, &ev.host_messages[at]);
+    }
     if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() && !complaint {
         return Vec::new();
     }

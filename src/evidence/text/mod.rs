@@ -10,7 +10,9 @@ use crate::evidence::log::{fill_sizes, LogFacts};
 use crate::evidence::{Evidence, Gpu, OtherFailure, Window};
 use crate::model::bar::Bar;
 use crate::model::pci::{PciAddress, RootBus};
+use crate::model::platform::Platform;
 use crate::model::select::{is_selected, is_selected_without_device, Selector};
+use crate::parse::hypervisor::{self, HostMessage};
 use crate::parse::kernel_log;
 use crate::parse::p2p_text::{self, P2pText};
 use crate::parse::{cmdline, paste, platform};
@@ -74,7 +76,8 @@ pub(crate) fn gather(
     let (listed, headless_failed) = lspci::merge_listings(text, &mut devs);
     evidence |= listed;
     let hyperv_mmio_short = platform::hyperv_mmio_need(text);
-    if !evidence && hyperv_mmio_short.is_none() {
+    let host_messages = hypervisor::host_messages(text);
+    if !evidence && hyperv_mmio_short.is_none() && host_messages.is_empty() {
         return None;
     }
     let Nvidia {
@@ -118,6 +121,13 @@ pub(crate) fn gather(
             firmware.signs.add_device(v, dev);
         }
     }
+    for m in &host_messages {
+        if let Some((p, what)) = host_sign(m) {
+            if !firmware.signs.vm_devices.iter().any(|(_, w)| w == what) {
+                firmware.signs.vm_devices.push((p, what.to_string()));
+            }
+        }
+    }
 
     Some(Evidence {
         gpus,
@@ -146,7 +156,25 @@ pub(crate) fn gather(
         resize_lost,
         inferred,
         rescanned,
+        host_messages,
         platform_told: None,
+    })
+}
+
+/// The platform a host-side message names: its hypervisor's or VMM's own
+/// words (a host kernel's and OVMF's say only that a VM is involved, or
+/// that it is QEMU's firmware).
+fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
+    Some(match m.source() {
+        "vmware" => (Platform::Vmware, "VMware's own log (vmx PCIPassthru)"),
+        "hyperv" => (Platform::HyperV, "Hyper-V's own messages"),
+        "qemu" => (Platform::Qemu, "QEMU's own messages"),
+        "ovmf" => (Platform::Qemu, "OVMF's debug log"),
+        "cloud_hypervisor" => (Platform::OtherVm, "Cloud Hypervisor's messages"),
+        "openvmm" => (Platform::OtherVm, "OpenVMM's messages"),
+        "bhyve" => (Platform::OtherVm, "bhyve's messages"),
+        "xen" => (Platform::OtherVm, "Xen's pcifront"),
+        _ => return None,
     })
 }
 
