@@ -61,8 +61,16 @@ pub(crate) enum Case {
     Healthy,
     NoGpu,
     Missing,
-    /// Only devices that are not the selected GPUs failed (explain).
+    /// Only devices that are not the selected GPUs failed (explain), one
+    /// of which the text does not say is no GPU.
     OnlyOtherDevices,
+    /// Only devices the text shows are no GPU failed (by their class, or
+    /// a non-zero function of a device it says nothing else of): the GPUs
+    /// are not in question.
+    OnlyNonGpu,
+    /// A memory BAR failed on a device the text does not name (a PCI core
+    /// line with the address cut off, NVIDIA's `BAR1 is 0M` with none).
+    Unnamed,
     /// Only 32-bit or non-prefetchable BARs failed: that space comes from
     /// the windows below 4 GiB, which the numbers here do not cover.
     Only32Bit,
@@ -180,7 +188,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         .flat_map(|g| g.bars.iter())
         .filter(|b| b.fails_gpu())
         .collect();
-    let failed_bars = failed.len() + ev.other_failed.len();
+    let failed_bars = failed.len() + ev.other_failed.len() + ev.unnamed_failed.len();
     let failed_big = failed.iter().filter(|b| b.counts_for_window()).count();
     let failed_untyped = failed.iter().filter(|b| !b.type_known).count();
 
@@ -287,7 +295,9 @@ fn classify(
     if let (Some(need), 0) = (ev.hyperv_mmio_short, n.failed) {
         return (DiagnosisKind::WindowTooSmall, Case::HypervMmio { need });
     }
-    if n.failed == 0 && ev.other_failed.is_empty() {
+    // A device the text shows is no GPU does not fail the GPUs' check.
+    let maybe_gpu = ev.other_failed.iter().any(|o| o.not_gpu.is_none());
+    if n.failed == 0 && !maybe_gpu && ev.unnamed_failed.is_empty() {
         if let Some((at, short)) = host::first_failure(&ev.host_messages) {
             let kind = match short {
                 Shortfall::Window => DiagnosisKind::WindowTooSmall,
@@ -295,6 +305,9 @@ fn classify(
                 Shortfall::Refused => DiagnosisKind::Unknown,
             };
             return (kind, Case::Host { at });
+        }
+        if n.missing == 0 && ev.unproven.is_empty() && !ev.other_failed.is_empty() {
+            return (DiagnosisKind::Ok, Case::OnlyNonGpu);
         }
         if n.found == 0 && n.missing == 0 && !ev.host_messages.is_empty() {
             let trace = ev
@@ -315,6 +328,9 @@ fn classify(
         } else {
             (DiagnosisKind::Ok, Case::Healthy)
         };
+    }
+    if n.failed == 0 && !maybe_gpu {
+        return (DiagnosisKind::Unknown, Case::Unnamed);
     }
     if n.failed == 0 {
         return (DiagnosisKind::Unknown, Case::OnlyOtherDevices);

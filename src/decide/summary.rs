@@ -69,6 +69,28 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::OnlyOtherDevices => format!(
             "{unassigned}, all on devices not taken for GPUs: the numbers here are about the GPUs' 64-bit space and do not cover them"
         ),
+        Case::OnlyNonGpu => format!(
+            "{}; not counted for the GPUs, as the text shows these devices are none: {}",
+            if found == 0 {
+                "no GPU in the input".to_string()
+            } else {
+                format!("{found} GPU(s), every memory BAR assigned")
+            },
+            ev.other_failed
+                .iter()
+                .map(|o| format!(
+                    "{} BAR {} unassigned ({})",
+                    o.bdf,
+                    o.bar,
+                    o.not_gpu.map(|n| n.words()).unwrap_or_default()
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Case::Unnamed => format!(
+            "{unassigned}, of a device the text does not name: {}; which device it is, and its window, are not in the text",
+            ev.unnamed_failed.join("; ")
+        ),
         Case::Only32Bit => format!(
             "{unassigned}, no GPU's 64-bit prefetchable BAR among them: the shortage is in the 32-bit window below 4 GiB (or the firmware rejected the device), which these numbers do not cover"
         ),

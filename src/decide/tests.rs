@@ -797,3 +797,123 @@ fn check_takes_the_machine_type_from_dmi() {
         crate::decide::window::QemuRules::V7_2
     );
 }
+
+/// `explain`'s evidence of a text, for the verdict tests below.
+fn gather(text: &str, s: &[crate::model::select::Selector], e: Option<usize>) -> Option<Evidence> {
+    crate::evidence::text::gather(text, s, e)
+}
+
+/// The verdict `explain` reaches on `text`.
+fn verdict(text: &str) -> crate::decide::summary::Verdict {
+    let ev = gather(text, &[], None).expect("evidence");
+    let d = diagnose(&ev);
+    crate::decide::summary::verdict(&ev, &d, false)
+}
+
+#[test]
+fn a_device_the_text_shows_is_no_gpu_does_not_fail_the_check() {
+    use crate::decide::summary::Verdict;
+    // A NIC, by its class (a Xen PV guest, tests/corpus 181).
+    let nic = "\
+pci 0000:00:00.0: [10ec:8168] type 00 class 0x020000
+pci 0000:00:00.0: reg 0x18: [mem 0xb2100000-0xb2100fff 64bit]
+pci 0000:00:00.0: can't claim BAR 2 [mem 0xb2100000-0xb2100fff 64bit]: address conflict with System RAM [mem 0x00100000-0xf9ffffff]
+";
+    assert_eq!(verdict(nic), Verdict::Ok);
+    let ev = gather(nic, &[], None).unwrap();
+    assert_eq!(
+        ev.other_failed[0].not_gpu,
+        Some(crate::evidence::NotGpu::Class(0x020000))
+    );
+    // A function other than 0 that the text says nothing else of (an NTB
+    // endpoint, 180): not a GPU's graphics function.
+    let ntb = "pci 0000:01:00.1: BAR 2: failed to assign [mem size 0x04000000 64bit pref]\n";
+    assert_eq!(verdict(ntb), Verdict::Ok);
+    // Function 0 that the text says nothing of may be a GPU (a paste
+    // without class lines, 111).
+    let f0 = "pci 0000:01:00.0: BAR 0: no space for [mem size 0x10000000 64bit pref]\n";
+    assert_eq!(verdict(f0), Verdict::Fail);
+    // An emulated display is a display controller: its failure counts (77).
+    let qxl = "\
+pci 0000:01:00.0: [1b36:0100] type 00 class 0x038000
+pci 0000:01:00.0: BAR 0: failed to assign [mem size 0x04000000]
+";
+    assert_eq!(verdict(qxl), Verdict::Fail);
+}
+
+#[test]
+fn nvidias_own_reasons_that_are_no_bar_do_not_fail_it() {
+    use crate::decide::summary::Verdict;
+    // The IRQ is checked before the BARs (Bumblebee #638, 155).
+    let irq = "\
+[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!
+[ 1428.836718] NVRM: Please check your BIOS settings.
+[ 1428.836721] nvidia: probe of 0000:01:00.0 failed with error -1
+";
+    assert_eq!(verdict(irq), Verdict::Unknown);
+    // Without a reason the probe failure counts against the BARs.
+    assert_eq!(
+        verdict("nvidia: probe of 0000:01:00.0 failed with error -1\n"),
+        Verdict::Fail
+    );
+    // An old driver's refusal of a 64-bit BAR above 4 GiB, its PCI tag
+    // garbled (160): the BAR has an address.
+    let above = "\
+[   11.903859] nvidia 0000:00:10.0: PCI INT A -> Link[SGRU] -> GSI 22 (level, low) -> IRQ 22
+[   11.903867] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:
+[   11.903868] NVRM: BAR1 is 256M @ 0x00000000 (PCI:30000000:01.0)
+[   11.903873] NVRM: This is a 64-bit BAR mapped above 4GB by the system BIOS or
+[   11.903893] nvidia: probe of 0000:00:10.0 failed with error -1
+";
+    assert_eq!(verdict(above), Verdict::Ok);
+    // RmInitAdapter after a driver assertion (153) is no BAR's failure;
+    // alone it still counts (113).
+    let init = "\
+NVRM: nvAssertFailedNoLog: Assertion failed: pVGpu != NULL @ objvgpu.c:148
+NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)
+";
+    assert_eq!(verdict(init), Verdict::Unknown);
+    assert_eq!(
+        verdict("NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)\n"),
+        Verdict::Fail
+    );
+    // An empty region with no address and no NVIDIA GPU named (184).
+    let ev = gather(
+        "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0\n",
+        &[],
+        None,
+    )
+    .unwrap();
+    assert!(ev.gpus.is_empty());
+    assert_eq!(ev.unnamed_failed.len(), 1);
+    assert_eq!(
+        verdict("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0\n"),
+        Verdict::Fail
+    );
+}
+
+#[test]
+fn sriov_space_is_not_the_devices_own_and_a_cut_line_is_nobodys() {
+    use crate::decide::summary::Verdict;
+    // i915 asked for VFs: it runs on the GPU (149).
+    let i915 = "\
+[ 4593.404028] i915 0000:00:02.0: not enough MMIO resources for SR-IOV
+[ 4593.500174] i915 0000:00:02.0: [drm] *ERROR* Failed to enable 2 VFs (-ENOMEM)
+";
+    let ev = gather(i915, &[], None).unwrap();
+    assert_eq!(ev.gpus.len(), 1);
+    assert_eq!(verdict(i915), Verdict::Ok);
+    // The old wording of the VFs' space (162): evidence, no failure.
+    assert_eq!(
+        verdict("pci 0000:00:05.0: VF(n) BAR0 space: [mem 0xfc000000-0x13bffffff] (contains BAR0 for 16 VFs)\n"),
+        Verdict::Ok
+    );
+    // A PCI core failure with its device cut off (190).
+    let cut = "BAR 1: no space for [mem size 0x400000000 64bit pref]\nBAR 8: no space for [mem size 0x800000000 64bit pref]\n";
+    let ev = gather(cut, &[], None).unwrap();
+    assert_eq!(ev.unnamed_failed.len(), 1, "{:?}", ev.unnamed_failed);
+    assert_eq!(verdict(cut), Verdict::Fail);
+    // The new driver-core wording of a failed probe (179).
+    let amd = "amdgpu 0000:03:00.0: probe with driver amdgpu failed with error -12\n";
+    assert_eq!(verdict(amd), Verdict::Fail);
+}

@@ -81,6 +81,36 @@ pub(crate) struct OtherFailure {
     /// A register BAR below 4 GiB: of known type, 32-bit and
     /// non-prefetchable.
     pub low: bool,
+    /// What says the device is no GPU, if anything does: then its failure
+    /// is not the GPUs' (a device the text says nothing of may be one).
+    pub not_gpu: Option<NotGpu>,
+}
+
+/// What in the text says a device is not a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotGpu {
+    /// Its class is neither a display controller (0x03) nor a processing
+    /// accelerator (0x12).
+    Class(u32),
+    /// The text says nothing of it but that it is function N > 0 of its
+    /// slot: a GPU's graphics function is function 0 (its HD audio, USB
+    /// and UCSI functions are 1 to 3), as every card in tests/corpus and
+    /// the fixtures shows, and PCI requires a multi-function device to
+    /// implement function 0 (PCI Local Bus Specification 3.0, 6.2.1).
+    Function(u8),
+}
+
+impl NotGpu {
+    pub(crate) fn words(self) -> String {
+        match self {
+            NotGpu::Class(c) => {
+                format!("class {c:06x}, neither a display controller nor an accelerator")
+            }
+            NotGpu::Function(f) => {
+                format!("function {f} of its slot, where a GPU's graphics function is function 0")
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -149,6 +179,10 @@ pub(crate) struct Evidence {
     /// devices (`parse::hypervisor`), once each: `explain` of a host-side
     /// log.
     pub host_messages: Vec<HostMessage>,
+    /// Memory BARs the text says failed without saying whose (a report
+    /// cut the device's address off a PCI core line, or `NVRM: BAR1 is 0M`
+    /// with no address and no one NVIDIA GPU named), in words.
+    pub unnamed_failed: Vec<String>,
     /// The platform the user named (`explain --platform`): it beats the
     /// signs the text shows (`platform_conflict` says where they differ).
     pub platform_told: Option<Platform>,

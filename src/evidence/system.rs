@@ -182,6 +182,7 @@ fn gather_bars(
         rescanned: Vec::new(),
         // The host's messages are not in a guest's own log.
         host_messages: Vec::new(),
+        unnamed_failed: Vec::new(),
         platform_told: None,
     };
     Ok((ev, warnings, platform::log_hypervisor_seen(&log_text)))

@@ -24,10 +24,23 @@ pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
     {
         return Some(Parsed::Event(Event::VgaDevice { bdf }));
     }
+    if msg.starts_with("not enough MMIO resources for SR-IOV") {
+        return Some(Parsed::Event(Event::SriovSpace { bdf }));
+    }
     let event = if let Some(r) = msg.strip_prefix("reg ") {
         old_enumeration(bdf, r)
     } else if let Some(r) = msg.strip_prefix("can't claim BAR ") {
         old_claim(bdf, r)
+    } else if let Some(r) = msg.strip_prefix("VF(n) BAR") {
+        // drivers/pci/iov.c `sriov_init()` before 6.x: `VF(n) BAR0 space:
+        // [mem ...] (contains BAR0 for 16 VFs)`, the VFs' space sized.
+        let (n, r) = decimal(r)?;
+        let (resource, _) = resource(r.strip_prefix(" space:")?)?;
+        (n <= 5).then_some(Event::Probed {
+            bdf,
+            res: ResourceRef::VfBar(n as u8),
+            resource,
+        })
     } else if let Some(r) = msg.strip_prefix("VF BAR ") {
         let (n, r) = decimal(r)?;
         if n > 5 {
