@@ -12,10 +12,12 @@
 //! The sentence that explains the outcome is `summary`'s business.
 
 use crate::decide::host::{self, Shortfall, Weight};
-use crate::decide::sizing::{align_up, fits, max_align, packed_size, top_blocks, Block, Item};
-use crate::evidence::Evidence;
-use crate::model::bar::Bar;
-use crate::model::pci::RootBus;
+use crate::decide::sizing::{
+    align_up, bridge_needs, fits, max_align, packed_size, top_blocks, Block, Item,
+};
+use crate::evidence::{BridgeShort, Evidence, ShortHow};
+use crate::model::bar::{Bar, BridgeWindowKind};
+use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::Platform;
 use crate::model::range::Range;
 use serde::Serialize;
@@ -29,6 +31,9 @@ pub(crate) enum DiagnosisKind {
     FirmwareLeftUnassigned,
     WindowTooSmall,
     PhysBitsTooSmall,
+    /// A bridge's window is smaller than the devices below it need, though
+    /// no line may say which BAR failed: the kernel's sizing of it.
+    BridgeWindowShort,
     Unknown,
 }
 
@@ -40,16 +45,18 @@ impl DiagnosisKind {
             DiagnosisKind::FirmwareLeftUnassigned => "firmware_left_unassigned",
             DiagnosisKind::WindowTooSmall => "window_too_small",
             DiagnosisKind::PhysBitsTooSmall => "phys_bits_too_small",
+            DiagnosisKind::BridgeWindowShort => "bridge_window_short",
             DiagnosisKind::Unknown => "unknown",
         }
     }
 
-    pub(crate) const ALL: [DiagnosisKind; 6] = [
+    pub(crate) const ALL: [DiagnosisKind; 7] = [
         DiagnosisKind::Ok,
         DiagnosisKind::GpusMissing,
         DiagnosisKind::FirmwareLeftUnassigned,
         DiagnosisKind::WindowTooSmall,
         DiagnosisKind::PhysBitsTooSmall,
+        DiagnosisKind::BridgeWindowShort,
         DiagnosisKind::Unknown,
     ];
 }
@@ -113,6 +120,8 @@ pub(crate) enum Case {
     HostTrace {
         at: usize,
     },
+    /// A bridge's window is smaller than its devices need (`BridgeShort`).
+    BridgeShort(BridgeShort),
     /// A number is missing.
     MissingFacts {
         size: bool,
@@ -261,6 +270,11 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         missing,
         failed_bars,
     };
+    // A short bridge's numbers are its own.
+    if let Case::BridgeShort(b) = case {
+        d.needed_bytes = b.need;
+        d.window_bytes = b.window;
+    }
     // A host-side failure's numbers are the message's own.
     if let Case::Host { at } = case {
         let n = host::numbers(&ev.host_messages[at]);
@@ -305,6 +319,9 @@ fn classify(
                 Shortfall::Refused => DiagnosisKind::Unknown,
             };
             return (kind, Case::Host { at });
+        }
+        if let Some(b) = ev.bridge_short.first() {
+            return (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(*b));
         }
         if n.missing == 0 && ev.unproven.is_empty() && !ev.other_failed.is_empty() {
             return (DiagnosisKind::Ok, Case::OnlyNonGpu);
@@ -361,7 +378,12 @@ fn classify(
         (Some(true), Some(_)) if !ev.realloc_active => {
             (DiagnosisKind::FirmwareLeftUnassigned, Case::Fits)
         }
-        (Some(true), Some(_)) => (DiagnosisKind::Unknown, Case::FitsReallocActive),
+        // The root window has room, the kernel re-placed, and a bridge
+        // above a failed GPU is smaller than its GPUs need: its sizing.
+        (Some(true), Some(_)) => match sized_short(ev) {
+            Some(b) => (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(b)),
+            None => (DiagnosisKind::Unknown, Case::FitsReallocActive),
+        },
         _ => (
             DiagnosisKind::Unknown,
             Case::MissingFacts {
@@ -370,6 +392,51 @@ fn classify(
             },
         ),
     }
+}
+
+/// A bridge above a failed GPU whose 64-bit prefetchable window (as sysfs
+/// gives it, `check`) is smaller than the GPUs' 64-bit prefetchable BARs
+/// below it need, sized as the kernel sizes bridge windows
+/// (`sizing::bridge_needs`).
+fn sized_short(ev: &Evidence) -> Option<BridgeShort> {
+    let items: Vec<Item> = ev
+        .gpus
+        .iter()
+        .flat_map(|g| {
+            g.bars
+                .iter()
+                .filter(|b| b.counts_for_window())
+                .map(move |b| (g, b))
+        })
+        .map(|(g, b)| {
+            Some(Item {
+                size: b.size?,
+                chain: g.upstream.clone(),
+                bus: g.root_bus,
+            })
+        })
+        .collect::<Option<_>>()?;
+    let needs = bridge_needs(&items)?;
+    let failed_above: Vec<PciAddress> = ev
+        .gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .flat_map(|g| g.upstream.iter().copied())
+        .collect();
+    ev.bridges.iter().find_map(|(bdf, windows)| {
+        let need = needs.get(bdf)?.size;
+        let window = windows
+            .iter()
+            .filter(|w| w.kind() == BridgeWindowKind::Mem64Pref)
+            .map(|w| w.range.size())
+            .max()?;
+        (failed_above.contains(bdf) && window < need).then_some(BridgeShort {
+            bridge: *bdf,
+            window: Some(window),
+            need: Some(need),
+            how: ShortHow::Sized,
+        })
+    })
 }
 
 /// The BAR sizes alone, each rounded to 1 MiB: the least any allocator

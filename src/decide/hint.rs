@@ -59,6 +59,9 @@ pub(crate) enum HintId {
     /// sized the bridge windows on its own: boot with the device, or a
     /// kernel whose rescan fits the windows the firmware gave.
     KernelRescanSizing,
+    /// The kernel sized a bridge window smaller than the devices below it
+    /// need (shrank it, or could not fit it): a kernel without that fault.
+    KernelWindowSizing,
     /// The VMM could not map a passed-through device's BAR (into the host
     /// IOMMU, or into the guest) and refused the device: the VMM's side.
     VmmBarMapping,
@@ -85,7 +88,7 @@ impl HintId {
     /// Every id, in the order above (for the tests that go through them
     /// all).
     #[cfg(test)]
-    pub(crate) const ALL: [HintId; 27] = [
+    pub(crate) const ALL: [HintId; 28] = [
         HintId::CpuPdpe1gb,
         HintId::CpuPhysBits,
         HintId::OvmfMmio64Aperture,
@@ -104,6 +107,7 @@ impl HintId {
         HintId::VmmBarPrefetchable,
         HintId::KernelResizeRollback,
         HintId::KernelRescanSizing,
+        HintId::KernelWindowSizing,
         HintId::VmmBarMapping,
         HintId::VmmMmioRange,
         HintId::P2pGpudirectClique,
@@ -136,6 +140,7 @@ impl HintId {
             HintId::VmmBarPrefetchable => "vmm-bar-prefetchable",
             HintId::KernelResizeRollback => "kernel-resize-rollback",
             HintId::KernelRescanSizing => "kernel-rescan-sizing",
+            HintId::KernelWindowSizing => "kernel-window-sizing",
             HintId::VmmBarMapping => "vmm-bar-mapping",
             HintId::VmmMmioRange => "vmm-mmio-range",
             HintId::P2pGpudirectClique => "p2p-gpudirect-clique",
@@ -180,6 +185,9 @@ impl HintId {
                 "boot a kernel that does not lose the BAR in a failed resize"
             }
             HintId::KernelRescanSizing => "boot with the device rather than rescanning it",
+            HintId::KernelWindowSizing => {
+                "boot a kernel that sizes the bridge window for its devices"
+            }
             HintId::VmmBarMapping => "fix the VMM's mapping of the device's BAR (update it)",
             HintId::VmmMmioRange => "widen the VMM's MMIO range for the devices",
             HintId::P2pGpudirectClique => "put every GPU in one GPUDirect clique",

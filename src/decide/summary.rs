@@ -3,7 +3,7 @@
 
 use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
 use crate::decide::host;
-use crate::evidence::Evidence;
+use crate::evidence::{BridgeShort, Evidence, ShortHow};
 use crate::model::size::human;
 use serde::Serialize;
 
@@ -144,6 +144,7 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
             "Hyper-V could not fit the VM's assigned devices in its MMIO gap: they need {} ({need:#x}, hv_pci's \"Need ... of MMIO space\"), so the GPU never appears on a PCI bus in the guest",
             human(need)
         ),
+        Case::BridgeShort(b) => bridge_short(&b),
         Case::Host { at } => host::sentence(&ev.host_messages[at]),
         Case::HostNotes => format!(
             "no device's BAR failed and no GPU is in the input, which holds only the host side's messages: {}",
@@ -171,6 +172,34 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
                 missing_facts.join(" and ")
             )
         }
+    }
+}
+
+/// A short bridge window, in numbers.
+fn bridge_short(b: &BridgeShort) -> String {
+    let size = |v: Option<u64>| v.map(human).unwrap_or_else(|| "an unknown size".into());
+    let (need, window) = (size(b.need), size(b.window));
+    let lack = match (b.need, b.window) {
+        (Some(n), Some(w)) if n > w => format!(", {} short", human(n - w)),
+        _ => String::new(),
+    };
+    match b.how {
+        ShortHow::CannotFit => format!(
+            "the kernel could not fit the {need} bridge {} needs for its devices in its parent's window and gave it a {window} window{lack}: the devices below it cannot all have their BARs, though no line in the text says which failed",
+            b.bridge
+        ),
+        ShortHow::Shrunk => format!(
+            "the kernel shrank bridge {}'s window to {window}, below the {need} its devices need{lack}: the devices below it cannot all have their BARs, though no line in the text says which failed",
+            b.bridge
+        ),
+        ShortHow::Failed => format!(
+            "bridge {}'s {need} memory window got no space, and the text shows no device below it: what the window was sized for, the BARs of the devices below, got none",
+            b.bridge
+        ),
+        ShortHow::Sized => format!(
+            "bridge {}'s 64-bit prefetchable window is {window}, and the GPUs below it need {need} (sized as the kernel sizes bridge windows){lack}: the root window has room and pci=realloc is active, so the bridge's sizing is what fell short",
+            b.bridge
+        ),
     }
 }
 

@@ -476,6 +476,15 @@ fn every_path() -> Vec<(&'static str, Hint)> {
     rescanned.rescanned = vec![(rescanned.gpus[0].addr, 150)];
     let mut inferred = nvrm_only(Signs::default(), false);
     inferred.inferred = vec![inferred.gpus[0].addr];
+    let mut shrunk = nvrm_only(bare(), false);
+    shrunk.gpus.clear();
+    shrunk.unproven.clear();
+    shrunk.bridge_short = vec![crate::evidence::BridgeShort {
+        bridge: "0000:03:00.0".parse().unwrap(),
+        window: Some(0x1c00_0000),
+        need: Some(0xc_0000_0000),
+        how: crate::evidence::ShortHow::Shrunk,
+    }];
     for ev in [
         nvrm_only(Signs::default(), false),
         nvrm_only(kvm(), false),
@@ -507,6 +516,7 @@ fn every_path() -> Vec<(&'static str, Hint)> {
         lost,
         rescanned,
         inferred,
+        shrunk,
         metal(40, 8),
         metal(46, 8),
     ] {
@@ -694,6 +704,7 @@ fn every_hint_carries_the_change_its_text_names() {
                 I::VmmBarPrefetchable,
                 I::KernelResizeRollback,
                 I::KernelRescanSizing,
+                I::KernelWindowSizing,
             ],
         ),
         ("space", &[I::PlatformWindowTooSmall, I::VmHotplugReserve]),

@@ -86,6 +86,33 @@ pub(crate) struct OtherFailure {
     pub not_gpu: Option<NotGpu>,
 }
 
+/// A bridge whose window is smaller than the devices below it need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BridgeShort {
+    pub bridge: PciAddress,
+    /// The window it got, in bytes, where known.
+    pub window: Option<u64>,
+    /// What the devices below it need, in bytes, where known.
+    pub need: Option<u64>,
+    pub how: ShortHow,
+}
+
+/// How a bridge's window came to be short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShortHow {
+    /// The kernel said its parent's window `cannot fit` what it needs,
+    /// then assigned it a smaller one.
+    CannotFit,
+    /// The kernel shrank it below its devices' need (`shrunken by`).
+    Shrunk,
+    /// Its memory window got no space, and the text shows no device below
+    /// it (only the bridges' own lines).
+    Failed,
+    /// Sized from sysfs: the window smaller than its GPUs' 64-bit BARs
+    /// need, sized as the kernel sizes bridge windows.
+    Sized,
+}
+
 /// What in the text says a device is not a GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NotGpu {
@@ -183,6 +210,9 @@ pub(crate) struct Evidence {
     /// cut the device's address off a PCI core line, or `NVRM: BAR1 is 0M`
     /// with no address and no one NVIDIA GPU named), in words.
     pub unnamed_failed: Vec<String>,
+    /// Bridges the kernel log shows with a window smaller than their
+    /// devices need (`explain`; `check` sizes its own from sysfs).
+    pub bridge_short: Vec<BridgeShort>,
     /// The platform the user named (`explain --platform`): it beats the
     /// signs the text shows (`platform_conflict` says where they differ).
     pub platform_told: Option<Platform>,

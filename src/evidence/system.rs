@@ -183,6 +183,7 @@ fn gather_bars(
         // The host's messages are not in a guest's own log.
         host_messages: Vec::new(),
         unnamed_failed: Vec::new(),
+        bridge_short: Vec::new(),
         platform_told: None,
     };
     Ok((ev, warnings, platform::log_hypervisor_seen(&log_text)))

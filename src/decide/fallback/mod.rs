@@ -22,10 +22,10 @@ use crate::decide::sizing::recommended_window;
 use crate::decide::space;
 use crate::decide::summary::describe;
 use crate::decide::syntax::{self, Hypervisor};
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, ShortHow};
 use crate::model::platform::Platform;
 use crate::model::size::human;
-use messages::{rescan, resize_rollback, vmm_prefetchable};
+use messages::{rescan, resize_rollback, vmm_prefetchable, window_sizing};
 use metal::{above_4g, bare_metal, smaller_bars};
 use vm::{at_40_bits, hyperv, phys_bits, qemu_window, vm, vmware};
 
@@ -69,7 +69,24 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
         };
         return host::hints(&c, &ev.host_messages[at]);
     }
-    if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() && !complaint {
+    // A bridge window the kernel sized too small: its sizing first, then
+    // (behind a hot-plug bridge) the reservation.
+    if let Case::BridgeShort(b) = d.case {
+        if b.how != ShortHow::Failed {
+            let c = Ctx {
+                ev,
+                d,
+                why: format!("{}.", describe(ev, d)),
+                rec: recommended_window(d.needed_bytes.unwrap_or(0)),
+                past_limit: false,
+            };
+            let mut out = vec![window_sizing(&c, b.bridge)];
+            out.extend(hotplug(&c, false));
+            return out;
+        }
+    }
+    let window_failed = matches!(d.case, Case::BridgeShort(_));
+    if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() && !complaint && !window_failed {
         return Vec::new();
     }
     let numbers = d.needed_bytes.is_some() && d.window_bytes.is_some();

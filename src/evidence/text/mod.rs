@@ -25,6 +25,7 @@ use std::path::PathBuf;
 mod lspci;
 mod nvidia;
 mod replay;
+mod windows;
 
 /// What `explain` knows from its files, read once.
 #[derive(Debug)]
@@ -117,6 +118,7 @@ pub(crate) fn gather(
         .filter_map(|g| Some((g.addr, devs[&g.addr].enumerated_at?)))
         .filter(|(_, secs)| *secs >= RESCAN_AFTER_SECS)
         .collect();
+    let bridge_short = windows::short_bridges(&events, &devs);
     let mut hotplug = platform::hotplug_signs(text);
     hotplug.extend(bridge_slot_hotplug(&devs));
     let windows = facts.evidence_windows();
@@ -166,6 +168,7 @@ pub(crate) fn gather(
         rescanned,
         host_messages,
         unnamed_failed,
+        bridge_short,
         platform_told: None,
     })
 }

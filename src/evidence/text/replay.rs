@@ -296,6 +296,15 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 unnamed.push((*res, *resource));
                 evidence = true;
             }
+            Event::WindowCannotFit { parent, child, .. } => {
+                devs.entry(*parent).or_default().has_windows = true;
+                devs.entry(*child).or_default().has_windows = true;
+                evidence = true;
+            }
+            Event::WindowShrunk { bdf, .. } => {
+                devs.entry(*bdf).or_default().has_windows = true;
+                evidence = true;
+            }
             Event::SriovSpace { bdf } => {
                 devs.entry(*bdf).or_default().bound = true;
                 evidence = true;

@@ -53,6 +53,11 @@ pub(super) enum Parsed {
 pub(crate) enum Space {
     Mem,
     Io,
+    /// A resource of no type the kernel can name: lib/vsprintf.c
+    /// `resource_string()` prints `??? ` and `flags 0x...` instead of the
+    /// decoded flags (6.18's bridge window sizing lost an I/O window's
+    /// type, fixed by e5f72cb9cea5). Never a BAR's or a memory window's.
+    Other,
 }
 
 /// A resource as printed in brackets: `[mem 0x...-0x... 64bit pref]`,
@@ -186,6 +191,25 @@ pub(crate) enum Event {
     UnnamedFailed {
         res: ResourceRef,
         resource: Option<LogResource>,
+    },
+    /// `Assigned bridge window [mem ...] to [bus 03-2c] cannot fit 0x...
+    /// required for 0000:03:00.0 bridging to [bus 04-2c]`
+    /// (drivers/pci/setup-bus.c, from 6.11 on, printed through the parent
+    /// bridge): the child bridge needs `required` bytes and its parent's
+    /// window holds less.
+    WindowCannotFit {
+        parent: PciAddress,
+        window: LogResource,
+        required: u64,
+        child: PciAddress,
+    },
+    /// `bridge window [mem A-B 64bit pref] shrunken by 0x...`
+    /// (setup-bus.c `adjust_bridge_window()`, a debug line): the window the
+    /// bridge's devices need (A-B) made smaller by that much.
+    WindowShrunk {
+        bdf: PciAddress,
+        window: LogResource,
+        by: u64,
     },
     /// `Command line: ...` / `Kernel command line: ...`.
     CommandLine(String),

@@ -261,6 +261,46 @@ fn new_wording_lines_that_say_nothing_new() {
 }
 
 #[test]
+fn bridge_window_sizing_lines_of_2025_and_2026() {
+    // 6.11 to the 2026 fix (setup-bus.c): the parent cannot fit what the
+    // child bridge needs, and the debug line of the shrink.
+    assert_eq!(
+        parse_line("  pcieport 0000:00:07.0: Assigned bridge window [mem 0x6000000000-0x601bffffff 64bit pref] to [bus 03-2c] cannot fit 0xc00000000 required for 0000:03:00.0 bridging to [bus 04-2c]"),
+        Some(Event::WindowCannotFit {
+            parent: bdf("0000:00:07.0"),
+            window: mem(Some(0x60_0000_0000), 0x1c00_0000, true, true),
+            required: 0xc_0000_0000,
+            child: bdf("0000:03:00.0"),
+        })
+    );
+    assert_eq!(
+        parse_line("[    0.512301] pci 0000:03:00.0: bridge window [mem 0x6000000000-0x6c0bffffff 64bit pref] shrunken by 0x00000000bf0000000"),
+        Some(Event::WindowShrunk {
+            bdf: bdf("0000:03:00.0"),
+            window: mem(Some(0x60_0000_0000), 0xc_0c00_0000, true, true),
+            by: 0xb_f000_0000,
+        })
+    );
+    // 6.18 lost an I/O window's type: the window fails, typeless.
+    let lost = parse_line("[    0.390912] pci 0000:00:1c.0: bridge window [??? 0x00001000-0x00001fff flags 0x20080000]: can't assign; no space");
+    match lost {
+        Some(Event::AssignFailed {
+            res: ResourceRef::BridgeWindow,
+            resource: Some(r),
+            ..
+        }) => assert_eq!(r.space, Space::Other),
+        other => panic!("{other:?}"),
+    }
+    // A BAR never prints typeless: such a line is no BAR's.
+    assert_eq!(
+        parse_line(
+            "pci 0000:01:00.0: BAR 0 [??? 0x00001000-0x00001fff flags 0x0]: can't assign; no space"
+        ),
+        None
+    );
+}
+
+#[test]
 fn resource_flags() {
     let (r, rest) = resource(" [mem 0x2000000000-0xffffffffff window]: x").unwrap();
     assert_eq!(r.start, Some(0x20_0000_0000));
@@ -763,6 +803,7 @@ mod proptests {
         let mut s = String::from(match space {
             Space::Mem => "mem ",
             Space::Io => "io  ",
+            Space::Other => "??? ",
         });
         match start {
             None => s.push_str(&format!("size {size:#x}")),
