@@ -55,8 +55,13 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
             let ps = m.prescribe();
             if !ps.is_empty() {
                 // The first says what made the window this small; the
-                // others need not repeat it.
+                // others need not repeat it. A guest's layer that has no
+                // way to make a prescription (OpenStack's hole, LXD's
+                // vCPU, which is the host's) gets it after those it can
+                // make, in the model's order otherwise.
                 let first = syntax::first_for(ev);
+                let mut ps: Vec<&Prescription> = ps.iter().collect();
+                ps.sort_by_key(|p| syntax::lacks(&p.change, first));
                 out.extend(
                     ps.iter()
                         .enumerate()
@@ -413,6 +418,15 @@ mod tests {
                 // fallback's steps.
                 assert_eq!(m.is_some(), bios == "SeaBIOS", "{own}");
                 let hs = hints(&ev, &d, m.as_ref());
+                // LXD's and Incus's vCPU is the host's: with the model's
+                // prescriptions (address bits first, where no layer is
+                // named), what their VM can be given comes first.
+                let ids: Vec<HintId> = hs.iter().map(|h| h.id).collect();
+                if m.is_some() && matches!(own, "LXD: " | "Incus: ") {
+                    assert_eq!(ids, [HintId::GuestPciRealloc, HintId::CpuPhysBits], "{own}");
+                } else if m.is_some() {
+                    assert_eq!(ids, [HintId::CpuPhysBits, HintId::GuestPciRealloc], "{own}");
+                }
                 let host: Vec<&Hint> = hs.iter().filter(|h| h.side == Side::Host).collect();
                 assert!(!host.is_empty(), "{own}: {hs:?}");
                 for h in host {

@@ -139,6 +139,16 @@ impl Syntax for Lxd {
         (!parts.is_empty()).then(|| format!("{}: {}", self.name, parts.join("; and ")))
     }
 
+    /// The vCPU is the host's; a device property, a switch or a vIOMMU
+    /// has no setting.
+    fn lacks(&self, c: &Change) -> bool {
+        !c.cpu_flags_add.is_empty()
+            || c.phys_bits_min.is_some()
+            || !c.vfio_pci_properties.is_empty()
+            || c.pcie_switch.is_some()
+            || c.viommu_aw_bits_min.is_some()
+    }
+
     fn restart(&self) -> Option<&'static str> {
         Some(if self.cli == "lxc" {
             "LXD: `lxc restart <instance>`"

@@ -155,6 +155,13 @@ trait Syntax {
     fn device_lines(&self, _c: &Change, _vm: &VmGpus) -> Option<Vec<String>> {
         None
     }
+
+    /// The VM's user cannot make part of the change here: the platform
+    /// has no setting for it (its phrase says so), or it is the host's
+    /// hardware (LXD's `-cpu host`).
+    fn lacks(&self, _c: &Change) -> bool {
+        false
+    }
 }
 
 /// Where a plan's prescriptions are to be typed.
@@ -261,6 +268,12 @@ pub(crate) fn for_guest(c: &Change, first: Option<Hypervisor>) -> Vec<Hypervisor
 /// `host_steps` for a QEMU guest, in the syntax `for_guest` picks.
 pub(crate) fn guest_steps(c: &Change, first: Option<Hypervisor>) -> String {
     host_steps(c, &for_guest(c, first))
+}
+
+/// Whether `first` (a guest's management layer) has no way to make part
+/// of `c`: its hints then come after those it can make.
+pub(crate) fn lacks(c: &Change, first: Option<Hypervisor>) -> bool {
+    first.is_some_and(|h| h.syntax().lacks(c))
 }
 
 /// `passthrough` for a QEMU guest: `first`'s way where it has one, else

@@ -94,6 +94,16 @@ impl Syntax for OpenStack {
         (!parts.is_empty()).then(|| format!("OpenStack: {}", parts.join("; and ")))
     }
 
+    /// Nova writes no hole, fw_cfg entry, device property or switch, and
+    /// no vIOMMU wider than its own.
+    fn lacks(&self, c: &Change) -> bool {
+        !c.qemu_globals.is_empty()
+            || !c.fw_cfg.is_empty()
+            || !c.vfio_pci_properties.is_empty()
+            || c.pcie_switch.is_some()
+            || c.viommu_aw_bits_min.is_some_and(|w| w > VIOMMU_BITS)
+    }
+
     fn restart(&self) -> Option<&'static str> {
         Some("OpenStack: `openstack server resize --flavor <flavor> <server>` then `openstack server resize confirm <server>` for a new flavor, or `openstack server reboot --hard <server>` after a change on the compute hosts (a hard reboot writes the domain anew)")
     }
