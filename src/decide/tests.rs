@@ -565,6 +565,7 @@ fn p2p_hints() -> Vec<Hint> {
             .collect(),
         viommu: Viommu::default(),
         warnings: Vec::new(),
+        layer: None,
     };
     let kvm = "KVMKVMKVM";
     let mut narrow = ev(clique(0), clique(0), kvm, &[]);

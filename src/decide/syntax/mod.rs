@@ -276,6 +276,24 @@ pub(crate) fn lacks(c: &Change, first: Option<Hypervisor>) -> bool {
     first.is_some_and(|h| h.syntax().lacks(c))
 }
 
+/// A peer-to-peer hint's lines for `c` and its close: `first`'s (the
+/// guest's management layer) where it says `c`, with its restart; else
+/// `generic`'s, in the order given, and "Then stop and start the VM.".
+pub(crate) fn p2p_lines(
+    c: &Change,
+    first: Option<Hypervisor>,
+    generic: &[Hypervisor],
+    gpus: usize,
+) -> (String, String) {
+    match first.and_then(|h| list(c, &[h], gpus).map(|l| (l, h))) {
+        Some((l, h)) => (l, restart(&[h])),
+        None => (
+            list(c, generic, gpus).unwrap_or_default(),
+            Restart::Vm.then().to_string(),
+        ),
+    }
+}
+
 /// `passthrough` for a QEMU guest: `first`'s way where it has one, else
 /// the generic platforms'.
 pub(crate) fn guest_passthrough(first: Option<Hypervisor>) -> String {
