@@ -19,9 +19,10 @@
 //! live-migrate, which gets `kvm64` plus the cluster's common flags unless
 //! the cluster group's `instances.vm.cpu.x86_64.baseline` says otherwise
 //! (doc/explanation/clustering.md: `baseline=host`); `raw.qemu` as LXD's;
-//! `security.csm` for the firmware. Neither passes a GPU any property
-//! beyond its host address, nor has a setting for a port's reservation,
-//! a PCIe switch or a vIOMMU.
+//! `security.csm` for the firmware. LXD adds a GPU over QMP with its bus,
+//! slot, id and host function and no other property (`addPCIDevConfig`),
+//! Incus likewise; neither has a setting for a port's reservation, a PCIe
+//! switch or a vIOMMU.
 
 use super::{qemu, Syntax};
 use crate::decide::hint::{BootFirmware, Change};
