@@ -21,6 +21,7 @@ use crate::decide::p2p::P2p;
 use crate::decide::Decision;
 use crate::evidence::{Evidence, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
+use crate::model::layer::Layer;
 use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::{Confidence, FirmwareKind, Platform};
 use serde::Serialize;
@@ -79,6 +80,10 @@ pub(crate) struct FirmwareReport {
     pub platform_confidence: Option<Confidence>,
     /// The signs the judgement used, in words.
     pub platform_signs: Vec<String>,
+    /// The tool DMI says manages this QEMU guest (`kubevirt`, `openstack`,
+    /// `lxd`, `incus`), whose settings the hints give first; null where
+    /// none is named (plain QEMU, Proxmox and libvirt leave no sign).
+    pub layer: Option<Layer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -262,6 +267,7 @@ pub(crate) fn build(
             platform: judged.platform,
             platform_confidence: judged.confidence,
             platform_signs: judged.signs,
+            layer: ev.firmware.layer(),
         },
         gpus,
         unassigned,
