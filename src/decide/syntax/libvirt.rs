@@ -71,6 +71,31 @@ fn device_override<'a>(
     format!("<qemu:device alias='{alias}'><qemu:frontend>{props}</qemu:frontend></qemu:device>")
 }
 
+/// `pci-hole64-size` for libvirt: the root controller's model and KiB.
+type Hole64 = (&'static str, u64);
+/// A `<qemu:commandline>` argument: its option and value.
+type Arg = (&'static str, String);
+
+/// A change's QEMU settings as libvirt takes them: `pci-hole64-size` as
+/// `<pcihole64>` on the root controller (model and KiB), every other
+/// global and each fw_cfg file as `<qemu:commandline>` arguments.
+fn qemu_settings(c: &Change) -> (Vec<Hole64>, Vec<Arg>) {
+    let mut holes = Vec::new();
+    let mut args: Vec<Arg> = Vec::new();
+    for (k, v) in &c.qemu_globals {
+        match hole64(k, v) {
+            Some(h) => holes.push(h),
+            None => args.push(("global", format!("{k}={v}"))),
+        }
+    }
+    args.extend(
+        c.fw_cfg
+            .iter()
+            .map(|(k, v)| ("fw_cfg", format!("name={k},string={v}"))),
+    );
+    (holes, args)
+}
+
 /// What a change adds to a domain's XML, each piece with where it goes,
 /// for a layer above libvirt that writes the XML itself and lets a hook
 /// edit it (KubeVirt's sidecar); `alias` names a GPU's `<hostdev>`.
@@ -86,20 +111,10 @@ pub(super) fn domain_xml(c: &Change, alias: &str) -> Option<String> {
             "`<maxphysaddr mode='emulate' bits='{b}'/>` in `<cpu>`"
         ));
     }
-    let mut args: Vec<(&str, String)> = Vec::new();
-    for (k, v) in &c.qemu_globals {
-        match hole64(k, v) {
-            Some((model, kib)) => out.push(format!(
-                "`<pcihole64 unit='KiB'>{kib}</pcihole64>` in `<controller type='pci' index='0' model='{model}'>`"
-            )),
-            None => args.push(("global", format!("{k}={v}"))),
-        }
-    }
-    args.extend(
-        c.fw_cfg
-            .iter()
-            .map(|(k, v)| ("fw_cfg", format!("name={k},string={v}"))),
-    );
+    let (holes, args) = qemu_settings(c);
+    out.extend(holes.into_iter().map(|(model, kib)| format!(
+        "`<pcihole64 unit='KiB'>{kib}</pcihole64>` in `<controller type='pci' index='0' model='{model}'>`"
+    )));
     if !args.is_empty() {
         out.push(format!(
             "`<qemu:commandline>{}</qemu:commandline>` ({QEMU_NS} on `<domain>`)",
@@ -132,20 +147,10 @@ impl Syntax for Libvirt {
     fn phrase(&self, c: &Change, _gpus: usize) -> Option<String> {
         let mut out = Vec::new();
         let mut parts: Vec<String> = cpu(c).into_iter().collect();
-        let mut args: Vec<(&str, String)> = Vec::new();
-        for (k, v) in &c.qemu_globals {
-            match hole64(k, v) {
-                Some((model, kib)) => parts.push(format!(
-                    "`virsh edit <vm>`, and in the existing `<controller type='pci' index='0' model='{model}'>` add `<pcihole64 unit='KiB'>{kib}</pcihole64>`"
-                )),
-                None => args.push(("global", format!("{k}={v}"))),
-            }
-        }
-        args.extend(
-            c.fw_cfg
-                .iter()
-                .map(|(k, v)| ("fw_cfg", format!("name={k},string={v}"))),
-        );
+        let (holes, args) = qemu_settings(c);
+        parts.extend(holes.into_iter().map(|(model, kib)| format!(
+            "`virsh edit <vm>`, and in the existing `<controller type='pci' index='0' model='{model}'>` add `<pcihole64 unit='KiB'>{kib}</pcihole64>`"
+        )));
         if !args.is_empty() {
             parts.push(format!(
                 "`<qemu:commandline>{}</qemu:commandline>` (root element with {QEMU_NS})",
