@@ -308,6 +308,76 @@ fn the_numbers_behind_the_issue_scenarios() {
     assert_eq!(v["capacity"]["needed_bytes"], 1u64 << 40);
 }
 
+/// Guests whose DMI names their management layer (captured with that
+/// layer's default SMBIOS strings, each fixture's scenario.txt says from
+/// where) are told that layer's settings alone, with its restart; the same
+/// boot without the strings keeps the generic lines. LXD's vCPU is its
+/// host's, so the step it cannot take in the VM comes last.
+#[test]
+fn a_layers_guest_is_told_its_layers_settings() {
+    let run = |name: &str| {
+        let dir = fixtures().join(name);
+        run_check(
+            &dir.join("root"),
+            &dir.join("dmesg.txt"),
+            &["--match", STANDIN, "--format", "json"],
+        )
+        .1
+    };
+    for (name, layer, says, restart) in [
+        (
+            "kubevirt-ovmf-8x32g",
+            "kubevirt",
+            "KubeVirt: ",
+            "`virtctl restart <vm>`",
+        ),
+        (
+            "openstack-seabios-40bit-8x128g",
+            "openstack",
+            "OpenStack: ",
+            "`openstack server resize --flavor <flavor> <server>`",
+        ),
+        ("lxd-ovmf-8x32g", "lxd", "LXD: ", "`lxc restart <instance>`"),
+    ] {
+        let v = run(name);
+        assert_eq!(v["firmware"]["layer"], layer, "{name}");
+        assert_eq!(v["firmware"]["platform"], "qemu", "{name}");
+        let hints = v["hints"].as_array().unwrap();
+        assert!(!hints.is_empty(), "{name}");
+        for h in hints {
+            let text = h["text"].as_str().unwrap();
+            assert!(
+                text.contains(says) && text.contains(restart),
+                "{name}: {text}"
+            );
+            assert!(
+                !text.contains("Proxmox") && !text.contains("libvirt:"),
+                "{name}: {text}"
+            );
+        }
+    }
+    let plain = run("ovmf-8x32g");
+    assert_eq!(plain["firmware"]["layer"], Value::Null);
+    assert!(plain["hints"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Proxmox: "));
+    let lxd = run("lxd-ovmf-8x32g");
+    assert_eq!(hint_ids(&plain)[0], "cpu-pdpe1gb");
+    assert_eq!(
+        hint_ids(&lxd),
+        [
+            "ovmf-mmio64-aperture",
+            "qemu-pci-hole64-size",
+            "cpu-pdpe1gb"
+        ]
+    );
+    assert!(lxd["hints"][2]["text"]
+        .as_str()
+        .unwrap()
+        .contains("a host CPU with `pdpe1gb`"));
+}
+
 #[test]
 fn realloc_boots_are_seen_as_realloc() {
     for name in [
@@ -387,7 +457,7 @@ fn stand_ins_relabelled_as_nvidia_gpus_need_no_match() {
             );
         }
     }
-    assert_eq!(n, 12, "the QEMU fixtures with stand-ins");
+    assert_eq!(n, 15, "the QEMU fixtures with stand-ins");
 }
 
 #[test]

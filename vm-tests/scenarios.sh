@@ -26,6 +26,9 @@
 #   maxmem, slots  memory hot-plug (-m RAM,slots=N,maxmem=SIZE)
 #   global    QEMU globals, DRIVER.PROP=VALUE, space separated (-global)
 #   fw_cfg    fw_cfg strings, NAME=VALUE, space separated (-fw_cfg)
+#   smbios    SMBIOS entries (-smbios values separated by `|`): a management
+#             layer's default DMI strings; smbios_source names where they
+#             come from (written into the fixture's scenario.txt)
 #   host      further QEMU arguments (none of the scenarios needs one)
 #   guest     extra guest kernel command line
 #   observed  what docs/lab.md records for this setup
@@ -147,6 +150,34 @@ scenario ovmf-8x16g-vga-default-select \
   fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x16G vga=std \
   args='gpu_preflight.expect=8' verdict=fail diagnosis=gpus_missing \
   unassigned=- hints=check-passthrough
+
+# Guests of a management layer, with the SMBIOS strings each writes by
+# default (src/model/layer.rs): the check gives that layer's syntax.
+scenario kubevirt-ovmf-8x32g capture=yes gens=itools \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G \
+  smbios='type=1,manufacturer=KubeVirt,product=None,family=KubeVirt' \
+  smbios_source='kubevirt/kubevirt d923fdb pkg/virt-config/virt-config.go SmbiosConfigDefaultManufacturer/Product/Family, written by pkg/virt-launcher/virtwrap/converter/compute/sysinfo.go buildSystem()' \
+  observed='as ovmf-8x32g: 5 of 8 unassigned; a KubeVirt VM with EFI firmware' \
+  args="$sel8" verdict=fail diagnosis=window_too_small \
+  unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=cpu-pdpe1gb,ovmf-mmio64-aperture,qemu-pci-hole64-size
+
+scenario openstack-seabios-40bit-8x128g capture=yes gens=itools \
+  fw=seabios cpu=qemu64 gpus=8x128G \
+  smbios='type=1,manufacturer=OpenStack Foundation,product=OpenStack Nova,version=29.0.0,family=Virtual Machine' \
+  smbios_source='openstack/nova 00a0304 nova/version.py NOVA_VENDOR/NOVA_PRODUCT, nova/virt/libvirt/driver.py _get_guest_config_sysinfo() (system_version: the deployment'"'"'s Nova version, 29.0.0 is 2024.1)' \
+  observed='as seabios-40bit-8x128g: 01:00.0 BAR 2 above what 40 bits address; an OpenStack server on SeaBIOS' \
+  args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
+  unassigned=0000:01:00.0 hints=cpu-phys-bits
+
+scenario lxd-ovmf-8x32g capture=yes gens=itools \
+  fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G \
+  smbios='type=2,manufacturer=Canonical Ltd.,product=LXD' \
+  smbios_source='canonical/lxd a83edf2 lxd/instance/drivers/driver_qemu.go (-smbios type=2,manufacturer=Canonical Ltd.,product=LXD); the vCPU: LXD runs -cpu host, here on a host that is itself a VM with QEMU'"'"'s qemu64 model (46 bits, no pdpe1gb)' \
+  observed='as ovmf-8x32g: 5 of 8 unassigned; an LXD VM, whose vCPU is its host'"'"'s' \
+  args="$sel8" verdict=fail diagnosis=window_too_small \
+  unassigned=0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
+  hints=ovmf-mmio64-aperture,qemu-pci-hole64-size,cpu-pdpe1gb
 
 scenario seabios-noisy-rootports capture=yes \
   fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G ports=12 nic=virtio \

@@ -29,6 +29,8 @@
 #   vga       none (default) | std
 #   global    QEMU globals, DRIVER.PROP=VALUE, space separated (-global)
 #   fw_cfg    fw_cfg strings, NAME=VALUE, space separated (-fw_cfg)
+#   smbios    SMBIOS entries, each a -smbios value, separated by `|` (the
+#             values may hold spaces: type=1,manufacturer=OpenStack Foundation)
 #   host      further QEMU arguments, word-split, last on the command line
 #   guest     the guest kernel's own command line words (mem=1G pci=realloc)
 
@@ -47,7 +49,7 @@ VT_SEABIOS_VERSION=${VT_SEABIOS_VERSION:-$(vt_pkg_version seabios)}
 VT_CLK_TCK=${VT_CLK_TCK:-$(getconf CLK_TCK 2>/dev/null || echo 100)}
 
 # The keys of VM (and of a scenario's VM).
-VT_VM_KEYS='qemu machine fw build cpu ram maxmem slots standin gpus topology ports nic vga global fw_cfg host guest'
+VT_VM_KEYS='qemu machine fw build cpu ram maxmem slots standin gpus topology ports nic vga global fw_cfg smbios host guest'
 
 # vm KEY [DEFAULT]: a field of the description.
 vm() {
@@ -175,7 +177,7 @@ vt_vm_host_args() {
 # sparse backing files it names, "SIZE PATH" (made by vt_vm_boot, in DIR).
 # Touches nothing: the dry run prints what this makes.
 vt_vm_qemu() {
-    local dir=$1 ram mem w
+    local dir=$1 ram mem w entries
     vt_vm_facts
     VT_QEMU=()
     VT_VM_FILES=()
@@ -204,6 +206,10 @@ vt_vm_qemu() {
     fi
     for w in $(vm global); do VT_QEMU+=(-global "$w"); done
     for w in $(vm fw_cfg); do VT_QEMU+=(-fw_cfg "name=${w%%=*},string=${w#*=}"); done
+    if [ -n "$(vm smbios)" ]; then
+        IFS='|' read -r -a entries <<<"$(vm smbios)"
+        for w in "${entries[@]}"; do VT_QEMU+=(-smbios "$w"); done
+    fi
     vt_standins "$(vm standin single)" "${VF[topology]}" "${VF[count]}" "${VF[size]}" "$(vm ports 0)" "$(vm nic none)" "$dir"
     if [ -n "$(vm host)" ]; then
         # Word splitting is intended: host holds QEMU arguments.

@@ -35,7 +35,7 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
                 ev.expected.unwrap_or(0),
                 ev.gpus.len(),
                 d.missing,
-                syntax::passthrough(&Hypervisor::QEMU)
+                syntax::guest_passthrough(syntax::first_for(ev))
             ),
             Side::Host,
             Some(Restart::Vm),
@@ -55,8 +55,18 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
             let ps = m.prescribe();
             if !ps.is_empty() {
                 // The first says what made the window this small; the
-                // others need not repeat it.
-                out.extend(ps.iter().enumerate().map(|(i, p)| render(d, m, p, i == 0)));
+                // others need not repeat it. A guest's layer that has no
+                // way to make a prescription (OpenStack's hole, LXD's
+                // vCPU, which is the host's) gets it after those it can
+                // make, in the model's order otherwise.
+                let first = syntax::first_for(ev);
+                let mut ps: Vec<&Prescription> = ps.iter().collect();
+                ps.sort_by_key(|p| syntax::lacks(&p.change, first));
+                out.extend(
+                    ps.iter()
+                        .enumerate()
+                        .map(|(i, p)| render(d, m, p, i == 0, first)),
+                );
                 return out;
             }
         }
@@ -154,7 +164,15 @@ fn cause(m: &Model) -> String {
     }
 }
 
-pub(super) fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) -> Hint {
+/// A prescription as a hint; `speak`: the platform whose syntax it gives
+/// (the guest's management layer), `None` for the generic lines.
+pub(super) fn render(
+    d: &Diagnosis,
+    m: &Model,
+    p: &Prescription,
+    first: bool,
+    speak: Option<Hypervisor>,
+) -> Hint {
     let why = if first {
         format!("{}{}", why(d), cause(m))
     } else {
@@ -166,7 +184,7 @@ pub(super) fn render(d: &Diagnosis, m: &Model, p: &Prescription, first: bool) ->
         format!(" With it {}.", p.effect)
     };
     let c = &p.change;
-    let steps = syntax::host_steps(c, &Hypervisor::QEMU);
+    let steps = syntax::guest_steps(c, speak);
     let text = match p.id {
         HintId::CpuPdpe1gb => {
             format!("{why} Give the vCPU 1 GiB pages (the pdpe1gb CPU flag).{effect} {steps}")
@@ -344,6 +362,89 @@ mod tests {
         assert_eq!(recommended_window(1000 * GIB), 2048 * GIB);
         assert_eq!(bits_for(0x120_0000_0000), 41);
         assert_eq!(bits_for(1 << 41), 41);
+    }
+
+    /// A QEMU guest whose DMI names its management layer is told that
+    /// layer's settings alone, for the model's prescriptions and the
+    /// fallback's steps alike; one that names none keeps the generic
+    /// lines.
+    #[test]
+    fn a_guest_is_told_the_syntax_of_the_layer_its_dmi_names() {
+        use crate::model::platform::{CpuVendor, Firmware};
+        let guest = |vendor: &str, product: &str, board: Option<(&str, &str)>, bios: &str| {
+            let mut ev = metal(40, 2);
+            // A window too small for the two 128 GiB BARs.
+            ev.windows[0].range = crate::model::range::Range::new(0x20_0000_0000, 0x3f_ffff_ffff);
+            ev.firmware = Firmware {
+                bios_vendor: Some(bios.into()),
+                bios_version: Some("1.16.3-debian-1.16.3-2".into()),
+                sys_vendor: Some(vendor.into()),
+                product_name: Some(product.into()),
+                product_version: Some("pc-q35-7.2".into()),
+                board_vendor: board.map(|b| b.0.into()),
+                board_name: board.map(|b| b.1.into()),
+                ..Firmware::default()
+            };
+            ev.cpu.vendor = Some(CpuVendor::Amd);
+            ev
+        };
+        let q35 = "Standard PC (Q35 + ICH9, 2009)";
+        for bios in ["SeaBIOS", "Unknown BIOS"] {
+            for (ev, own, restart) in [
+                (
+                    guest("KubeVirt", "None", None, bios),
+                    "KubeVirt: ",
+                    "`virtctl restart <vm>`",
+                ),
+                (
+                    guest("OpenStack Foundation", "OpenStack Nova", None, bios),
+                    "OpenStack: ",
+                    "`openstack server reboot --hard <server>`",
+                ),
+                (
+                    guest("QEMU", q35, Some(("Canonical Ltd.", "LXD")), bios),
+                    "LXD: ",
+                    "`lxc restart <instance>`",
+                ),
+                (
+                    guest("QEMU", q35, Some(("LinuxContainers", "Incus")), bios),
+                    "Incus: ",
+                    "`incus restart <instance>`",
+                ),
+            ] {
+                let d = crate::decide::diagnosis::diagnose(&ev);
+                let m = crate::decide::origin::infer(&ev);
+                // SeaBIOS: the model's prescriptions; an unknown BIOS: the
+                // fallback's steps.
+                assert_eq!(m.is_some(), bios == "SeaBIOS", "{own}");
+                let hs = hints(&ev, &d, m.as_ref());
+                // LXD's and Incus's vCPU is the host's: with the model's
+                // prescriptions (address bits first, where no layer is
+                // named), what their VM can be given comes first.
+                let ids: Vec<HintId> = hs.iter().map(|h| h.id).collect();
+                if m.is_some() && matches!(own, "LXD: " | "Incus: ") {
+                    assert_eq!(ids, [HintId::GuestPciRealloc, HintId::CpuPhysBits], "{own}");
+                } else if m.is_some() {
+                    assert_eq!(ids, [HintId::CpuPhysBits, HintId::GuestPciRealloc], "{own}");
+                }
+                let host: Vec<&Hint> = hs.iter().filter(|h| h.side == Side::Host).collect();
+                assert!(!host.is_empty(), "{own}: {hs:?}");
+                for h in host {
+                    assert!(h.text.contains(own), "{own}: {}", h.text);
+                    assert!(h.text.contains(restart), "{own}: {}", h.text);
+                    for generic in ["Proxmox", "libvirt:", "QEMU: `"] {
+                        assert!(!h.text.contains(generic), "{own}: {}", h.text);
+                    }
+                }
+            }
+            let plain = guest("QEMU", q35, None, bios);
+            let d = crate::decide::diagnosis::diagnose(&plain);
+            let m = crate::decide::origin::infer(&plain);
+            let hs = hints(&plain, &d, m.as_ref());
+            let h = hs.iter().find(|h| h.side == Side::Host).unwrap();
+            assert!(h.text.contains("Proxmox: "), "{}", h.text);
+            assert!(h.text.contains("libvirt: "), "{}", h.text);
+        }
     }
 
     #[test]

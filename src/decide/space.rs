@@ -5,7 +5,7 @@
 //! has.
 
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
-use crate::decide::syntax::{self, Hypervisor};
+use crate::decide::syntax;
 use crate::evidence::Evidence;
 use crate::model::bar::BarState;
 use crate::model::size::human;
@@ -92,7 +92,7 @@ pub(crate) fn vm_port_low(why: &str, ev: &Evidence) -> Hint {
         pcie_root_port_properties: syntax::root_port_reserve(None, need),
         ..Change::default()
     };
-    let able = syntax::able(&change, &Hypervisor::QEMU);
+    let able = syntax::for_guest(&change, syntax::first_for(ev));
     Hint::new(
         HintId::VmHotplugReserve,
         format!(

@@ -440,7 +440,7 @@ fn every_path() -> Vec<(&'static str, Hint)> {
     ];
     for m in models() {
         for (i, p) in m.prescribe().iter().enumerate() {
-            out.push(("model", hints::render(&d, &m, p, i == 0)));
+            out.push(("model", hints::render(&d, &m, p, i == 0, None)));
         }
         for t in &targets {
             out.extend(
@@ -623,6 +623,7 @@ fn p2p_hints() -> Vec<Hint> {
             .collect(),
         viommu: Viommu::default(),
         warnings: Vec::new(),
+        layer: None,
     };
     let kvm = "KVMKVMKVM";
     let mut narrow = ev(clique(0), clique(0), kvm, &[]);

@@ -7,6 +7,7 @@
 //! `/sys/class/iommu`, the GPUs' IOMMU groups).
 
 use crate::evidence::Evidence;
+use crate::model::layer::Layer;
 use crate::model::p2p::CliqueCap;
 use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::{CpuVendor, CpuidView};
@@ -78,6 +79,9 @@ pub(crate) struct P2pEvidence {
     pub nccl: Vec<NcclSetting>,
     pub viommu: Viommu,
     pub warnings: Vec<String>,
+    /// The management layer the guest's DMI names, whose syntax the
+    /// hints give (`decide::syntax`).
+    pub layer: Option<Layer>,
 }
 
 /// Reads what P2P needs beyond the BAR evidence. `log_hypervisor` is what
@@ -205,6 +209,7 @@ fn gather_with(
         nccl,
         viommu,
         warnings,
+        layer: ev.firmware.layer(),
     }
 }
 

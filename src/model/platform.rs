@@ -196,6 +196,13 @@ pub(crate) struct Firmware {
     /// DMI's product version: QEMU writes its machine type there
     /// (`pc-q35-7.2`: hw/smbios's type 1 version is the machine's name).
     pub product_version: Option<String>,
+    /// DMI's product family (type 1): KubeVirt writes `KubeVirt` there.
+    pub product_family: Option<String>,
+    /// DMI's board (type 2), which QEMU leaves out unless told: LXD and
+    /// Incus name themselves there. The kernel's `DMI:` line prints the
+    /// board's name after a `/`.
+    pub board_vendor: Option<String>,
+    pub board_name: Option<String>,
     pub signs: Signs,
 }
 
@@ -329,8 +336,17 @@ impl Firmware {
         let mut signs = Vec::new();
         let vendor = self.sys_vendor.as_deref().unwrap_or("");
         let product = self.product_name.as_deref().unwrap_or("");
-        let dmi_said = format!("DMI: {} {}", vendor, product).trim().to_string();
-        let dmi = dmi_vm(vendor, product);
+        let mut dmi_said = format!("DMI: {} {}", vendor, product).trim().to_string();
+        // A management layer that names itself runs QEMU, whatever the
+        // system vendor it writes; its board, where it is the sign, is
+        // said with the vendor and product.
+        let dmi = match self.layer() {
+            Some(_) => Some(Platform::Qemu),
+            None => dmi_vm(vendor, product),
+        };
+        if let Some(board) = self.layer_board() {
+            dmi_said.push_str(&format!(", board {board}"));
+        }
         let dmi_present = self.sys_vendor.is_some() || self.product_name.is_some();
         let fw = self.dmi_kind();
         let found = |platform, confidence, signs| Judgement {
@@ -425,11 +441,17 @@ impl Firmware {
         }
     }
 
+    /// The machine type, from the product name QEMU writes (`Standard PC
+    /// (Q35 + ICH9, 2009)`), or, where a management layer wrote its own
+    /// product (KubeVirt's `None`), from the product version, which QEMU
+    /// still fills with the machine's name (`pc-q35-rhel9.4.0`) unless
+    /// told otherwise.
     pub(crate) fn qemu_machine(&self) -> Option<QemuMachine> {
-        let product = self.product_name.as_deref()?;
-        if product.contains("Q35") {
+        let product = self.product_name.as_deref().unwrap_or("");
+        let version = self.product_version.as_deref().unwrap_or("");
+        if product.contains("Q35") || version.starts_with("pc-q35-") {
             Some(QemuMachine::Q35)
-        } else if product.contains("i440FX") {
+        } else if product.contains("i440FX") || version.starts_with("pc-i440fx-") {
             Some(QemuMachine::I440fx)
         } else {
             None

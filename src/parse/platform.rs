@@ -27,7 +27,14 @@ pub(crate) fn firmware_from_log(text: &str) -> Firmware {
             let (machine, bios) = dmi.split_once(", BIOS ").unwrap_or((dmi, ""));
             if let Some(product) = machine.strip_prefix("QEMU ") {
                 fw.sys_vendor = Some("QEMU".into());
+                // The board's name follows a `/` (dmi_format_ids()): LXD's
+                // and Incus's guests have one, plain QEMU's none.
+                let (product, board) = match product.rsplit_once('/') {
+                    Some((p, b)) if !b.contains(')') => (p, Some(b.trim().to_string())),
+                    _ => (product, None),
+                };
                 fw.product_name = Some(product.trim().to_string());
+                fw.board_name = board;
             } else if let Some(product) = machine.strip_prefix("VMware, Inc. ") {
                 fw.sys_vendor = Some("VMware, Inc.".into());
                 fw.product_name = Some(product.split('/').next().unwrap_or("").trim().to_string());
@@ -445,6 +452,17 @@ mod tests {
         );
         assert_eq!(fw.kind(), FirmwareKind::Unknown);
         assert_eq!(firmware_from_log("nothing here"), Firmware::default());
+        // An LXD guest's board follows the product.
+        let fw = firmware_from_log(
+            "[    0.000000] DMI: QEMU Standard PC (Q35 + ICH9, 2009)/LXD, BIOS unknown 2/2/2022\n",
+        );
+        assert_eq!(
+            fw.product_name.as_deref(),
+            Some("Standard PC (Q35 + ICH9, 2009)")
+        );
+        assert_eq!(fw.board_name.as_deref(), Some("LXD"));
+        assert_eq!(fw.layer(), Some(crate::model::layer::Layer::Lxd));
+        assert_eq!(fw.qemu_machine(), Some(QemuMachine::Q35));
     }
 
     #[test]

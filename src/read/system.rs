@@ -57,6 +57,9 @@ pub(crate) fn firmware(root: &Root) -> Firmware {
         sys_vendor: get("sys_vendor"),
         product_name: get("product_name"),
         product_version: get("product_version"),
+        product_family: get("product_family"),
+        board_vendor: get("board_vendor"),
+        board_name: get("board_name"),
         ..Firmware::default()
     }
 }

@@ -23,6 +23,7 @@ use crate::decide::p2p::P2p;
 use crate::decide::Decision;
 use crate::evidence::{Evidence, PlatformSource, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
+use crate::model::layer::Layer;
 use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::{Confidence, FirmwareKind, Platform};
 use serde::Serialize;
@@ -91,6 +92,10 @@ pub(crate) struct FirmwareReport {
     /// Where `platform` came from: `told` (`explain --platform`), `seen`
     /// (signs in the input), `unknown`.
     pub platform_source: PlatformSource,
+    /// The tool DMI says manages this QEMU guest (`kubevirt`, `openstack`,
+    /// `lxd`, `incus`), whose settings the hints give first; null where
+    /// none is named (plain QEMU, Proxmox and libvirt leave no sign).
+    pub layer: Option<Layer>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -288,6 +293,7 @@ pub(crate) fn build(
             platform_confidence: judged.confidence,
             platform_signs: judged.signs,
             platform_source: ev.platform_source(),
+            layer: ev.firmware.layer(),
         },
         gpus,
         unassigned,

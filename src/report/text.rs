@@ -184,7 +184,7 @@ fn diagnosis(r: &Report, s: &mut String) {
     let f = &r.firmware;
     let _ = writeln!(
         s,
-        "  firmware: {} ({}), platform {}{}",
+        "  firmware: {} ({}), platform {}{}{}",
         f.kind.as_str(),
         f.bios_vendor.as_deref().unwrap_or("unknown vendor"),
         f.platform.as_str(),
@@ -195,7 +195,9 @@ fn diagnosis(r: &Report, s: &mut String) {
                 f.platform_signs.join("; ")
             ),
             None => " (no DMI, hypervisor or device sign in the input)".to_string(),
-        }
+        },
+        f.layer
+            .map_or(String::new(), |l| format!(", managed by {}", l.name()))
     );
 }
 

@@ -71,7 +71,9 @@ fn qemu_phys_bits(c: &Ctx, need: u64, had: u32) -> Hint {
         phys_bits_min: Some(bits),
         ..Change::default()
     };
-    let able = syntax::able(&change, &Hypervisor::QEMU);
+    // In the syntax of the guest's management layer where the text names
+    // one (`syntax::first_for`), else QEMU's front ends'.
+    let able = syntax::for_guest(&change, syntax::first_for(c.ev));
     Hint::new(
         HintId::CpuPhysBits,
         format!(

@@ -21,7 +21,7 @@ use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::decide::sizing::recommended_window;
 use crate::decide::space;
 use crate::decide::summary::describe;
-use crate::decide::syntax::{self, Hypervisor};
+use crate::decide::syntax;
 use crate::evidence::{Evidence, ShortHow};
 use crate::model::platform::Platform;
 use crate::model::size::human;
@@ -195,7 +195,7 @@ fn hotplug(c: &Ctx, vm: bool) -> Option<Hint> {
                 "{} The GPU was hot-plugged ({signs}) behind a bridge or port that reserved no room for its BARs. \
                  Plug it at boot onto a PCIe root port of its own that reserves room: {}",
                 c.why,
-                syntax::host_steps(&change, &Hypervisor::QEMU)
+                syntax::guest_steps(&change, syntax::first_for(c.ev))
             ),
             Side::Host,
             Some(Restart::Vm),

@@ -64,7 +64,7 @@ pub(super) fn phys_bits(c: &Ctx, branch: &str) -> Hint {
         phys_bits_min: Some(bits),
         ..Change::default()
     };
-    let able = syntax::able(&change, &Hypervisor::QEMU);
+    let able = syntax::for_guest(&change, syntax::first_for(c.ev));
     Hint::new(
         HintId::CpuPhysBits,
         format!(
@@ -95,7 +95,7 @@ pub(super) fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
         Some(l) if others => format!(" Other hypervisors' 64-bit MMIO space: {l}."),
         _ => String::new(),
     };
-    let able = syntax::able(&change, &Hypervisor::QEMU);
+    let able = syntax::for_guest(&change, syntax::first_for(ev));
     let aperture = Hint::new(
         HintId::OvmfMmio64Aperture,
         format!(
@@ -121,7 +121,7 @@ pub(super) fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
             c.why,
             c.rec / GIB,
             if ev.realloc_active { "" } else { "; the guest then needs `pci=realloc`" },
-            syntax::host_steps(&change, &Hypervisor::QEMU)
+            syntax::guest_steps(&change, syntax::first_for(ev))
         ),
         Side::Host,
         Some(Restart::Vm),

@@ -122,7 +122,7 @@ pub(super) fn judge(ev: &P2pEvidence, kvm: &Kvm, hints: &mut Vec<Hint>) -> Gate 
             "not a VM: the driver decides by the chipset, which config space does not show",
         )
     } else if kvm.hidden {
-        hints.push(kvm_hint());
+        hints.push(kvm_hint(first(ev)));
         gate(
             GateVerdict::Refused,
             "the guest is a VM but KVM's CPUID signature is hidden (no `Hypervisor detected: KVM`): the driver grants no P2P",
@@ -162,7 +162,7 @@ pub(super) fn judge(ev: &P2pEvidence, kvm: &Kvm, hints: &mut Vec<Hint>) -> Gate 
             nvidia.len(),
             bdfs(&absent)
         );
-        hints.push(clique_hint(nvidia.len(), &why));
+        hints.push(clique_hint(nvidia.len(), &why, first(ev)));
         gate(GateVerdict::Refused, why)
     } else if one_clique(ev) == Some(false) {
         let ids: Vec<String> = nvidia
@@ -174,7 +174,7 @@ pub(super) fn judge(ev: &P2pEvidence, kvm: &Kvm, hints: &mut Vec<Hint>) -> Gate 
             "the GPUs are in different cliques ({}): the driver grants P2P only within one.",
             ids.join(", ")
         );
-        hints.push(clique_hint(nvidia.len(), &why));
+        hints.push(clique_hint(nvidia.len(), &why, first(ev)));
         gate(GateVerdict::Refused, why)
     } else {
         let id = cliques.first().copied().flatten().unwrap_or(0);
@@ -209,8 +209,8 @@ pub(super) fn from_text(t: &P2pText, hints: &mut Vec<Hint>) -> Gate {
         // The GPUs the matrix names, counted: their indices are the
         // paste's and may be any number.
         let named: BTreeSet<u32> = t.p2p_read.iter().flat_map(|p| [p.0, p.1]).collect();
-        hints.push(clique_hint(named.len().max(2), &why));
-        hints.push(kvm_hint());
+        hints.push(clique_hint(named.len().max(2), &why, None));
+        hints.push(kvm_hint(None));
         gate(GateVerdict::Refused, why)
     } else if !t.p2p_read.is_empty() {
         gate(
@@ -225,24 +225,30 @@ pub(super) fn from_text(t: &P2pText, hints: &mut Vec<Hint>) -> Gate {
     }
 }
 
-/// The clique fix for `n` GPUs, in each hypervisor's syntax.
-fn clique_hint(n: usize, why: &str) -> Hint {
+/// The syntax the guest's hints give: its management layer's, if its DMI
+/// names one.
+pub(super) fn first(ev: &P2pEvidence) -> Option<Hypervisor> {
+    ev.layer.map(Hypervisor::of)
+}
+
+/// The clique fix for `n` GPUs, in each hypervisor's syntax (the guest's
+/// layer's alone, where `layer` names one).
+fn clique_hint(n: usize, why: &str, layer: Option<Hypervisor>) -> Hint {
     let mut change = Change::default();
     change
         .vfio_pci_properties
         .insert("x-nv-gpudirect-clique".into(), "0".into());
+    let (lines, close) = syntax::p2p_lines(
+        &change,
+        layer,
+        &[Hypervisor::Proxmox, Hypervisor::Libvirt, Hypervisor::Qemu],
+        n,
+    );
     Hint::new(
         HintId::P2pGpudirectClique,
         format!(
-            "{why} Put every GPU in GPUDirect clique {} (QEMU 2.11 or later). {}. {}",
+            "{why} Put every GPU in GPUDirect clique {} (QEMU 2.11 or later). {lines}. {close}",
             change.vfio_pci_properties["x-nv-gpudirect-clique"],
-            syntax::list(
-                &change,
-                &[Hypervisor::Proxmox, Hypervisor::Libvirt, Hypervisor::Qemu],
-                n
-            )
-            .unwrap_or_default(),
-            Restart::Vm.then()
         ),
         Side::Host,
         Some(Restart::Vm),
@@ -250,18 +256,21 @@ fn clique_hint(n: usize, why: &str) -> Hint {
     )
 }
 
-fn kvm_hint() -> Hint {
+fn kvm_hint(layer: Option<Hypervisor>) -> Hint {
     let change = Change {
         kvm_signature_visible: Some(true),
         ..Change::default()
     };
+    let (lines, close) = syntax::p2p_lines(
+        &change,
+        layer,
+        &[Hypervisor::Proxmox, Hypervisor::Libvirt, Hypervisor::Qemu],
+        1,
+    );
     Hint::new(
         HintId::P2pKvmVisible,
         format!(
-            "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. {}. Drivers since R465 no longer need KVM hidden for GeForce passthrough. {}",
-            syntax::list(&change, &[Hypervisor::Proxmox, Hypervisor::Libvirt, Hypervisor::Qemu], 1)
-                .unwrap_or_default(),
-            Restart::Vm.then()
+            "KVM is hidden from the guest (the `hypervisor` flag is set but CPUID shows no KVM signature): NVIDIA's driver then takes the VM for bare metal and grants no P2P on the emulated chipset. {lines}. Drivers since R465 no longer need KVM hidden for GeForce passthrough. {close}",
         ),
         Side::Host,
         Some(Restart::Vm),

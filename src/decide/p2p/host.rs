@@ -19,7 +19,7 @@ pub(super) fn judge(ev: &P2pEvidence, hints: &mut Vec<Hint>) -> Gate {
     let bar_end = ev.gpus.iter().filter_map(|g| g.bar_end).max();
     match (ev.viommu.address_width_bits, bar_end) {
         (Some(w), Some(end)) if w < 64 && end > (1u64 << w) => {
-            hints.push(viommu_hint(w, end));
+            hints.push(viommu_hint(w, end, super::driver::first(ev)));
             gate(
                 GateVerdict::Refused,
                 format!("the vIOMMU's {w} address bits do not reach the BARs (up to {end:#x})"),
@@ -55,18 +55,21 @@ pub(super) fn from_text(t: &P2pText, hints: &mut Vec<Hint>) -> Gate {
 }
 
 /// `p2p-viommu-aw-bits`: a vIOMMU of `w` bits does not reach `end`.
-fn viommu_hint(w: u32, end: u64) -> Hint {
+fn viommu_hint(w: u32, end: u64, layer: Option<Hypervisor>) -> Hint {
     let change = Change {
         viommu_aw_bits_min: Some(VIOMMU_AW_BITS),
         ..Change::default()
     };
+    let (lines, close) = syntax::p2p_lines(
+        &change,
+        layer,
+        &[Hypervisor::Qemu, Hypervisor::Libvirt, Hypervisor::Proxmox],
+        1,
+    );
     Hint::new(
         HintId::P2pViommuAwBits,
         format!(
-            "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it {VIOMMU_AW_BITS}: {}. Or drop the vIOMMU if the guest does not need it. {}",
-            syntax::list(&change, &[Hypervisor::Qemu, Hypervisor::Libvirt, Hypervisor::Proxmox], 1)
-                .unwrap_or_default(),
-            Restart::Vm.then()
+            "The guest's vIOMMU translates {w} address bits and the GPUs' BARs reach {end:#x}: QEMU cannot map the peers' BARs for DMA (\"PCI peer-to-peer transactions on BARs are not supported\"). Give it {VIOMMU_AW_BITS}: {lines}. Or drop the vIOMMU if the guest does not need it. {close}",
         ),
         Side::Host,
         Some(Restart::Vm),

@@ -148,7 +148,7 @@ pub(super) fn judge(ev: &P2pEvidence, in_vm: bool, hints: &mut Vec<Hint>) -> Pat
                 }));
                 let same_bus = ev.gpus.windows(2).all(|p| p[0].root_bus == p[1].root_bus);
                 if w == PathLevel::Phb && same_bus && in_vm {
-                    hints.push(switch_hint());
+                    hints.push(switch_hint(super::driver::first(ev)));
                 }
                 gate(GateVerdict::Refused, why)
             }
@@ -326,23 +326,20 @@ fn enable_hint(ev: &P2pEvidence, source: &str) -> Hint {
 
 /// `p2p-pcie-switch`: the GPUs behind one emulated switch, a VM's remedy
 /// for a PHB path.
-fn switch_hint() -> Hint {
+fn switch_hint(layer: Option<Hypervisor>) -> Hint {
     let change = Change {
         pcie_switch: Some(true),
         ..Change::default()
     };
+    let (lines, close) = syntax::p2p_lines(
+        &change,
+        layer,
+        &[Hypervisor::Qemu, Hypervisor::Proxmox, Hypervisor::Libvirt],
+        1,
+    );
     Hint::new(
         HintId::P2pPcieSwitch,
-        format!(
-            "Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: {}. {}",
-            syntax::list(
-                &change,
-                &[Hypervisor::Qemu, Hypervisor::Proxmox, Hypervisor::Libvirt],
-                1
-            )
-            .unwrap_or_default(),
-            Restart::Vm.then()
-        ),
+        format!("Or put the GPUs behind one emulated PCIe switch, so they are PXB apart: {lines}. {close}"),
         Side::Host,
         Some(Restart::Vm),
         change,

@@ -100,6 +100,7 @@ fn ev(cpuid: CpuidView, cpu: Option<CpuVendor>, nccl: &[(&str, &str)]) -> P2pEvi
             .collect(),
         viommu: Viommu::default(),
         warnings: Vec::new(),
+        layer: None,
     }
 }
 
@@ -136,6 +137,37 @@ fn the_cpuid_signature_decides_the_driver_gate() {
         "{}",
         p.gates.driver.why
     );
+}
+
+/// A guest whose DMI names its management layer is told that layer's
+/// syntax and restart; the generic lines otherwise.
+#[test]
+fn a_layers_guest_gets_its_layers_syntax() {
+    let hidden = || CpuidView::Hypervisor {
+        signature: String::new(),
+    };
+    let kvm_hint = |e: &P2pEvidence| {
+        decide(e, false)
+            .hints
+            .into_iter()
+            .find(|h| h.id == HintId::P2pKvmVisible)
+            .unwrap()
+            .text
+    };
+    let plain = kvm_hint(&ev(hidden(), Some(CpuVendor::Intel), &[]));
+    assert!(
+        plain.contains("Proxmox: ") && plain.ends_with("Then stop and start the VM."),
+        "{plain}"
+    );
+    let mut kv = ev(hidden(), Some(CpuVendor::Intel), &[]);
+    kv.layer = Some(crate::model::layer::Layer::KubeVirt);
+    let t = kvm_hint(&kv);
+    assert!(
+        t.contains("KubeVirt: `spec.template.spec.domain.features.kvm.hidden: false`"),
+        "{t}"
+    );
+    assert!(t.contains("KubeVirt: `virtctl restart <vm>`"), "{t}");
+    assert!(!t.contains("Proxmox"), "{t}");
 }
 
 #[test]

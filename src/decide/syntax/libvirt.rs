@@ -15,7 +15,7 @@ fn feature(f: &str) -> String {
 
 /// A `-global` that sets the hole: the root controller's `<pcihole64>`
 /// (KiB), on `pcie-root` (q35) or `pci-root` (i440fx).
-fn hole64(k: &str, v: &str) -> Option<(&'static str, u64)> {
+pub(super) fn hole64(k: &str, v: &str) -> Option<(&'static str, u64)> {
     let bridge = k.strip_suffix(".pci-hole64-size")?;
     let bytes = crate::parse::size::size(v).ok()?;
     let model = if bridge == "i440FX-pcihost" {
@@ -71,26 +71,86 @@ fn device_override<'a>(
     format!("<qemu:device alias='{alias}'><qemu:frontend>{props}</qemu:frontend></qemu:device>")
 }
 
+/// `pci-hole64-size` for libvirt: the root controller's model and KiB.
+type Hole64 = (&'static str, u64);
+/// A `<qemu:commandline>` argument: its option and value.
+type Arg = (&'static str, String);
+
+/// A change's QEMU settings as libvirt takes them: `pci-hole64-size` as
+/// `<pcihole64>` on the root controller (model and KiB), every other
+/// global and each fw_cfg file as `<qemu:commandline>` arguments.
+fn qemu_settings(c: &Change) -> (Vec<Hole64>, Vec<Arg>) {
+    let mut holes = Vec::new();
+    let mut args: Vec<Arg> = Vec::new();
+    for (k, v) in &c.qemu_globals {
+        match hole64(k, v) {
+            Some(h) => holes.push(h),
+            None => args.push(("global", format!("{k}={v}"))),
+        }
+    }
+    args.extend(
+        c.fw_cfg
+            .iter()
+            .map(|(k, v)| ("fw_cfg", format!("name={k},string={v}"))),
+    );
+    (holes, args)
+}
+
+/// What a change adds to a domain's XML, each piece with where it goes,
+/// for a layer above libvirt that writes the XML itself and lets a hook
+/// edit it (KubeVirt's sidecar); `alias` names a GPU's `<hostdev>`.
+/// `None` where libvirt has none of the change's settings.
+pub(super) fn domain_xml(c: &Change, alias: &str) -> Option<String> {
+    let mut out: Vec<String> = c
+        .cpu_flags_add
+        .iter()
+        .map(|f| format!("`{}` in `<cpu>`", feature(f)))
+        .collect();
+    if let Some(b) = c.phys_bits_min {
+        out.push(format!(
+            "`<maxphysaddr mode='emulate' bits='{b}'/>` in `<cpu>`"
+        ));
+    }
+    let (holes, args) = qemu_settings(c);
+    out.extend(holes.into_iter().map(|(model, kib)| format!(
+        "`<pcihole64 unit='KiB'>{kib}</pcihole64>` in `<controller type='pci' index='0' model='{model}'>`"
+    )));
+    if !args.is_empty() {
+        out.push(format!(
+            "`<qemu:commandline>{}</qemu:commandline>` ({QEMU_NS} on `<domain>`)",
+            commandline(&args)
+        ));
+    }
+    if c.kvm_signature_visible == Some(true) {
+        out.push("no `<hidden state='on'/>` in `<features><kvm>`".into());
+    }
+    if c.pcie_switch == Some(true) {
+        out.push("a `pcie-switch-upstream-port` controller on a root port and a `pcie-switch-downstream-port` per GPU, each `<hostdev>`'s `<address>` on one".into());
+    }
+    if !c.vfio_pci_properties.is_empty() {
+        out.push(format!(
+            "`<qemu:override>{}</qemu:override>` per GPU (libvirt 8.2 or later)",
+            device_override(alias, &c.vfio_pci_properties)
+        ));
+    }
+    if let Some(w) = c.viommu_aw_bits_min {
+        out.push(format!(
+            "`<iommu model='intel'><driver aw='{w}'/></iommu>` in `<devices>`"
+        ));
+    }
+    (!out.is_empty()).then(|| out.join(", "))
+}
+
 pub(super) struct Libvirt;
 
 impl Syntax for Libvirt {
     fn phrase(&self, c: &Change, _gpus: usize) -> Option<String> {
         let mut out = Vec::new();
         let mut parts: Vec<String> = cpu(c).into_iter().collect();
-        let mut args: Vec<(&str, String)> = Vec::new();
-        for (k, v) in &c.qemu_globals {
-            match hole64(k, v) {
-                Some((model, kib)) => parts.push(format!(
-                    "`virsh edit <vm>`, and in the existing `<controller type='pci' index='0' model='{model}'>` add `<pcihole64 unit='KiB'>{kib}</pcihole64>`"
-                )),
-                None => args.push(("global", format!("{k}={v}"))),
-            }
-        }
-        args.extend(
-            c.fw_cfg
-                .iter()
-                .map(|(k, v)| ("fw_cfg", format!("name={k},string={v}"))),
-        );
+        let (holes, args) = qemu_settings(c);
+        parts.extend(holes.into_iter().map(|(model, kib)| format!(
+            "`virsh edit <vm>`, and in the existing `<controller type='pci' index='0' model='{model}'>` add `<pcihole64 unit='KiB'>{kib}</pcihole64>`"
+        )));
         if !args.is_empty() {
             parts.push(format!(
                 "`<qemu:commandline>{}</qemu:commandline>` (root element with {QEMU_NS})",

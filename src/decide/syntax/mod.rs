@@ -8,20 +8,34 @@
 //! none of whose settings it has: a hint then lists only the platforms
 //! that can make it. The guest's own settings (its kernel command line,
 //! NCCL's environment) are `guest`'s.
+//!
+//! A QEMU guest whose DMI names its management layer (KubeVirt,
+//! OpenStack, LXD, Incus: `model::layer`) is told that layer's syntax
+//! alone (`for_guest`), which says every change a QEMU platform can make:
+//! through its own setting where it has one, else its way round (a hook,
+//! the operator's configuration), else that it has none. A guest no layer
+//! names gets the generic lines: Proxmox, libvirt, LXD's `raw.qemu` for
+//! OVMF's aperture, QEMU, Kata. virt-install's options are for a VM
+//! being created, which no guest shows.
 
 mod guest;
 mod hyperv;
 mod kata;
+mod kubevirt;
 mod libvirt;
 mod lxd;
+mod openstack;
 mod proxmox;
 mod qemu;
+mod virt_install;
 mod vmware;
 
 #[cfg(test)]
 mod tests;
 
 use crate::decide::hint::{Change, Restart, Side};
+use crate::evidence::Evidence;
+use crate::model::layer::Layer;
 
 pub(crate) use guest::{hotplug_reserve, kernel_cmdline, nccl_env};
 pub(crate) use qemu::{aperture, aperture_mib, hole64, hole64_bytes, root_port_reserve};
@@ -33,17 +47,27 @@ pub(crate) use qemu::{aperture, aperture_mib, hole64, hole64_bytes, root_port_re
 pub(crate) enum Hypervisor {
     Proxmox,
     Libvirt,
+    /// LXD as the layer its guest's DMI names: every setting it has.
     Lxd,
     Qemu,
     Kata,
     Vmware,
     HyperV,
+    KubeVirt,
+    OpenStack,
+    Incus,
+    /// virt-install's options are for a VM being created, which no guest
+    /// shows: a caller that names its platform picks it.
+    #[cfg_attr(not(test), allow(dead_code))]
+    VirtInstall,
+    /// LXD among the generic lines: `raw.qemu` for OVMF's aperture alone.
+    LxdRawQemu,
 }
 
 impl Hypervisor {
     /// Every platform (for the tests that go through them all).
     #[cfg(test)]
-    pub(crate) const ALL: [Hypervisor; 7] = [
+    pub(crate) const ALL: [Hypervisor; 12] = [
         Hypervisor::Proxmox,
         Hypervisor::Libvirt,
         Hypervisor::Lxd,
@@ -51,26 +75,47 @@ impl Hypervisor {
         Hypervisor::Kata,
         Hypervisor::Vmware,
         Hypervisor::HyperV,
+        Hypervisor::KubeVirt,
+        Hypervisor::OpenStack,
+        Hypervisor::Incus,
+        Hypervisor::VirtInstall,
+        Hypervisor::LxdRawQemu,
     ];
 
-    /// The platforms that run QEMU underneath, whose settings are QEMU's.
+    /// The platforms that run QEMU underneath, whose settings are QEMU's:
+    /// the generic lines of a guest no management layer names.
     pub(crate) const QEMU: [Hypervisor; 5] = [
         Hypervisor::Proxmox,
         Hypervisor::Libvirt,
-        Hypervisor::Lxd,
+        Hypervisor::LxdRawQemu,
         Hypervisor::Qemu,
         Hypervisor::Kata,
     ];
+
+    /// The syntax of a management layer a guest's DMI names.
+    pub(crate) fn of(layer: Layer) -> Hypervisor {
+        match layer {
+            Layer::KubeVirt => Hypervisor::KubeVirt,
+            Layer::OpenStack => Hypervisor::OpenStack,
+            Layer::Lxd => Hypervisor::Lxd,
+            Layer::Incus => Hypervisor::Incus,
+        }
+    }
 
     fn syntax(self) -> &'static dyn Syntax {
         match self {
             Hypervisor::Proxmox => &proxmox::Proxmox,
             Hypervisor::Libvirt => &libvirt::Libvirt,
-            Hypervisor::Lxd => &lxd::Lxd,
+            Hypervisor::Lxd => &lxd::LXD,
             Hypervisor::Qemu => &qemu::Qemu,
             Hypervisor::Kata => &kata::Kata,
             Hypervisor::Vmware => &vmware::Vmware,
             Hypervisor::HyperV => &hyperv::HyperV,
+            Hypervisor::KubeVirt => &kubevirt::KubeVirt,
+            Hypervisor::OpenStack => &openstack::OpenStack,
+            Hypervisor::Incus => &lxd::INCUS,
+            Hypervisor::VirtInstall => &virt_install::VirtInstall,
+            Hypervisor::LxdRawQemu => &lxd::RawQemu,
         }
     }
 }
@@ -109,6 +154,13 @@ trait Syntax {
     /// GPUs of the VM `plan` read; `None` where the platform has none.
     fn device_lines(&self, _c: &Change, _vm: &VmGpus) -> Option<Vec<String>> {
         None
+    }
+
+    /// The VM's user cannot make part of the change here: the platform
+    /// has no setting for it (its phrase says so), or it is the host's
+    /// hardware (LXD's `-cpu host`).
+    fn lacks(&self, _c: &Change) -> bool {
+        false
     }
 }
 
@@ -195,6 +247,60 @@ pub(crate) fn able(c: &Change, platforms: &[Hypervisor]) -> Vec<Hypervisor> {
         .copied()
         .filter(|p| p.syntax().phrase(c, 1).is_some())
         .collect()
+}
+
+/// The syntax a guest's hints give first: that of the management layer
+/// its DMI names, if any. The one place that decides it.
+pub(crate) fn first_for(ev: &Evidence) -> Option<Hypervisor> {
+    ev.firmware.layer().map(Hypervisor::of)
+}
+
+/// The platforms a QEMU guest's host change is given for: `first` (its
+/// management layer) alone, where it says the change; else each of
+/// `Hypervisor::QEMU` that can make it, as for a guest no layer names.
+pub(crate) fn for_guest(c: &Change, first: Option<Hypervisor>) -> Vec<Hypervisor> {
+    match first {
+        Some(h) if h.syntax().phrase(c, 1).is_some() => vec![h],
+        _ => able(c, &Hypervisor::QEMU),
+    }
+}
+
+/// `host_steps` for a QEMU guest, in the syntax `for_guest` picks.
+pub(crate) fn guest_steps(c: &Change, first: Option<Hypervisor>) -> String {
+    host_steps(c, &for_guest(c, first))
+}
+
+/// Whether `first` (a guest's management layer) has no way to make part
+/// of `c`: its hints then come after those it can make.
+pub(crate) fn lacks(c: &Change, first: Option<Hypervisor>) -> bool {
+    first.is_some_and(|h| h.syntax().lacks(c))
+}
+
+/// A peer-to-peer hint's lines for `c` and its close: `first`'s (the
+/// guest's management layer) where it says `c`, with its restart; else
+/// `generic`'s, in the order given, and "Then stop and start the VM.".
+pub(crate) fn p2p_lines(
+    c: &Change,
+    first: Option<Hypervisor>,
+    generic: &[Hypervisor],
+    gpus: usize,
+) -> (String, String) {
+    match first.and_then(|h| list(c, &[h], gpus).map(|l| (l, h))) {
+        Some((l, h)) => (l, restart(&[h])),
+        None => (
+            list(c, generic, gpus).unwrap_or_default(),
+            Restart::Vm.then().to_string(),
+        ),
+    }
+}
+
+/// `passthrough` for a QEMU guest: `first`'s way where it has one, else
+/// the generic platforms'.
+pub(crate) fn guest_passthrough(first: Option<Hypervisor>) -> String {
+    match first.and_then(|h| h.syntax().passthrough()) {
+        Some(p) => p.to_string(),
+        None => passthrough(&Hypervisor::QEMU),
+    }
 }
 
 /// `It takes effect when the VM is stopped and started again: Proxmox:

@@ -2,7 +2,7 @@
 //! and that what each writes carries the change's values.
 
 use super::*;
-use crate::decide::hint::BootFirmware;
+use crate::decide::hint::{BootFirmware, HintId};
 use crate::model::platform::QemuMachine;
 
 const GIB: u64 = 1 << 30;
@@ -154,8 +154,14 @@ fn kinds() -> Vec<(&'static str, Change, Vec<&'static str>)> {
 }
 
 /// Which platforms make each kind, in `Hypervisor::ALL`'s order: Proxmox,
-/// libvirt, LXD, QEMU, Kata, VMware, Hyper-V.
-fn able(kind: &str) -> [bool; 7] {
+/// libvirt, LXD, QEMU, Kata, VMware, Hyper-V, KubeVirt, OpenStack, Incus,
+/// virt-install, LXD's generic `raw.qemu`. A management layer a guest's
+/// DMI names says every change a QEMU platform can make (its own setting,
+/// its way round, or that it has none), so that its hints are never
+/// empty; virt-install has what its options have.
+fn able(kind: &str) -> [bool; 12] {
+    const T: bool = true;
+    const F: bool = false;
     match kind {
         "a CPU flag"
         | "address bits"
@@ -163,19 +169,18 @@ fn able(kind: &str) -> [bool; 7] {
         | "QEMU's hole"
         | "another -global"
         | "KVM's signature"
-        | "a PCIe switch"
-        | "a vIOMMU's width"
-        | "a vfio-pci property" => [true, true, false, true, false, false, false],
-        "OVMF's aperture" => [true, true, true, true, false, false, false],
+        | "a vIOMMU's width" => [T, T, T, T, F, F, F, T, T, T, T, F],
+        "a PCIe switch" | "a vfio-pci property" => [T, T, T, T, F, F, F, T, T, T, F, F],
+        "OVMF's aperture" => [T, T, T, T, F, F, F, T, T, T, T, T],
         "64-bit MMIO space" | "MMIO space both sides of 4 GiB" => {
-            [false, false, false, false, false, true, true]
+            [F, F, F, F, F, T, T, F, F, F, F, F]
         }
-        "EFI firmware" => [false, false, false, false, false, true, false],
+        "EFI firmware" => [F, F, T, F, F, T, F, T, T, T, T, F],
         "a root port's reservations" | "a root port's room below 4 GiB" => {
-            [false, false, false, true, true, false, false]
+            [F, F, T, T, T, F, F, T, T, T, F, F]
         }
         // The guest's settings are no platform's.
-        "kernel parameters" | "NCCL's environment" => [false; 7],
+        "kernel parameters" | "NCCL's environment" => [F; 12],
         _ => unreachable!("{kind}"),
     }
 }
@@ -187,8 +192,14 @@ fn every_change_kind_on_every_platform() {
             let phrase = p.syntax().phrase(&change, 2);
             assert_eq!(phrase.is_some(), can, "{kind} on {p:?}: {phrase:?}");
             let Some(phrase) = phrase else { continue };
+            // The values, whatever the case the platform writes them in
+            // (`EFI`, `efi: {}`, `uefi`).
+            let lower = phrase.to_lowercase();
             for s in &shows {
-                assert!(phrase.contains(s), "{kind} on {p:?}: {phrase}");
+                assert!(
+                    lower.contains(&s.to_lowercase()),
+                    "{kind} on {p:?}: {phrase}"
+                );
             }
             // The root port's sizes on the platforms that take sizes.
             for (k, v) in &change.pcie_root_port_properties {
@@ -199,6 +210,220 @@ fn every_change_kind_on_every_platform() {
             assert!(super::able(&change, &Hypervisor::ALL).contains(p));
         }
     }
+}
+
+/// What each hint id asks of a platform: its change, where a platform
+/// makes it (`None`: the guest's, the firmware setup's, or no settings).
+fn change_of(id: HintId) -> Option<Change> {
+    let kind = |k: &str| {
+        kinds()
+            .into_iter()
+            .find(|(n, _, _)| *n == k)
+            .map(|(_, c, _)| c)
+    };
+    match id {
+        HintId::CpuPdpe1gb => kind("a CPU flag"),
+        HintId::CpuPhysBits => kind("address bits and a flag"),
+        HintId::OvmfMmio64Aperture => kind("OVMF's aperture"),
+        HintId::QemuPciHole64Size => Some(Change {
+            phys_bits_min: Some(44),
+            ..kind("QEMU's hole")?
+        }),
+        HintId::VmwareEfi => kind("EFI firmware"),
+        HintId::Vmware64bitMmio => kind("64-bit MMIO space"),
+        HintId::HypervMmio => kind("MMIO space both sides of 4 GiB"),
+        HintId::VmHotplugReserve => kind("a root port's reservations"),
+        HintId::P2pGpudirectClique => kind("a vfio-pci property"),
+        HintId::P2pKvmVisible => kind("KVM's signature"),
+        HintId::P2pPcieSwitch => kind("a PCIe switch"),
+        HintId::P2pViommuAwBits => kind("a vIOMMU's width"),
+        HintId::GuestPciRealloc
+        | HintId::KernelHotplugReserve
+        | HintId::P2pNcclLevel
+        | HintId::P2pNcclEnable
+        | HintId::FirmwareAbove4g
+        | HintId::SmallerBars
+        | HintId::CheckPassthrough
+        | HintId::CollectEvidence
+        | HintId::PlatformWindowTooSmall
+        | HintId::VmmBarPrefetchable
+        | HintId::KernelResizeRollback
+        | HintId::KernelRescanSizing
+        | HintId::KernelWindowSizing
+        | HintId::VmmBarMapping
+        | HintId::VmmMmioRange
+        | HintId::P2pHostBarMapping => None,
+    }
+}
+
+/// Every hint id whose change a QEMU platform makes renders in each
+/// management layer's syntax alone, with that layer's restart; a guest no
+/// layer names keeps the generic lines; virt-install renders what libvirt
+/// does but a device's properties and a switch, which it has no option
+/// for.
+#[test]
+fn every_hint_id_in_every_layers_syntax() {
+    let layers = [
+        (Hypervisor::KubeVirt, "KubeVirt: ", "`virtctl restart <vm>`"),
+        (
+            Hypervisor::OpenStack,
+            "OpenStack: ",
+            "`openstack server resize --flavor",
+        ),
+        (Hypervisor::Lxd, "LXD: ", "`lxc restart <instance>`"),
+        (Hypervisor::Incus, "Incus: ", "`incus restart <instance>`"),
+    ];
+    let mut rendered = 0;
+    for id in HintId::ALL {
+        let Some(c) = change_of(id) else { continue };
+        let generic = super::able(&c, &Hypervisor::QEMU);
+        assert_eq!(for_guest(&c, None), generic, "{id}");
+        for (layer, name, restart) in layers {
+            let steps = guest_steps(&c, Some(layer));
+            if generic.is_empty() {
+                // VMware's and Hyper-V's own hints, for no QEMU guest.
+                continue;
+            }
+            rendered += 1;
+            assert_eq!(for_guest(&c, Some(layer)), [layer], "{id}");
+            assert!(steps.starts_with(name), "{id} on {layer:?}: {steps}");
+            assert!(steps.contains(restart), "{id} on {layer:?}: {steps}");
+            for other in ["Proxmox", "libvirt:", "QEMU:"] {
+                assert!(!steps.contains(other), "{id} on {layer:?}: {steps}");
+            }
+        }
+        let libvirt = Hypervisor::Libvirt.syntax().phrase(&c, 1).is_some();
+        let virt_install = Hypervisor::VirtInstall.syntax().phrase(&c, 1).is_some();
+        let no_option = !c.vfio_pci_properties.is_empty() || c.pcie_switch.is_some();
+        assert_eq!(
+            virt_install,
+            (libvirt && !no_option) || c.boot_firmware.is_some(),
+            "{id}"
+        );
+    }
+    assert_eq!(rendered, 4 * 9, "nine ids of QEMU settings, four layers");
+}
+
+#[test]
+fn each_layer_writes_its_own_knobs() {
+    let hole = Change {
+        qemu_globals: vec![hole64(QemuMachine::Q35, 512 * GIB)],
+        ..Change::default()
+    };
+    let kv = list(&hole, &[Hypervisor::KubeVirt], 1).unwrap();
+    assert!(
+        kv.starts_with("KubeVirt: the annotation `alpha.kubevirt.io/pciHole64Size: \"512Gi\"`"),
+        "{kv}"
+    );
+    // Else the sidecar, with libvirt's element in KiB.
+    assert!(
+        kv.contains("; else a hook sidecar (annotation `hooks.kubevirt.io/hookSidecars`"),
+        "{kv}"
+    );
+    assert!(
+        kv.contains("`<pcihole64 unit='KiB'>536870912</pcihole64>`"),
+        "{kv}"
+    );
+    let os = list(&hole, &[Hypervisor::OpenStack], 1).unwrap();
+    assert!(os.contains("Nova has no setting for QEMU's 64-bit hole (`-global q35-pcihost.pci-hole64-size=512G`)"), "{os}");
+    let lxd = list(&hole, &[Hypervisor::Lxd], 1).unwrap();
+    assert_eq!(
+        lxd,
+        "LXD: `lxc config set <instance> raw.qemu='-global q35-pcihost.pci-hole64-size=512G'` (one value for all of them: keep what it holds)"
+    );
+    let incus = list(&hole, &[Hypervisor::Incus], 1).unwrap();
+    assert!(
+        incus.starts_with("Incus: `incus config set <instance> raw.qemu="),
+        "{incus}"
+    );
+    let vi = list(&hole, &[Hypervisor::VirtInstall], 1).unwrap();
+    assert!(
+        vi.contains("`--controller pci,index=0,model=pcie-root,pcihole64=536870912`"),
+        "{vi}"
+    );
+    // LXD among the generic lines says the aperture alone, as it did.
+    assert_eq!(list(&hole, &[Hypervisor::LxdRawQemu], 1), None);
+
+    let bits = Change {
+        phys_bits_min: Some(44),
+        cpu_flags_add: vec!["pdpe1gb"],
+        ..Change::default()
+    };
+    let os = list(&bits, &[Hypervisor::OpenStack], 1).unwrap();
+    assert!(
+        os.contains("--property hw:maxphysaddr_mode=emulate --property hw:maxphysaddr_bits=44"),
+        "{os}"
+    );
+    assert!(
+        os.contains("`cpu_model_extra_flags = +pdpe1gb` in nova.conf's `[libvirt]` section"),
+        "{os}"
+    );
+    let kv = list(&bits, &[Hypervisor::KubeVirt], 1).unwrap();
+    assert!(
+        kv.contains("`spec.template.spec.domain.cpu.model: host-passthrough`"),
+        "{kv}"
+    );
+    assert!(
+        kv.contains("`<maxphysaddr mode='emulate' bits='44'/>` in `<cpu>`"),
+        "{kv}"
+    );
+    let vi = list(&bits, &[Hypervisor::VirtInstall], 1).unwrap();
+    assert!(
+        vi.contains("`--cpu <model>,require=pdpe1gb,maxphysaddr.mode=emulate,maxphysaddr.bits=44`"),
+        "{vi}"
+    );
+    let incus = list(&bits, &[Hypervisor::Incus], 1).unwrap();
+    assert!(
+        incus.contains("a host CPU with 44 address bits and `pdpe1gb`"),
+        "{incus}"
+    );
+    assert!(
+        incus.contains("instances.vm.cpu.x86_64.baseline=host"),
+        "{incus}"
+    );
+    let flag = Change {
+        cpu_flags_add: vec!["pdpe1gb"],
+        ..Change::default()
+    };
+    let kv = list(&flag, &[Hypervisor::KubeVirt], 1).unwrap();
+    assert!(kv.starts_with("KubeVirt: add `{name: pdpe1gb, policy: require}` to `spec.template.spec.domain.cpu.features`"), "{kv}");
+    // A sidecar-only setting beside a field of the spec is an addition,
+    // not an alternative.
+    let p2p = Change {
+        vfio_pci_properties: [("x-nv-gpudirect-clique".to_string(), "0".to_string())].into(),
+        kvm_signature_visible: Some(true),
+        ..Change::default()
+    };
+    let kv = list(&p2p, &[Hypervisor::KubeVirt], 2).unwrap();
+    assert!(
+        kv.contains("`spec.template.spec.domain.features.kvm.hidden: false`"),
+        "{kv}"
+    );
+    assert!(
+        kv.contains("; and, for what its API has no field for, a hook sidecar"),
+        "{kv}"
+    );
+    assert!(kv.contains("<qemu:device alias='ua-gpu-<name>'>"), "{kv}");
+    let efi = Change {
+        boot_firmware: Some(BootFirmware::Efi),
+        ..Change::default()
+    };
+    assert!(list(&efi, &[Hypervisor::Lxd], 1)
+        .unwrap()
+        .contains("boot.mode=uefi-nosecureboot"));
+    assert!(list(&efi, &[Hypervisor::Incus], 1)
+        .unwrap()
+        .contains("security.csm=false"));
+    assert!(list(&efi, &[Hypervisor::OpenStack], 1)
+        .unwrap()
+        .contains("hw_firmware_type=uefi"));
+    let wide = Change {
+        viommu_aw_bits_min: Some(52),
+        ..Change::default()
+    };
+    assert!(list(&wide, &[Hypervisor::OpenStack], 1)
+        .unwrap()
+        .contains("a vIOMMU of 52 bits (Nova fixes `aw_bits` at 48)"));
 }
 
 #[test]
@@ -286,7 +511,7 @@ fn each_platform_says_how_its_vm_restarts_and_shows_its_gpus() {
         "{r}"
     );
     assert!(
-        r.contains("; libvirt: `virsh shutdown` then `virsh start`."),
+        r.contains("; libvirt: `virsh shutdown` then `virsh start`; "),
         "{r}"
     );
     assert!(r.ends_with("A reboot inside the guest keeps the old settings."));
@@ -297,6 +522,28 @@ fn each_platform_says_how_its_vm_restarts_and_shows_its_gpus() {
     let p = passthrough(&Hypervisor::ALL);
     for name in ["Proxmox: ", "libvirt: ", "QEMU: "] {
         assert!(p.contains(name), "{p}");
+    }
+    // LXD among the generic lines names no restart or passthrough of its
+    // own; as a guest's layer each says its own.
+    assert_eq!(restart(&[Hypervisor::LxdRawQemu]), restart(&[]));
+    assert_eq!(guest_passthrough(None), passthrough(&Hypervisor::QEMU));
+    for (h, says) in [
+        (Hypervisor::KubeVirt, "KubeVirt: `kubectl get vmi <vm>"),
+        (
+            Hypervisor::OpenStack,
+            "OpenStack: the flavor's `pci_passthrough:alias`",
+        ),
+        (Hypervisor::Lxd, "LXD: `lxc config device show <instance>`"),
+        (
+            Hypervisor::Incus,
+            "Incus: `incus config device show <instance>`",
+        ),
+    ] {
+        assert!(guest_passthrough(Some(h)).starts_with(says), "{h:?}");
+        assert!(
+            restart(&[h]).contains(&format!("again: {}", &says[..says.find(':').unwrap()])),
+            "{h:?}"
+        );
     }
 }
 
