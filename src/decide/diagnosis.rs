@@ -99,6 +99,10 @@ pub(crate) enum Case {
     /// Nothing failed, but the input does not show every GPU's memory BARs
     /// with addresses (an excerpt of `explain`): not `ok` either.
     NoAddressEvidence,
+    /// Nothing failed, and the driver of each GPU whose BARs the input
+    /// does not show gave up on it for a reason it names that is no BAR:
+    /// the BARs are not what failed (`Evidence::driver_gave_up`).
+    DriverReason,
     /// Hyper-V said its VM's high (or low) MMIO gap cannot hold the
     /// assigned devices (`hv_pci ...: Need 0x... of high MMIO space`): the
     /// device never reaches a PCI bus, so no BAR is named.
@@ -338,6 +342,13 @@ fn classify(
         }
         return if n.missing > 0 {
             (DiagnosisKind::GpusMissing, Case::Missing)
+        } else if !ev.unproven.is_empty()
+            && ev
+                .unproven
+                .iter()
+                .all(|(a, _, complaint)| !complaint && ev.driver_gave_up.contains(a))
+        {
+            (DiagnosisKind::Ok, Case::DriverReason)
         } else if !ev.unproven.is_empty() {
             (DiagnosisKind::Unknown, Case::NoAddressEvidence)
         } else if n.found == 0 {

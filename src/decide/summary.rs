@@ -132,6 +132,14 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::FitsReallocActive => format!(
             "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
         ),
+        Case::DriverReason => format!(
+            "{found} GPU(s), none with a failed BAR: the driver gave up on each for a reason it names that is no BAR, so the BARs are not what failed: {}",
+            ev.unproven
+                .iter()
+                .map(|(a, why, _)| format!("{a}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
         Case::NoAddressEvidence => format!(
             "{found} GPU(s), none with a failed BAR, but the input does not show that every memory BAR has an address: {}; `lspci -vvv` of the GPUs, or the whole boot log, would",
             ev.unproven

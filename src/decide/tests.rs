@@ -862,7 +862,17 @@ fn nvidias_own_reasons_that_are_no_bar_do_not_fail_it() {
 [ 1428.836718] NVRM: Please check your BIOS settings.
 [ 1428.836721] nvidia: probe of 0000:01:00.0 failed with error -1
 ";
-    assert_eq!(verdict(irq), Verdict::Unknown);
+    // The driver says what failed, and it is no BAR: ok for the BARs, the
+    // summary naming the driver's reason.
+    assert_eq!(verdict(irq), Verdict::Ok);
+    let ev = gather(irq, &[], None).unwrap();
+    let d = diagnose(&ev);
+    assert_eq!(d.case, Case::DriverReason, "{d:?}");
+    assert!(
+        crate::decide::summary::describe(&ev, &d).contains("reason it names that is no BAR"),
+        "{}",
+        crate::decide::summary::describe(&ev, &d)
+    );
     // Without a reason the probe failure counts against the BARs.
     assert_eq!(
         verdict("nvidia: probe of 0000:01:00.0 failed with error -1\n"),
@@ -878,13 +888,13 @@ fn nvidias_own_reasons_that_are_no_bar_do_not_fail_it() {
 [   11.903893] nvidia: probe of 0000:00:10.0 failed with error -1
 ";
     assert_eq!(verdict(above), Verdict::Ok);
-    // RmInitAdapter after a driver assertion (153) is no BAR's failure;
-    // alone it still counts (113).
+    // RmInitAdapter after a driver assertion (153) is no BAR's failure, and
+    // ok for the BARs; alone it still counts (113).
     let init = "\
 NVRM: nvAssertFailedNoLog: Assertion failed: pVGpu != NULL @ objvgpu.c:148
 NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)
 ";
-    assert_eq!(verdict(init), Verdict::Unknown);
+    assert_eq!(verdict(init), Verdict::Ok);
     assert_eq!(
         verdict("NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)\n"),
         Verdict::Fail

@@ -179,6 +179,11 @@ pub(crate) struct Evidence {
     /// GPU is not `ok`; it failed where its driver complained (`true`: a
     /// failed probe, an NVRM region it calls invalid).
     pub unproven: Vec<(PciAddress, String, bool)>,
+    /// Of `unproven`, the GPUs whose driver gave up on them for a reason it
+    /// names that is no BAR (nv_pci_probe()'s IRQ check, an unsupported
+    /// GPU, a GSP or assertion failure before RmInitAdapter): the text
+    /// shows no BAR of theirs failing, and the driver says what did.
+    pub driver_gave_up: Vec<PciAddress>,
     /// NVIDIA GPUs for which the driver's `NVRM: BAR2 is 0M` (its third
     /// region, PCI BAR 3) is the only failure the text shows: no PCI core
     /// line says the BAR failed, and the larger VRAM BAR before it is not

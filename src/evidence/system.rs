@@ -175,6 +175,7 @@ fn gather_bars(
         hotplug: platform::hotplug_signs(&log_text),
         // sysfs shows every BAR with its address.
         unproven: Vec::new(),
+        driver_gave_up: Vec::new(),
         // Driver messages, read only from pasted text.
         nvrm_third_region_only: Vec::new(),
         resize_lost: Vec::new(),

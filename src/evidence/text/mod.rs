@@ -99,6 +99,16 @@ pub(crate) fn gather(
     let (mut gpus, other_failed) = select(&devs, selectors);
     fill_sizes(&mut gpus, &events);
     let unproven = unproven(&gpus, &devs, &complaints, headless_failed);
+    let driver_gave_up = unproven
+        .iter()
+        .map(|(a, _, _)| *a)
+        .filter(|a| {
+            let d = &devs[a];
+            !headless_failed
+                && !complaints.contains(a)
+                && ((d.probe_failed && d.probe_explained) || (d.init_failed && d.init_explained))
+        })
+        .collect();
     // A resize that fell back and still left a BAR without an address: the
     // last word on the BAR came after the driver's fallback.
     let resize_lost: Vec<PciAddress> = gpus
@@ -161,6 +171,7 @@ pub(crate) fn gather(
         bridges: Vec::new(),
         hyperv_mmio_short,
         unproven,
+        driver_gave_up,
         hotplug,
         nvrm_third_region_only,
         resize_lost,
