@@ -939,3 +939,27 @@ fn sriov_space_is_not_the_devices_own_and_a_cut_line_is_nobodys() {
     let amd = "amdgpu 0000:03:00.0: probe with driver amdgpu failed with error -12\n";
     assert_eq!(verdict(amd), Verdict::Fail);
 }
+
+#[test]
+fn a_vfio_hosts_text_told_a_vm_gets_the_hosts_hints() {
+    use crate::model::platform::Platform;
+    // A VFIO host's boot log and lspci (tests/corpus 178), told qemu.
+    let text = "\
+[    2.941829] pci 0000:2a:00.0: BAR 1: no space for [mem size 0x1000000000 64bit pref]
+[    2.941830] pci 0000:2a:00.0: BAR 1: failed to assign [mem size 0x1000000000 64bit pref]
+0000:2a:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)
+\tKernel driver in use: vfio-pci
+";
+    let mut ev = gather(text, &[], None).unwrap();
+    ev.platform_told = Some(Platform::Qemu);
+    assert_eq!(ev.platform(), Platform::BareMetal);
+    assert!(ev
+        .platform_conflict()
+        .is_some_and(|c| c.contains("the text is the VM's host's")));
+    let d = diagnose(&ev);
+    assert_eq!(hints::hints(&ev, &d, None)[0].id, HintId::FirmwareAbove4g);
+    // Without the sign, the word of --platform holds.
+    let mut guest = gather(&text.replace("vfio-pci", "nvidia"), &[], None).unwrap();
+    guest.platform_told = Some(Platform::Qemu);
+    assert_eq!(guest.platform(), Platform::Qemu);
+}

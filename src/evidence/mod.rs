@@ -184,6 +184,10 @@ pub(crate) struct Evidence {
     /// GPU, a GSP or assertion failure before RmInitAdapter): the text
     /// shows no BAR of theirs failing, and the driver says what did.
     pub driver_gave_up: Vec<PciAddress>,
+    /// The sign that the text is a VFIO host's (`parse::platform::
+    /// vfio_host_sign`), in words: its failed BARs are the host's, placed
+    /// by the host's firmware and kernel, whatever VM they are for.
+    pub vfio_host: Option<String>,
     /// NVIDIA GPUs for which the driver's `NVRM: BAR2 is 0M` (its third
     /// region, PCI BAR 3) is the only failure the text shows: no PCI core
     /// line says the BAR failed, and the larger VRAM BAR before it is not
@@ -256,6 +260,9 @@ impl Evidence {
     /// The platform the hints are for (`judgement`).
     pub(crate) fn platform(&self) -> Platform {
         match self.platform_told {
+            // Told a VM, but the text is the VM's host's: its BARs are the
+            // host's (`platform_conflict` says so).
+            Some(p) if vm(p) && self.vfio_host.is_some() => Platform::BareMetal,
             Some(p) => p,
             None => self.firmware.platform(),
         }
@@ -274,8 +281,13 @@ impl Evidence {
     /// name only as "a VM" (`other_vm`: KVM, Xen) agrees with any VM.
     pub(crate) fn platform_conflict(&self) -> Option<String> {
         let told = self.platform_told?;
+        if let (true, Some(sign)) = (vm(told), &self.vfio_host) {
+            return Some(format!(
+                "--platform {} was given, but {sign}: the text is the VM's host's, whose firmware and kernel place the BARs that failed, so the hints are the host's",
+                cli_name(told)
+            ));
+        }
         let seen = self.firmware.judge();
-        let vm = |p: Platform| !matches!(p, Platform::BareMetal | Platform::Unknown);
         let agree = seen.platform == Platform::Unknown
             || seen.platform == told
             || (vm(told) && vm(seen.platform) && Platform::OtherVm == seen.platform);
@@ -315,4 +327,9 @@ pub(crate) fn cli_name(p: Platform) -> &'static str {
         Platform::BareMetal => "bare-metal",
         Platform::Unknown => "unknown",
     }
+}
+
+/// A VM's platform (not bare metal, not unknown).
+fn vm(p: Platform) -> bool {
+    !matches!(p, Platform::BareMetal | Platform::Unknown)
 }

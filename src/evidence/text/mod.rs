@@ -172,6 +172,7 @@ pub(crate) fn gather(
         hyperv_mmio_short,
         unproven,
         driver_gave_up,
+        vfio_host: platform::vfio_host_sign(text),
         hotplug,
         nvrm_third_region_only,
         resize_lost,
