@@ -963,3 +963,48 @@ fn a_vfio_hosts_text_told_a_vm_gets_the_hosts_hints() {
     guest.platform_told = Some(Platform::Qemu);
     assert_eq!(guest.platform(), Platform::Qemu);
 }
+
+#[test]
+fn check_reports_a_bridge_window_smaller_than_its_gpus_need() {
+    use crate::model::bar::BridgeWindow;
+    use crate::model::range::Range;
+    // Two 128 GiB BARs behind one bridge, the root window with room and
+    // pci=realloc on: a 128 GiB prefetchable window is short by one BAR.
+    let bridge: PciAddress = "0000:00:01.0".parse().unwrap();
+    let with_window = |size: u64| {
+        let mut ev = metal(46, 2);
+        for g in &mut ev.gpus {
+            g.upstream = vec![bridge];
+        }
+        ev.realloc_active = true;
+        ev.bridges = vec![(
+            bridge,
+            vec![BridgeWindow {
+                io: false,
+                prefetchable: true,
+                mem64: true,
+                range: Range::new(0x40_0000_0000, 0x40_0000_0000 + size - 1),
+            }],
+        )];
+        ev
+    };
+    let ev = with_window(128 * GIB);
+    let d = diagnose(&ev);
+    assert_eq!(d.kind, DiagnosisKind::BridgeWindowShort, "{d:?}");
+    assert_eq!(
+        (d.needed_bytes, d.window_bytes),
+        (Some(256 * GIB), Some(128 * GIB))
+    );
+    let text = crate::decide::summary::describe(&ev, &d);
+    assert!(
+        text.contains("0000:00:01.0") && text.contains("128 GiB short"),
+        "{text}"
+    );
+    assert_eq!(
+        hints::hints(&ev, &d, None)[0].id,
+        HintId::KernelWindowSizing
+    );
+    // A window that holds both is not short: the old unknown stands.
+    let d = diagnose(&with_window(256 * GIB));
+    assert_eq!(d.case, Case::FitsReallocActive, "{d:?}");
+}
