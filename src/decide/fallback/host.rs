@@ -52,9 +52,10 @@ fn hyperv_below(c: &Ctx, top: Option<u64>, limit: Option<u64>) -> Hint {
     Hint::new(
         HintId::HypervMmio,
         format!(
-            "{} Make the VM's high MMIO gap smaller{by}: with the VM shut down, `Set-VM -VMName <vm> -HighMemoryMappedIoSpace 512MB` (Hyper-V's default, which a partitioned GPU's driver works with); \
+            "{} Make the VM's high MMIO gap smaller{by}. {} (Hyper-V's default, which a partitioned GPU's driver works with); \
              or run the VM on a host whose CPU addresses more physical memory. {}.",
             c.why,
+            syntax::instruction(Hypervisor::HyperV, &change),
             Restart::Vm.sentence()
         ),
         Side::Host,
