@@ -273,6 +273,84 @@ fn a_vmware_vm_on_legacy_bios_is_told_to_switch_to_efi() {
         .all(|h| h["id"] != "vmware-efi"));
 }
 
+/// `explain_text` with more arguments.
+fn explain_with(text: &str, extra: &[&str]) -> (i32, serde_json::Value, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("log.txt");
+    std::fs::write(&path, text).unwrap();
+    let mut args = vec!["explain", path.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let v = serde_json::from_str(&out).unwrap_or(serde_json::Value::Null);
+    (o.status.code().unwrap(), v, out)
+}
+
+#[test]
+fn the_platform_told_decides_the_first_hint_and_the_text_lead_names_both_when_unknown() {
+    // A large BAR failed; nothing in the text says what machine it is.
+    let log = "pci 0000:09:00.0: BAR 1: no space for [mem size 0x800000000 64bit pref]\n";
+    let (_, v, _) = explain_with(log, &["--format", "json"]);
+    assert_eq!(v["firmware"]["platform_source"], "unknown");
+    let branches: Vec<(String, String)> = v["platform_branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["platform"].as_str().unwrap().into(),
+                b["hint"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        branches,
+        [
+            ("qemu".to_string(), "ovmf-mmio64-aperture".to_string()),
+            ("bare_metal".to_string(), "firmware-above-4g".to_string())
+        ]
+    );
+    let (_, _, text) = explain_with(log, &[]);
+    let lead = text.lines().nth(2).unwrap();
+    assert!(
+        lead.starts_with("platform: not shown in the input"),
+        "{text}"
+    );
+    assert!(lead.contains("[ovmf-mmio64-aperture]") && lead.contains("[firmware-above-4g]"));
+    assert!(lead.contains("systemd-detect-virt"), "{lead}");
+    for (told, first) in [
+        ("bare-metal", "firmware-above-4g"),
+        ("qemu", "ovmf-mmio64-aperture"),
+        ("vmware", "vmware-64bit-mmio"),
+        ("hyperv", "hyperv-mmio"),
+    ] {
+        let (code, v, _) = explain_with(log, &["--format", "json", "--platform", told]);
+        assert_eq!(code, 1);
+        assert_eq!(v["firmware"]["platform_source"], "told", "{told}");
+        assert_eq!(v["hints"][0]["id"], first, "{told}");
+        assert_eq!(v["platform_branches"], serde_json::json!([]), "{told}");
+        assert_eq!(v["warnings"], serde_json::json!([]), "{told}");
+    }
+    // Told beats seen, and the report says where they disagree.
+    let dmi = format!("DMI: Supermicro SYS-4029GP-TRT/X11DPG-OT-CPU, BIOS 3.1 01/12/2020\n{log}");
+    let (_, v, _) = explain_with(&dmi, &["--format", "json"]);
+    assert_eq!(v["firmware"]["platform_source"], "seen");
+    let (_, v, _) = explain_with(&dmi, &["--format", "json", "--platform", "qemu"]);
+    assert_eq!(v["firmware"]["platform"], "qemu");
+    assert_eq!(v["hints"][0]["id"], "ovmf-mmio64-aperture");
+    let w = v["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("--platform qemu") && w.contains("bare-metal"),
+        "{w}"
+    );
+    // A KVM guest's signs agree with any VM named.
+    let kvm = format!("Hypervisor detected: KVM\n{log}");
+    let (_, v, _) = explain_with(&kvm, &["--format", "json", "--platform", "qemu"]);
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let (code, _, _) = explain_with(log, &["--platform", "xen"]);
+    assert_eq!(code, 2);
+}
+
 #[test]
 fn any_pci_evidence_gets_a_report_and_none_is_exit_3() {
     // One line through a bound driver is evidence; prose is not.

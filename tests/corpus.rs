@@ -67,6 +67,23 @@ struct Case {
     /// `FIX-KIND`: what the thread established, in a word (a hint id,
     /// `none`, `other:...`); `-` where the header has none.
     fix_kind: String,
+    /// `PLATFORM`: the platform the thread says the text comes from,
+    /// given as `explain --platform` (files 136 on have it).
+    platform: Option<String>,
+    /// `MISS`: what `explain` gets wrong today (`verdict`, `devices`),
+    /// held both ways like `HINT-MATCH`: a miss that starts matching must
+    /// be struck from the header.
+    miss: Vec<String>,
+}
+
+impl Case {
+    /// `--platform` as the header gives it, or nothing.
+    fn extra(&self) -> Vec<&str> {
+        match &self.platform {
+            Some(p) => vec!["--platform", p.as_str()],
+            None => Vec::new(),
+        }
+    }
 }
 
 fn header(text: &str, key: &str) -> Option<String> {
@@ -113,6 +130,15 @@ fn cases() -> Vec<Case> {
                     (h, m == "yes")
                 }),
                 fix_kind: header(&text, "FIX-KIND").unwrap_or_else(|| "-".into()),
+                platform: header(&text, "PLATFORM"),
+                miss: header(&text, "MISS")
+                    .map(|m| {
+                        m.split(',')
+                            .map(|w| w.trim().to_string())
+                            .filter(|w| !w.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
                 file,
             }
         })
@@ -136,7 +162,7 @@ fn every_corpus_file_gets_its_verdict_and_names_its_devices() {
         "file", "kind", "verdict", "diagnosis"
     );
     for c in cases() {
-        let (code, v) = explain(&c.file, &[]);
+        let (code, v) = explain(&c.file, &c.extra());
         println!(
             "{:<62} {:<8} {:<8} {:<18} {:?} / {:?}",
             c.file,
@@ -147,26 +173,23 @@ fn every_corpus_file_gets_its_verdict_and_names_its_devices() {
             gpus(&v)
         );
         let want_code = if c.verdict == "ok" { 0 } else { 1 };
-        if v["verdict"] != c.verdict.as_str() || code != want_code {
+        let verdict_right = v["verdict"] == c.verdict.as_str() && code == want_code;
+        if verdict_right == c.miss.iter().any(|m| m == "verdict") {
             failures.push(format!(
-                "{}: verdict {} (exit {code}), want {}: {}",
-                c.file, v["verdict"], c.verdict, v["summary"]
+                "{}: verdict {} (exit {code}), want {} (MISS {:?}): {}",
+                c.file, v["verdict"], c.verdict, c.miss, v["summary"]
             ));
         }
-        if named(&v) != c.unassigned {
+        let devices_right = named(&v) == c.unassigned && gpus(&v) == c.gpus;
+        if devices_right == c.miss.iter().any(|m| m == "devices") {
             failures.push(format!(
-                "{}: unassigned {:?}, want {:?}",
+                "{}: unassigned {:?}, want {:?}; gpus {:?}, want {:?} (MISS {:?})",
                 c.file,
                 named(&v),
-                c.unassigned
-            ));
-        }
-        if gpus(&v) != c.gpus {
-            failures.push(format!(
-                "{}: gpus {:?}, want {:?}",
-                c.file,
+                c.unassigned,
                 gpus(&v),
-                c.gpus
+                c.gpus,
+                c.miss
             ));
         }
         assert_eq!(v["mode"], "explain");
@@ -190,7 +213,7 @@ fn the_first_hint_is_the_threads_fix_where_the_header_says_so() {
         let Some((want, matches)) = &c.hint else {
             continue;
         };
-        let (_, v) = explain(&c.file, &[]);
+        let (_, v) = explain(&c.file, &c.extra());
         let first = v["hints"][0]["id"].as_str().unwrap_or("-").to_string();
         let now = &first == want && want != "-";
         let shown = if c.kind == "failing" {

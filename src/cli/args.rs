@@ -5,6 +5,7 @@ use crate::commands::boot::BootOptions;
 use crate::commands::publish::PublishOptions;
 use crate::commands::remediate::RemediateOptions;
 use crate::evidence::system::SystemSource;
+use crate::model::platform::Platform;
 use crate::model::select::Selector;
 use crate::read::root::Root;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -298,6 +299,33 @@ impl CheckArgs {
     }
 }
 
+/// The platform the text comes from, as `explain --platform` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PlatformArg {
+    /// A real machine.
+    BareMetal,
+    /// A QEMU/KVM guest: Proxmox, libvirt, KubeVirt, OpenStack, LXD/Incus, Kata, plain QEMU.
+    Qemu,
+    /// A VMware ESXi/Workstation VM.
+    Vmware,
+    /// A Hyper-V VM (Azure too).
+    Hyperv,
+    /// Another hypervisor's VM: Xen, Cloud Hypervisor, bhyve, Firecracker...
+    OtherVm,
+}
+
+impl PlatformArg {
+    pub(crate) fn platform(self) -> Platform {
+        match self {
+            PlatformArg::BareMetal => Platform::BareMetal,
+            PlatformArg::Qemu => Platform::Qemu,
+            PlatformArg::Vmware => Platform::Vmware,
+            PlatformArg::Hyperv => Platform::HyperV,
+            PlatformArg::OtherVm => Platform::OtherVm,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ExplainArgs {
     /// Saved dmesg, journalctl -k or lspci -v text; several files are read as one.
@@ -309,6 +337,11 @@ pub(crate) struct ExplainArgs {
 
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+
+    /// The platform the text comes from, where the text does not show it (or shows it wrongly):
+    /// the hints are then for it. A GPU's host (the machine that passes it to a VM) is bare-metal.
+    #[arg(long, value_enum, value_name = "PLATFORM")]
+    pub platform: Option<PlatformArg>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Args)]

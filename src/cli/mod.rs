@@ -94,6 +94,7 @@ fn run(cli: Cli) -> Exit {
             &args.files,
             &args.selection.selectors,
             args.selection.expect,
+            args.platform.map(|p| p.platform()),
         ) {
             Ok(report) => emit(&report, args.format),
             Err(e) => {

@@ -4,6 +4,7 @@
 use crate::decide::{self, p2p};
 use crate::evidence::text::from_files;
 use crate::evidence::Evidence;
+use crate::model::platform::Platform;
 use crate::model::select::Selector;
 use crate::report::{self, Mode, Report};
 use std::path::PathBuf;
@@ -32,16 +33,19 @@ pub(crate) fn run(
     files: &[PathBuf],
     selectors: &[Selector],
     expect: Option<usize>,
+    platform: Option<Platform>,
 ) -> Result<Report, ExplainError> {
     let started = std::time::Instant::now();
     let input = from_files(files, selectors, expect).map_err(|(f, e)| ExplainError::Read(f, e))?;
-    let ev = match input.evidence {
+    let mut ev = match input.evidence {
         Some(ev) => ev,
         // Peer-to-peer text alone (a topo matrix, an NCCL log) is worth
         // its section; the BAR part then says it saw no PCI evidence.
         None if !input.p2p.is_empty() => Evidence::default(),
         None => return Err(ExplainError::NoEvidence),
     };
+    ev.platform_told = platform;
+    let warnings: Vec<String> = ev.platform_conflict().into_iter().collect();
     let p2p = (!input.p2p.is_empty()).then(|| p2p::from_text(&input.p2p, false, ev.cpu.vendor));
     let decision = decide::conclude(&ev, p2p);
     Ok(report::build(
@@ -49,6 +53,6 @@ pub(crate) fn run(
         Mode::Explain,
         &ev,
         decision,
-        Vec::new(),
+        warnings,
     ))
 }

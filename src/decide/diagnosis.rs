@@ -11,10 +11,13 @@
 //!
 //! The sentence that explains the outcome is `summary`'s business.
 
-use crate::decide::sizing::{align_up, fits, max_align, packed_size, top_blocks, Block, Item};
-use crate::evidence::Evidence;
-use crate::model::bar::Bar;
-use crate::model::pci::RootBus;
+use crate::decide::host::{self, Shortfall, Weight};
+use crate::decide::sizing::{
+    align_up, bridge_needs, fits, max_align, packed_size, top_blocks, Block, Item,
+};
+use crate::evidence::{BridgeShort, Evidence, ShortHow};
+use crate::model::bar::{Bar, BridgeWindowKind};
+use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::Platform;
 use crate::model::range::Range;
 use serde::Serialize;
@@ -28,6 +31,9 @@ pub(crate) enum DiagnosisKind {
     FirmwareLeftUnassigned,
     WindowTooSmall,
     PhysBitsTooSmall,
+    /// A bridge's window is smaller than the devices below it need, though
+    /// no line may say which BAR failed: the kernel's sizing of it.
+    BridgeWindowShort,
     Unknown,
 }
 
@@ -39,16 +45,18 @@ impl DiagnosisKind {
             DiagnosisKind::FirmwareLeftUnassigned => "firmware_left_unassigned",
             DiagnosisKind::WindowTooSmall => "window_too_small",
             DiagnosisKind::PhysBitsTooSmall => "phys_bits_too_small",
+            DiagnosisKind::BridgeWindowShort => "bridge_window_short",
             DiagnosisKind::Unknown => "unknown",
         }
     }
 
-    pub(crate) const ALL: [DiagnosisKind; 6] = [
+    pub(crate) const ALL: [DiagnosisKind; 7] = [
         DiagnosisKind::Ok,
         DiagnosisKind::GpusMissing,
         DiagnosisKind::FirmwareLeftUnassigned,
         DiagnosisKind::WindowTooSmall,
         DiagnosisKind::PhysBitsTooSmall,
+        DiagnosisKind::BridgeWindowShort,
         DiagnosisKind::Unknown,
     ];
 }
@@ -60,8 +68,16 @@ pub(crate) enum Case {
     Healthy,
     NoGpu,
     Missing,
-    /// Only devices that are not the selected GPUs failed (explain).
+    /// Only devices that are not the selected GPUs failed (explain), one
+    /// of which the text does not say is no GPU.
     OnlyOtherDevices,
+    /// Only devices the text shows are no GPU failed (by their class, or
+    /// a non-zero function of a device it says nothing else of): the GPUs
+    /// are not in question.
+    OnlyNonGpu,
+    /// A memory BAR failed on a device the text does not name (a PCI core
+    /// line with the address cut off, NVIDIA's `BAR1 is 0M` with none).
+    Unnamed,
     /// Only 32-bit or non-prefetchable BARs failed: that space comes from
     /// the windows below 4 GiB, which the numbers here do not cover.
     Only32Bit,
@@ -83,12 +99,33 @@ pub(crate) enum Case {
     /// Nothing failed, but the input does not show every GPU's memory BARs
     /// with addresses (an excerpt of `explain`): not `ok` either.
     NoAddressEvidence,
+    /// Nothing failed, and the driver of each GPU whose BARs the input
+    /// does not show gave up on it for a reason it names that is no BAR:
+    /// the BARs are not what failed (`Evidence::driver_gave_up`).
+    DriverReason,
     /// Hyper-V said its VM's high (or low) MMIO gap cannot hold the
     /// assigned devices (`hv_pci ...: Need 0x... of high MMIO space`): the
     /// device never reaches a PCI bus, so no BAR is named.
     HypervMmio {
         need: u64,
     },
+    /// A hypervisor's, VMM's or host kernel's message (the `at`-th of
+    /// `Evidence::host_messages`) says the VM or the device cannot have
+    /// its BARs (`decide::host`).
+    Host {
+        at: usize,
+    },
+    /// No device's failure, no GPU: only host-side messages about other
+    /// things than BAR space (guest memory pinned for DMA, a BAR mapped
+    /// for peer-to-peer, the firmware's window).
+    HostNotes,
+    /// Only a VMM's trace of BARs being moved: whether the guest got them
+    /// is not in the input.
+    HostTrace {
+        at: usize,
+    },
+    /// A bridge's window is smaller than its devices need (`BridgeShort`).
+    BridgeShort(BridgeShort),
     /// A number is missing.
     MissingFacts {
         size: bool,
@@ -164,7 +201,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         .flat_map(|g| g.bars.iter())
         .filter(|b| b.fails_gpu())
         .collect();
-    let failed_bars = failed.len() + ev.other_failed.len();
+    let failed_bars = failed.len() + ev.other_failed.len() + ev.unnamed_failed.len();
     let failed_big = failed.iter().filter(|b| b.counts_for_window()).count();
     let failed_untyped = failed.iter().filter(|b| !b.type_known).count();
 
@@ -226,7 +263,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
             .zip(addressable_limit)
             .is_some_and(|(e, l)| e > l),
     );
-    Diagnosis {
+    let mut d = Diagnosis {
         kind,
         case,
         needed_bytes,
@@ -236,7 +273,21 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         addressable_limit,
         missing,
         failed_bars,
+    };
+    // A short bridge's numbers are its own.
+    if let Case::BridgeShort(b) = case {
+        d.needed_bytes = b.need;
+        d.window_bytes = b.window;
     }
+    // A host-side failure's numbers are the message's own.
+    if let Case::Host { at } = case {
+        let n = host::numbers(&ev.host_messages[at]);
+        d.needed_bytes = n.needed;
+        d.window_bytes = n.window;
+        d.needed_end = n.needed_end;
+        d.addressable_limit = n.limit;
+    }
+    d
 }
 
 /// How many GPUs and failed BARs there are.
@@ -262,9 +313,42 @@ fn classify(
     if let (Some(need), 0) = (ev.hyperv_mmio_short, n.failed) {
         return (DiagnosisKind::WindowTooSmall, Case::HypervMmio { need });
     }
-    if n.failed == 0 && ev.other_failed.is_empty() {
+    // A device the text shows is no GPU does not fail the GPUs' check.
+    let maybe_gpu = ev.other_failed.iter().any(|o| o.not_gpu.is_none());
+    if n.failed == 0 && !maybe_gpu && ev.unnamed_failed.is_empty() {
+        if let Some((at, short)) = host::first_failure(&ev.host_messages) {
+            let kind = match short {
+                Shortfall::Window => DiagnosisKind::WindowTooSmall,
+                Shortfall::AddressLimit => DiagnosisKind::PhysBitsTooSmall,
+                Shortfall::Refused => DiagnosisKind::Unknown,
+            };
+            return (kind, Case::Host { at });
+        }
+        if let Some(b) = ev.bridge_short.first() {
+            return (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(*b));
+        }
+        if n.missing == 0 && ev.unproven.is_empty() && !ev.other_failed.is_empty() {
+            return (DiagnosisKind::Ok, Case::OnlyNonGpu);
+        }
+        if n.found == 0 && n.missing == 0 && !ev.host_messages.is_empty() {
+            let trace = ev
+                .host_messages
+                .iter()
+                .position(|m| host::weight(m) == Weight::Trace);
+            return match trace {
+                Some(at) => (DiagnosisKind::Unknown, Case::HostTrace { at }),
+                None => (DiagnosisKind::Ok, Case::HostNotes),
+            };
+        }
         return if n.missing > 0 {
             (DiagnosisKind::GpusMissing, Case::Missing)
+        } else if !ev.unproven.is_empty()
+            && ev
+                .unproven
+                .iter()
+                .all(|(a, _, complaint)| !complaint && ev.driver_gave_up.contains(a))
+        {
+            (DiagnosisKind::Ok, Case::DriverReason)
         } else if !ev.unproven.is_empty() {
             (DiagnosisKind::Unknown, Case::NoAddressEvidence)
         } else if n.found == 0 {
@@ -272,6 +356,9 @@ fn classify(
         } else {
             (DiagnosisKind::Ok, Case::Healthy)
         };
+    }
+    if n.failed == 0 && !maybe_gpu {
+        return (DiagnosisKind::Unknown, Case::Unnamed);
     }
     if n.failed == 0 {
         return (DiagnosisKind::Unknown, Case::OnlyOtherDevices);
@@ -285,7 +372,7 @@ fn classify(
     let all_fit = spaces
         .as_ref()
         .map(|sp| sp.iter().all(|s| fits(&s.blocks, &s.windows)));
-    let vm = !matches!(ev.firmware.platform(), Platform::BareMetal);
+    let vm = !matches!(ev.platform(), Platform::BareMetal);
     if (past_limit && vm) || (ev.unaddressable_from.is_some() && all_fit != Some(true)) {
         let case = if past_limit {
             Case::PastAddressLimit
@@ -302,7 +389,12 @@ fn classify(
         (Some(true), Some(_)) if !ev.realloc_active => {
             (DiagnosisKind::FirmwareLeftUnassigned, Case::Fits)
         }
-        (Some(true), Some(_)) => (DiagnosisKind::Unknown, Case::FitsReallocActive),
+        // The root window has room, the kernel re-placed, and a bridge
+        // above a failed GPU is smaller than its GPUs need: its sizing.
+        (Some(true), Some(_)) => match sized_short(ev) {
+            Some(b) => (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(b)),
+            None => (DiagnosisKind::Unknown, Case::FitsReallocActive),
+        },
         _ => (
             DiagnosisKind::Unknown,
             Case::MissingFacts {
@@ -311,6 +403,51 @@ fn classify(
             },
         ),
     }
+}
+
+/// A bridge above a failed GPU whose 64-bit prefetchable window (as sysfs
+/// gives it, `check`) is smaller than the GPUs' 64-bit prefetchable BARs
+/// below it need, sized as the kernel sizes bridge windows
+/// (`sizing::bridge_needs`).
+fn sized_short(ev: &Evidence) -> Option<BridgeShort> {
+    let items: Vec<Item> = ev
+        .gpus
+        .iter()
+        .flat_map(|g| {
+            g.bars
+                .iter()
+                .filter(|b| b.counts_for_window())
+                .map(move |b| (g, b))
+        })
+        .map(|(g, b)| {
+            Some(Item {
+                size: b.size?,
+                chain: g.upstream.clone(),
+                bus: g.root_bus,
+            })
+        })
+        .collect::<Option<_>>()?;
+    let needs = bridge_needs(&items)?;
+    let failed_above: Vec<PciAddress> = ev
+        .gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .flat_map(|g| g.upstream.iter().copied())
+        .collect();
+    ev.bridges.iter().find_map(|(bdf, windows)| {
+        let need = needs.get(bdf)?.size;
+        let window = windows
+            .iter()
+            .filter(|w| w.kind() == BridgeWindowKind::Mem64Pref)
+            .map(|w| w.range.size())
+            .max()?;
+        (failed_above.contains(bdf) && window < need).then_some(BridgeShort {
+            bridge: *bdf,
+            window: Some(window),
+            need: Some(need),
+            how: ShortHow::Sized,
+        })
+    })
 }
 
 /// The BAR sizes alone, each rounded to 1 MiB: the least any allocator

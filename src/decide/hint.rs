@@ -59,6 +59,15 @@ pub(crate) enum HintId {
     /// sized the bridge windows on its own: boot with the device, or a
     /// kernel whose rescan fits the windows the firmware gave.
     KernelRescanSizing,
+    /// The kernel sized a bridge window smaller than the devices below it
+    /// need (shrank it, or could not fit it): a kernel without that fault.
+    KernelWindowSizing,
+    /// The VMM could not map a passed-through device's BAR (into the host
+    /// IOMMU, or into the guest) and refused the device: the VMM's side.
+    VmmBarMapping,
+    /// The VMM's own MMIO range for the VM's devices is smaller than their
+    /// BARs: widen it in the VMM, or pass fewer devices.
+    VmmMmioRange,
     /// Every GPU in one GPUDirect clique (QEMU's vfio-pci property).
     P2pGpudirectClique,
     /// KVM's CPUID signature visible to the guest.
@@ -79,7 +88,7 @@ impl HintId {
     /// Every id, in the order above (for the tests that go through them
     /// all).
     #[cfg(test)]
-    pub(crate) const ALL: [HintId; 25] = [
+    pub(crate) const ALL: [HintId; 28] = [
         HintId::CpuPdpe1gb,
         HintId::CpuPhysBits,
         HintId::OvmfMmio64Aperture,
@@ -98,6 +107,9 @@ impl HintId {
         HintId::VmmBarPrefetchable,
         HintId::KernelResizeRollback,
         HintId::KernelRescanSizing,
+        HintId::KernelWindowSizing,
+        HintId::VmmBarMapping,
+        HintId::VmmMmioRange,
         HintId::P2pGpudirectClique,
         HintId::P2pKvmVisible,
         HintId::P2pNcclLevel,
@@ -128,6 +140,9 @@ impl HintId {
             HintId::VmmBarPrefetchable => "vmm-bar-prefetchable",
             HintId::KernelResizeRollback => "kernel-resize-rollback",
             HintId::KernelRescanSizing => "kernel-rescan-sizing",
+            HintId::KernelWindowSizing => "kernel-window-sizing",
+            HintId::VmmBarMapping => "vmm-bar-mapping",
+            HintId::VmmMmioRange => "vmm-mmio-range",
             HintId::P2pGpudirectClique => "p2p-gpudirect-clique",
             HintId::P2pKvmVisible => "p2p-kvm-visible",
             HintId::P2pNcclLevel => "p2p-nccl-level",
@@ -170,6 +185,11 @@ impl HintId {
                 "boot a kernel that does not lose the BAR in a failed resize"
             }
             HintId::KernelRescanSizing => "boot with the device rather than rescanning it",
+            HintId::KernelWindowSizing => {
+                "boot a kernel that sizes the bridge window for its devices"
+            }
+            HintId::VmmBarMapping => "fix the VMM's mapping of the device's BAR (update it)",
+            HintId::VmmMmioRange => "widen the VMM's MMIO range for the devices",
             HintId::P2pGpudirectClique => "put every GPU in one GPUDirect clique",
             HintId::P2pKvmVisible => "let the guest see KVM's CPUID signature",
             HintId::P2pNcclLevel => "let NCCL use P2P up to the GPUs' path (NCCL_P2P_LEVEL)",
@@ -285,6 +305,11 @@ pub(crate) struct Change {
     /// `HighMemoryMappedIoSpace`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mmio64_bytes_min: Option<u64>,
+    /// At most this much 64-bit MMIO space, in bytes: where the VM's gap
+    /// must end below what the host's CPU addresses (Hyper-V
+    /// `HighMemoryMappedIoSpace`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mmio64_bytes_max: Option<u64>,
     /// At least this much MMIO space below 4 GiB, in bytes (Hyper-V
     /// `LowMemoryMappedIoSpace`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -326,6 +351,7 @@ impl Change {
             + self.fw_cfg.len()
             + self.kernel_cmdline_add.len()
             + usize::from(self.mmio64_bytes_min.is_some())
+            + usize::from(self.mmio64_bytes_max.is_some())
             + usize::from(self.mmio32_bytes_min.is_some())
             + usize::from(self.boot_firmware.is_some())
             + self.pcie_root_port_properties.len()

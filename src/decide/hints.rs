@@ -75,7 +75,7 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
         DiagnosisKind::Ok | DiagnosisKind::GpusMissing => {}
         DiagnosisKind::FirmwareLeftUnassigned
             if matches!(
-                ev.firmware.platform(),
+                ev.platform(),
                 Platform::Qemu | Platform::OtherVm | Platform::Unknown
             ) && ev.hotplug.is_empty() =>
         {

@@ -15,6 +15,7 @@ pub(crate) mod diagnosis;
 pub(crate) mod fallback;
 pub(crate) mod hint;
 pub(crate) mod hints;
+pub(crate) mod host;
 pub(crate) mod origin;
 pub(crate) mod p2p;
 pub(crate) mod predict;

@@ -100,7 +100,7 @@ fn rules_name(r: OvmfRules) -> &'static str {
 /// it is no QEMU guest, the firmware is not known, or a needed BAR size is
 /// not.
 pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
-    if ev.firmware.platform() != Platform::Qemu {
+    if ev.platform() != Platform::Qemu {
         return None;
     }
     let mut assumed = Vec::new();
@@ -318,7 +318,7 @@ fn rules_of(f: Firmware) -> &'static str {
 
 /// `capacity.window_origin` for the report.
 pub(crate) fn origin(ev: &Evidence, model: Option<&Model>) -> WindowOrigin {
-    match ev.firmware.platform() {
+    match ev.platform() {
         Platform::BareMetal => return WindowOrigin::of_kind(OriginKind::BareMetal, ev),
         Platform::Vmware | Platform::HyperV | Platform::OtherVm => {
             return WindowOrigin::of_kind(OriginKind::Hypervisor, ev)

@@ -102,6 +102,19 @@ pub(crate) fn bridge_window(children: &[Block]) -> Option<Block> {
 /// top-level bridge's window, and BARs of devices right on the root bus.
 /// `None` when a size overflows.
 pub(crate) fn top_blocks(items: &[Item]) -> Option<Vec<(Option<RootBus>, Block)>> {
+    windows(items).map(|(top, _)| top)
+}
+
+/// The window each bridge above the items needs, sized as the kernel
+/// sizes it (`bridge_window`, nested up from the deepest).
+pub(crate) fn bridge_needs(items: &[Item]) -> Option<BTreeMap<PciAddress, Block>> {
+    windows(items).map(|(_, each)| each)
+}
+
+/// The top-level blocks, and every bridge's own window.
+#[allow(clippy::type_complexity)]
+fn windows(items: &[Item]) -> Option<(Vec<(Option<RootBus>, Block)>, BTreeMap<PciAddress, Block>)> {
+    let mut each = BTreeMap::new();
     // Children of each bridge, and each bridge's parent and depth.
     let mut children: BTreeMap<PciAddress, Vec<Block>> = BTreeMap::new();
     let mut parent: BTreeMap<PciAddress, (Option<PciAddress>, usize, Option<RootBus>)> =
@@ -126,13 +139,14 @@ pub(crate) fn top_blocks(items: &[Item]) -> Option<Vec<(Option<RootBus>, Block)>
         let Some(w) = bridge_window(children.get(&b).map(Vec::as_slice).unwrap_or(&[])) else {
             continue;
         };
+        each.insert(b, w);
         let (up, _, bus) = parent[&b];
         match up {
             Some(p) => children.entry(p).or_default().push(w),
             None => top.push((bus, w)),
         }
     }
-    Some(top)
+    Some((top, each))
 }
 
 fn sorted(blocks: &[Block]) -> Vec<Block> {

@@ -2,7 +2,8 @@
 //! decided it.
 
 use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
-use crate::evidence::Evidence;
+use crate::decide::host;
+use crate::evidence::{BridgeShort, Evidence, ShortHow};
 use crate::model::size::human;
 use serde::Serialize;
 
@@ -26,8 +27,9 @@ pub(crate) fn verdict(ev: &Evidence, d: &Diagnosis, p2p_refused: bool) -> Verdic
         Verdict::Fail
     } else if d.kind == DiagnosisKind::Ok {
         Verdict::Ok
-    } else if d.case == Case::NoAddressEvidence
-        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint)
+    } else if (d.case == Case::NoAddressEvidence
+        && !ev.unproven.iter().any(|(_, _, complaint)| *complaint))
+        || matches!(d.case, Case::HostTrace { .. })
     {
         Verdict::Unknown
     } else {
@@ -66,6 +68,28 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::Healthy => format!("{found} GPU(s), every memory BAR assigned"),
         Case::OnlyOtherDevices => format!(
             "{unassigned}, all on devices not taken for GPUs: the numbers here are about the GPUs' 64-bit space and do not cover them"
+        ),
+        Case::OnlyNonGpu => format!(
+            "{}; not counted for the GPUs, as the text shows these devices are none: {}",
+            if found == 0 {
+                "no GPU in the input".to_string()
+            } else {
+                format!("{found} GPU(s), every memory BAR assigned")
+            },
+            ev.other_failed
+                .iter()
+                .map(|o| format!(
+                    "{} BAR {} unassigned ({})",
+                    o.bdf,
+                    o.bar,
+                    o.not_gpu.map(|n| n.words()).unwrap_or_default()
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Case::Unnamed => format!(
+            "{unassigned}, of a device the text does not name: {}; which device it is, and its window, are not in the text",
+            ev.unnamed_failed.join("; ")
         ),
         Case::Only32Bit => format!(
             "{unassigned}, no GPU's 64-bit prefetchable BAR among them: the shortage is in the 32-bit window below 4 GiB (or the firmware rejected the device), which these numbers do not cover"
@@ -108,6 +132,14 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::FitsReallocActive => format!(
             "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
         ),
+        Case::DriverReason => format!(
+            "{found} GPU(s), none with a failed BAR: the driver gave up on each for a reason it names that is no BAR, so the BARs are not what failed: {}",
+            ev.unproven
+                .iter()
+                .map(|(a, why, _)| format!("{a}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
         Case::NoAddressEvidence => format!(
             "{found} GPU(s), none with a failed BAR, but the input does not show that every memory BAR has an address: {}; `lspci -vvv` of the GPUs, or the whole boot log, would",
             ev.unproven
@@ -119,6 +151,20 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::HypervMmio { need } => format!(
             "Hyper-V could not fit the VM's assigned devices in its MMIO gap: they need {} ({need:#x}, hv_pci's \"Need ... of MMIO space\"), so the GPU never appears on a PCI bus in the guest",
             human(need)
+        ),
+        Case::BridgeShort(b) => bridge_short(&b),
+        Case::Host { at } => host::sentence(&ev.host_messages[at]),
+        Case::HostNotes => format!(
+            "no device's BAR failed and no GPU is in the input, which holds only the host side's messages: {}",
+            ev.host_messages
+                .iter()
+                .map(host::sentence)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Case::HostTrace { at } => format!(
+            "{}; the guest's own PCI lines would say whether it got its BARs",
+            host::sentence(&ev.host_messages[at])
         ),
         Case::MissingFacts { size, window } => {
             let mut missing_facts = Vec::new();
@@ -134,6 +180,34 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
                 missing_facts.join(" and ")
             )
         }
+    }
+}
+
+/// A short bridge window, in numbers.
+fn bridge_short(b: &BridgeShort) -> String {
+    let size = |v: Option<u64>| v.map(human).unwrap_or_else(|| "an unknown size".into());
+    let (need, window) = (size(b.need), size(b.window));
+    let lack = match (b.need, b.window) {
+        (Some(n), Some(w)) if n > w => format!(", {} short", human(n - w)),
+        _ => String::new(),
+    };
+    match b.how {
+        ShortHow::CannotFit => format!(
+            "the kernel could not fit the {need} bridge {} needs for its devices in its parent's window and gave it a {window} window{lack}: the devices below it cannot all have their BARs, though no line in the text says which failed",
+            b.bridge
+        ),
+        ShortHow::Shrunk => format!(
+            "the kernel shrank bridge {}'s window to {window}, below the {need} its devices need{lack}: the devices below it cannot all have their BARs, though no line in the text says which failed",
+            b.bridge
+        ),
+        ShortHow::Failed => format!(
+            "bridge {}'s {need} memory window got no space, and the text shows no device below it: what the window was sized for, the BARs of the devices below, got none",
+            b.bridge
+        ),
+        ShortHow::Sized => format!(
+            "bridge {}'s 64-bit prefetchable window is {window}, and the GPUs below it need {need} (sized as the kernel sizes bridge windows){lack}: the root window has room and pci=realloc is active, so the bridge's sizing is what fell short",
+            b.bridge
+        ),
     }
 }
 

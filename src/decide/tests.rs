@@ -138,6 +138,7 @@ enum Knob {
     Hole64(u64),
     Global(String, String),
     Mmio64(u64),
+    Mmio64Max(u64),
     Mmio32(u64),
     Efi,
     RootPort(String, String),
@@ -233,6 +234,12 @@ fn named(text: &str) -> BTreeSet<Knob> {
     }
     for v in after(text, "-HighMemoryMappedIoSpace ") {
         k.extend(gib(v).map(Knob::Mmio64));
+        // A size in MB is the most the gap may take (`hyperv_below`).
+        k.extend(
+            v.strip_suffix("MB")
+                .and_then(num::<u64>)
+                .map(|m| Knob::Mmio64Max(m << 20)),
+        );
     }
     for v in after(text, "-LowMemoryMappedIoSpace ") {
         k.extend(gib(v).map(Knob::Mmio32));
@@ -305,6 +312,7 @@ fn held(c: &Change) -> BTreeSet<Knob> {
         };
     }
     k.extend(c.mmio64_bytes_min.map(Knob::Mmio64));
+    k.extend(c.mmio64_bytes_max.map(Knob::Mmio64Max));
     k.extend(c.mmio32_bytes_min.map(Knob::Mmio32));
     k.extend(c.boot_firmware.map(|_| Knob::Efi));
     k.extend(
@@ -468,6 +476,15 @@ fn every_path() -> Vec<(&'static str, Hint)> {
     rescanned.rescanned = vec![(rescanned.gpus[0].addr, 150)];
     let mut inferred = nvrm_only(Signs::default(), false);
     inferred.inferred = vec![inferred.gpus[0].addr];
+    let mut shrunk = nvrm_only(bare(), false);
+    shrunk.gpus.clear();
+    shrunk.unproven.clear();
+    shrunk.bridge_short = vec![crate::evidence::BridgeShort {
+        bridge: "0000:03:00.0".parse().unwrap(),
+        window: Some(0x1c00_0000),
+        need: Some(0xc_0000_0000),
+        how: crate::evidence::ShortHow::Shrunk,
+    }];
     for ev in [
         nvrm_only(Signs::default(), false),
         nvrm_only(kvm(), false),
@@ -499,6 +516,7 @@ fn every_path() -> Vec<(&'static str, Hint)> {
         lost,
         rescanned,
         inferred,
+        shrunk,
         metal(40, 8),
         metal(46, 8),
     ] {
@@ -519,7 +537,47 @@ fn every_path() -> Vec<(&'static str, Hint)> {
     out.push(("space", space::board_window("Why.", &ev, "a board")));
     out.extend(p2p_hints().into_iter().map(|h| ("p2p", h)));
     out.extend(p2p_text_hints().into_iter().map(|h| ("p2p text", h)));
+    out.extend(host_hints().into_iter().map(|h| ("host", h)));
     out
+}
+
+/// The hints for every host-side refusal (`decide::host`).
+fn host_hints() -> Vec<Hint> {
+    use crate::parse::hypervisor::HostMessage as M;
+    [
+        M::VmwarePages {
+            needed: 4206594,
+            limit: 917504,
+        },
+        M::HypervUpperMmio {
+            top: Some(0x17_dfff_f000),
+            limit: Some(0x10_0000_0000),
+        },
+        M::QemuPhysBits {
+            limit: 0xf_ffff_ffff,
+            need: 0x10_7fff_ffff,
+            bits: 36,
+            passthrough: true,
+        },
+        M::OpenvmmMmio {
+            low: true,
+            need: 0x1450_0000,
+            have: 0x1400_0000,
+        },
+        M::DxgkrnlIospace { errno: Some(6) },
+        M::CloudHypervisorMapRegion { errno: Some(17) },
+        M::BhyveMapFailed,
+    ]
+    .into_iter()
+    .flat_map(|m| {
+        let ev = Evidence {
+            host_messages: vec![m],
+            ..Evidence::default()
+        };
+        let d = diagnose(&ev);
+        hints::hints(&ev, &d, None)
+    })
+    .collect()
 }
 
 fn p2p_gpu(bdf: &str, port: &str, clique: CliqueCap) -> P2pGpu {
@@ -647,6 +705,7 @@ fn every_hint_carries_the_change_its_text_names() {
                 I::VmmBarPrefetchable,
                 I::KernelResizeRollback,
                 I::KernelRescanSizing,
+                I::KernelWindowSizing,
             ],
         ),
         ("space", &[I::PlatformWindowTooSmall, I::VmHotplugReserve]),
@@ -668,6 +727,16 @@ fn every_hint_carries_the_change_its_text_names() {
                 I::P2pKvmVisible,
                 I::P2pNcclLevel,
                 I::P2pHostBarMapping,
+            ],
+        ),
+        (
+            "host",
+            &[
+                I::Vmware64bitMmio,
+                I::HypervMmio,
+                I::CpuPhysBits,
+                I::VmmMmioRange,
+                I::VmmBarMapping,
             ],
         ),
     ]
@@ -739,4 +808,203 @@ fn check_takes_the_machine_type_from_dmi() {
         guest(Some("pc-q35-7.2")),
         crate::decide::window::QemuRules::V7_2
     );
+}
+
+/// `explain`'s evidence of a text, for the verdict tests below.
+fn gather(text: &str, s: &[crate::model::select::Selector], e: Option<usize>) -> Option<Evidence> {
+    crate::evidence::text::gather(text, s, e)
+}
+
+/// The verdict `explain` reaches on `text`.
+fn verdict(text: &str) -> crate::decide::summary::Verdict {
+    let ev = gather(text, &[], None).expect("evidence");
+    let d = diagnose(&ev);
+    crate::decide::summary::verdict(&ev, &d, false)
+}
+
+#[test]
+fn a_device_the_text_shows_is_no_gpu_does_not_fail_the_check() {
+    use crate::decide::summary::Verdict;
+    // A NIC, by its class (a Xen PV guest, tests/corpus 181).
+    let nic = "\
+pci 0000:00:00.0: [10ec:8168] type 00 class 0x020000
+pci 0000:00:00.0: reg 0x18: [mem 0xb2100000-0xb2100fff 64bit]
+pci 0000:00:00.0: can't claim BAR 2 [mem 0xb2100000-0xb2100fff 64bit]: address conflict with System RAM [mem 0x00100000-0xf9ffffff]
+";
+    assert_eq!(verdict(nic), Verdict::Ok);
+    let ev = gather(nic, &[], None).unwrap();
+    assert_eq!(
+        ev.other_failed[0].not_gpu,
+        Some(crate::evidence::NotGpu::Class(0x020000))
+    );
+    // A function other than 0 that the text says nothing else of (an NTB
+    // endpoint, 180): not a GPU's graphics function.
+    let ntb = "pci 0000:01:00.1: BAR 2: failed to assign [mem size 0x04000000 64bit pref]\n";
+    assert_eq!(verdict(ntb), Verdict::Ok);
+    // Function 0 that the text says nothing of may be a GPU (a paste
+    // without class lines, 111).
+    let f0 = "pci 0000:01:00.0: BAR 0: no space for [mem size 0x10000000 64bit pref]\n";
+    assert_eq!(verdict(f0), Verdict::Fail);
+    // An emulated display is a display controller: its failure counts (77).
+    let qxl = "\
+pci 0000:01:00.0: [1b36:0100] type 00 class 0x038000
+pci 0000:01:00.0: BAR 0: failed to assign [mem size 0x04000000]
+";
+    assert_eq!(verdict(qxl), Verdict::Fail);
+}
+
+#[test]
+fn nvidias_own_reasons_that_are_no_bar_do_not_fail_it() {
+    use crate::decide::summary::Verdict;
+    // The IRQ is checked before the BARs (Bumblebee #638, 155).
+    let irq = "\
+[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!
+[ 1428.836718] NVRM: Please check your BIOS settings.
+[ 1428.836721] nvidia: probe of 0000:01:00.0 failed with error -1
+";
+    // The driver says what failed, and it is no BAR: ok for the BARs, the
+    // summary naming the driver's reason.
+    assert_eq!(verdict(irq), Verdict::Ok);
+    let ev = gather(irq, &[], None).unwrap();
+    let d = diagnose(&ev);
+    assert_eq!(d.case, Case::DriverReason, "{d:?}");
+    assert!(
+        crate::decide::summary::describe(&ev, &d).contains("reason it names that is no BAR"),
+        "{}",
+        crate::decide::summary::describe(&ev, &d)
+    );
+    // Without a reason the probe failure counts against the BARs.
+    assert_eq!(
+        verdict("nvidia: probe of 0000:01:00.0 failed with error -1\n"),
+        Verdict::Fail
+    );
+    // An old driver's refusal of a 64-bit BAR above 4 GiB, its PCI tag
+    // garbled (160): the BAR has an address.
+    let above = "\
+[   11.903859] nvidia 0000:00:10.0: PCI INT A -> Link[SGRU] -> GSI 22 (level, low) -> IRQ 22
+[   11.903867] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:
+[   11.903868] NVRM: BAR1 is 256M @ 0x00000000 (PCI:30000000:01.0)
+[   11.903873] NVRM: This is a 64-bit BAR mapped above 4GB by the system BIOS or
+[   11.903893] nvidia: probe of 0000:00:10.0 failed with error -1
+";
+    assert_eq!(verdict(above), Verdict::Ok);
+    // RmInitAdapter after a driver assertion (153) is no BAR's failure, and
+    // ok for the BARs; alone it still counts (113).
+    let init = "\
+NVRM: nvAssertFailedNoLog: Assertion failed: pVGpu != NULL @ objvgpu.c:148
+NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)
+";
+    assert_eq!(verdict(init), Verdict::Ok);
+    assert_eq!(
+        verdict("NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)\n"),
+        Verdict::Fail
+    );
+    // An empty region with no address and no NVIDIA GPU named (184).
+    let ev = gather(
+        "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0\n",
+        &[],
+        None,
+    )
+    .unwrap();
+    assert!(ev.gpus.is_empty());
+    assert_eq!(ev.unnamed_failed.len(), 1);
+    assert_eq!(
+        verdict("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0\n"),
+        Verdict::Fail
+    );
+}
+
+#[test]
+fn sriov_space_is_not_the_devices_own_and_a_cut_line_is_nobodys() {
+    use crate::decide::summary::Verdict;
+    // i915 asked for VFs: it runs on the GPU (149).
+    let i915 = "\
+[ 4593.404028] i915 0000:00:02.0: not enough MMIO resources for SR-IOV
+[ 4593.500174] i915 0000:00:02.0: [drm] *ERROR* Failed to enable 2 VFs (-ENOMEM)
+";
+    let ev = gather(i915, &[], None).unwrap();
+    assert_eq!(ev.gpus.len(), 1);
+    assert_eq!(verdict(i915), Verdict::Ok);
+    // The old wording of the VFs' space (162): evidence, no failure.
+    assert_eq!(
+        verdict("pci 0000:00:05.0: VF(n) BAR0 space: [mem 0xfc000000-0x13bffffff] (contains BAR0 for 16 VFs)\n"),
+        Verdict::Ok
+    );
+    // A PCI core failure with its device cut off (190).
+    let cut = "BAR 1: no space for [mem size 0x400000000 64bit pref]\nBAR 8: no space for [mem size 0x800000000 64bit pref]\n";
+    let ev = gather(cut, &[], None).unwrap();
+    assert_eq!(ev.unnamed_failed.len(), 1, "{:?}", ev.unnamed_failed);
+    assert_eq!(verdict(cut), Verdict::Fail);
+    // The new driver-core wording of a failed probe (179).
+    let amd = "amdgpu 0000:03:00.0: probe with driver amdgpu failed with error -12\n";
+    assert_eq!(verdict(amd), Verdict::Fail);
+}
+
+#[test]
+fn a_vfio_hosts_text_told_a_vm_gets_the_hosts_hints() {
+    use crate::model::platform::Platform;
+    // A VFIO host's boot log and lspci (tests/corpus 178), told qemu.
+    let text = "\
+[    2.941829] pci 0000:2a:00.0: BAR 1: no space for [mem size 0x1000000000 64bit pref]
+[    2.941830] pci 0000:2a:00.0: BAR 1: failed to assign [mem size 0x1000000000 64bit pref]
+0000:2a:00.0 3D controller: NVIDIA Corporation AD102GL [L20] (rev a1)
+\tKernel driver in use: vfio-pci
+";
+    let mut ev = gather(text, &[], None).unwrap();
+    ev.platform_told = Some(Platform::Qemu);
+    assert_eq!(ev.platform(), Platform::BareMetal);
+    assert!(ev
+        .platform_conflict()
+        .is_some_and(|c| c.contains("the text is the VM's host's")));
+    let d = diagnose(&ev);
+    assert_eq!(hints::hints(&ev, &d, None)[0].id, HintId::FirmwareAbove4g);
+    // Without the sign, the word of --platform holds.
+    let mut guest = gather(&text.replace("vfio-pci", "nvidia"), &[], None).unwrap();
+    guest.platform_told = Some(Platform::Qemu);
+    assert_eq!(guest.platform(), Platform::Qemu);
+}
+
+#[test]
+fn check_reports_a_bridge_window_smaller_than_its_gpus_need() {
+    use crate::model::bar::BridgeWindow;
+    use crate::model::range::Range;
+    // Two 128 GiB BARs behind one bridge, the root window with room and
+    // pci=realloc on: a 128 GiB prefetchable window is short by one BAR.
+    let bridge: PciAddress = "0000:00:01.0".parse().unwrap();
+    let with_window = |size: u64| {
+        let mut ev = metal(46, 2);
+        for g in &mut ev.gpus {
+            g.upstream = vec![bridge];
+        }
+        ev.realloc_active = true;
+        ev.bridges = vec![(
+            bridge,
+            vec![BridgeWindow {
+                io: false,
+                prefetchable: true,
+                mem64: true,
+                range: Range::new(0x40_0000_0000, 0x40_0000_0000 + size - 1),
+            }],
+        )];
+        ev
+    };
+    let ev = with_window(128 * GIB);
+    let d = diagnose(&ev);
+    assert_eq!(d.kind, DiagnosisKind::BridgeWindowShort, "{d:?}");
+    assert_eq!(
+        (d.needed_bytes, d.window_bytes),
+        (Some(256 * GIB), Some(128 * GIB))
+    );
+    let text = crate::decide::summary::describe(&ev, &d);
+    assert!(
+        text.contains("0000:00:01.0") && text.contains("128 GiB short"),
+        "{text}"
+    );
+    assert_eq!(
+        hints::hints(&ev, &d, None)[0].id,
+        HintId::KernelWindowSizing
+    );
+    // A window that holds both is not short: the old unknown stands.
+    let d = diagnose(&with_window(256 * GIB));
+    assert_eq!(d.case, Case::FitsReallocActive, "{d:?}");
 }

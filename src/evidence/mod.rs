@@ -17,9 +17,10 @@ pub(crate) mod text;
 
 use crate::model::bar::{Bar, BridgeWindow};
 use crate::model::pci::{PciAddress, RootBus};
-use crate::model::platform::{Cpu, Firmware, FirmwareKind};
+use crate::model::platform::{Confidence, Cpu, Firmware, FirmwareKind, Judgement, Platform};
 use crate::model::range::Range;
 use crate::model::release::SeabiosVersion;
+use crate::parse::hypervisor::HostMessage;
 use crate::parse::release::seabios_version;
 use serde::Serialize;
 
@@ -80,6 +81,63 @@ pub(crate) struct OtherFailure {
     /// A register BAR below 4 GiB: of known type, 32-bit and
     /// non-prefetchable.
     pub low: bool,
+    /// What says the device is no GPU, if anything does: then its failure
+    /// is not the GPUs' (a device the text says nothing of may be one).
+    pub not_gpu: Option<NotGpu>,
+}
+
+/// A bridge whose window is smaller than the devices below it need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BridgeShort {
+    pub bridge: PciAddress,
+    /// The window it got, in bytes, where known.
+    pub window: Option<u64>,
+    /// What the devices below it need, in bytes, where known.
+    pub need: Option<u64>,
+    pub how: ShortHow,
+}
+
+/// How a bridge's window came to be short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShortHow {
+    /// The kernel said its parent's window `cannot fit` what it needs,
+    /// then assigned it a smaller one.
+    CannotFit,
+    /// The kernel shrank it below its devices' need (`shrunken by`).
+    Shrunk,
+    /// Its memory window got no space, and the text shows no device below
+    /// it (only the bridges' own lines).
+    Failed,
+    /// Sized from sysfs: the window smaller than its GPUs' 64-bit BARs
+    /// need, sized as the kernel sizes bridge windows.
+    Sized,
+}
+
+/// What in the text says a device is not a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotGpu {
+    /// Its class is neither a display controller (0x03) nor a processing
+    /// accelerator (0x12).
+    Class(u32),
+    /// The text says nothing of it but that it is function N > 0 of its
+    /// slot: a GPU's graphics function is function 0 (its HD audio, USB
+    /// and UCSI functions are 1 to 3), as every card in tests/corpus and
+    /// the fixtures shows, and PCI requires a multi-function device to
+    /// implement function 0 (PCI Local Bus Specification 3.0, 6.2.1).
+    Function(u8),
+}
+
+impl NotGpu {
+    pub(crate) fn words(self) -> String {
+        match self {
+            NotGpu::Class(c) => {
+                format!("class {c:06x}, neither a display controller nor an accelerator")
+            }
+            NotGpu::Function(f) => {
+                format!("function {f} of its slot, where a GPU's graphics function is function 0")
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -121,6 +179,15 @@ pub(crate) struct Evidence {
     /// GPU is not `ok`; it failed where its driver complained (`true`: a
     /// failed probe, an NVRM region it calls invalid).
     pub unproven: Vec<(PciAddress, String, bool)>,
+    /// Of `unproven`, the GPUs whose driver gave up on them for a reason it
+    /// names that is no BAR (nv_pci_probe()'s IRQ check, an unsupported
+    /// GPU, a GSP or assertion failure before RmInitAdapter): the text
+    /// shows no BAR of theirs failing, and the driver says what did.
+    pub driver_gave_up: Vec<PciAddress>,
+    /// The sign that the text is a VFIO host's (`parse::platform::
+    /// vfio_host_sign`), in words: its failed BARs are the host's, placed
+    /// by the host's firmware and kernel, whatever VM they are for.
+    pub vfio_host: Option<String>,
     /// NVIDIA GPUs for which the driver's `NVRM: BAR2 is 0M` (its third
     /// region, PCI BAR 3) is the only failure the text shows: no PCI core
     /// line says the BAR failed, and the larger VRAM BAR before it is not
@@ -144,9 +211,96 @@ pub(crate) struct Evidence {
     /// the boot's enumeration, so the firmware's placement from boot no
     /// longer holds and the kernel sized the bridge windows on its own.
     pub rescanned: Vec<(PciAddress, u64)>,
+    /// What the hypervisor, the VMM or the host kernel said of the VM's
+    /// devices (`parse::hypervisor`), once each: `explain` of a host-side
+    /// log.
+    pub host_messages: Vec<HostMessage>,
+    /// Memory BARs the text says failed without saying whose (a report
+    /// cut the device's address off a PCI core line, or `NVRM: BAR1 is 0M`
+    /// with no address and no one NVIDIA GPU named), in words.
+    pub unnamed_failed: Vec<String>,
+    /// Bridges the kernel log shows with a window smaller than their
+    /// devices need (`explain`; `check` sizes its own from sysfs).
+    pub bridge_short: Vec<BridgeShort>,
+    /// The platform the user named (`explain --platform`): it beats the
+    /// signs the text shows (`platform_conflict` says where they differ).
+    pub platform_told: Option<Platform>,
+}
+
+/// Where the platform judgement came from: named by the user, seen in the
+/// signs of the input, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PlatformSource {
+    Told,
+    Seen,
+    Unknown,
 }
 
 impl Evidence {
+    /// The one platform judgement: the platform the user named, else what
+    /// the signs show (`Firmware::judge`). Told beats seen; the signs the
+    /// input shows stay in the list after the user's word.
+    pub(crate) fn judgement(&self) -> Judgement {
+        let seen = self.firmware.judge();
+        match self.platform_told {
+            Some(p) => {
+                let mut signs = vec![format!("told: --platform {}", cli_name(p))];
+                signs.extend(seen.signs);
+                Judgement {
+                    platform: p,
+                    confidence: Some(Confidence::High),
+                    signs,
+                }
+            }
+            None => seen,
+        }
+    }
+
+    /// The platform the hints are for (`judgement`).
+    pub(crate) fn platform(&self) -> Platform {
+        match self.platform_told {
+            // Told a VM, but the text is the VM's host's: its BARs are the
+            // host's (`platform_conflict` says so).
+            Some(p) if vm(p) && self.vfio_host.is_some() => Platform::BareMetal,
+            Some(p) => p,
+            None => self.firmware.platform(),
+        }
+    }
+
+    pub(crate) fn platform_source(&self) -> PlatformSource {
+        match (self.platform_told, self.firmware.platform()) {
+            (Some(_), _) => PlatformSource::Told,
+            (None, Platform::Unknown) => PlatformSource::Unknown,
+            (None, _) => PlatformSource::Seen,
+        }
+    }
+
+    /// Where the user's `--platform` and the input's signs disagree, the
+    /// sentence that says so (the user's word is followed). A VM the signs
+    /// name only as "a VM" (`other_vm`: KVM, Xen) agrees with any VM.
+    pub(crate) fn platform_conflict(&self) -> Option<String> {
+        let told = self.platform_told?;
+        if let (true, Some(sign)) = (vm(told), &self.vfio_host) {
+            return Some(format!(
+                "--platform {} was given, but {sign}: the text is the VM's host's, whose firmware and kernel place the BARs that failed, so the hints are the host's",
+                cli_name(told)
+            ));
+        }
+        let seen = self.firmware.judge();
+        let agree = seen.platform == Platform::Unknown
+            || seen.platform == told
+            || (vm(told) && vm(seen.platform) && Platform::OtherVm == seen.platform);
+        (!agree).then(|| {
+            format!(
+                "--platform {} was given, but the input's signs say {} ({}): the hints follow --platform",
+                cli_name(told),
+                cli_name(seen.platform),
+                seen.signs.join(", ")
+            )
+        })
+    }
+
     /// The SeaBIOS release the guest booted, from the version DMI carries:
     /// Debian's `1.16.3-debian-1.16.3-2`, QEMU's bundled
     /// `rel-1.16.3-0-ga6ed6b701f0a-prebuilt.qemu.org` (what Proxmox runs).
@@ -161,4 +315,21 @@ impl Evidence {
             .and_then(seabios_version)
             .filter(|v| v.0 >= 1)
     }
+}
+
+/// A platform as `--platform` names it.
+pub(crate) fn cli_name(p: Platform) -> &'static str {
+    match p {
+        Platform::Qemu => "qemu",
+        Platform::Vmware => "vmware",
+        Platform::HyperV => "hyperv",
+        Platform::OtherVm => "other-vm",
+        Platform::BareMetal => "bare-metal",
+        Platform::Unknown => "unknown",
+    }
+}
+
+/// A VM's platform (not bare metal, not unknown).
+fn vm(p: Platform) -> bool {
+    !matches!(p, Platform::BareMetal | Platform::Unknown)
 }

@@ -175,11 +175,18 @@ fn gather_bars(
         hotplug: platform::hotplug_signs(&log_text),
         // sysfs shows every BAR with its address.
         unproven: Vec::new(),
+        driver_gave_up: Vec::new(),
+        vfio_host: None,
         // Driver messages, read only from pasted text.
         nvrm_third_region_only: Vec::new(),
         resize_lost: Vec::new(),
         inferred: Vec::new(),
         rescanned: Vec::new(),
+        // The host's messages are not in a guest's own log.
+        host_messages: Vec::new(),
+        unnamed_failed: Vec::new(),
+        bridge_short: Vec::new(),
+        platform_told: None,
     };
     Ok((ev, warnings, platform::log_hypervisor_seen(&log_text)))
 }

@@ -8,6 +8,7 @@
 pub(crate) mod address;
 pub(crate) mod cmdline;
 pub(crate) mod hex;
+pub(crate) mod hypervisor;
 pub(crate) mod iommu;
 pub(crate) mod kernel_log;
 pub(crate) mod libvirt;

@@ -282,7 +282,7 @@ fn lspci_device_tree_node(lower: &str) -> bool {
 /// A report's own heading, not machine output: `# KEY: ...` and its
 /// `#   ...` continuation lines (the corpus files open with them; a
 /// shell's `# dmesg` prompt has no `KEY:`).
-fn is_report_heading(line: &str) -> bool {
+pub(crate) fn is_report_heading(line: &str) -> bool {
     let Some(rest) = line.strip_prefix("# ") else {
         return false;
     };
@@ -397,6 +397,29 @@ pub(crate) fn cpu_from_log(text: &str) -> Cpu {
         }
     }
     cpu
+}
+
+/// The sign that the text is a VFIO host's rather than its guest's: lspci
+/// saying `Kernel driver in use: vfio-pci`, or the host kernel's
+/// `vfio-pci 0000:...:` lines (drivers/vfio/pci/vfio_pci_core.c prints
+/// through the device it binds). A guest's own GPU is driven by the GPU's
+/// driver; vfio-pci holds a device the machine passes on to a VM.
+pub(crate) fn vfio_host_sign(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let t = l.trim();
+        if t.starts_with("Kernel driver in use: vfio-pci") {
+            Some(
+                "lspci says vfio-pci drives a device (`Kernel driver in use: vfio-pci`)"
+                    .to_string(),
+            )
+        } else {
+            let at = t.find("vfio-pci 0000:")?;
+            // A kernel line, not a command line quoting QEMU's -device.
+            let before = &t[..at];
+            (before.is_empty() || before.ends_with("] ") || before.ends_with("kernel: "))
+                .then(|| "the host kernel's vfio-pci binds a device".to_string())
+        }
+    })
 }
 
 #[cfg(test)]
@@ -762,5 +785,27 @@ flags		: fpu vme hypervisor
         let amd = cpu_from_log("smpboot: CPU0: AMD EPYC 9654 96-Core Processor (family: 0x19, model: 0x11, stepping: 0x1)");
         assert_eq!(amd.vendor, Some(CpuVendor::Amd));
         assert_eq!(cpu_from_log("nothing").vendor, None);
+    }
+
+    #[test]
+    fn a_vfio_host_is_told_by_vfio_pci_driving_a_device() {
+        assert!(vfio_host_sign(
+            "\tKernel driver in use: vfio-pci\n\tKernel modules: nvidiafb, nouveau\n"
+        )
+        .is_some());
+        assert!(
+            vfio_host_sign("[    5.1] vfio-pci 0000:01:00.0: vgaarb: changed VGA decodes\n")
+                .is_some()
+        );
+        assert!(vfio_host_sign(
+            "Dec 03 host kernel: vfio-pci 0000:01:00.0: enabling device (0000 -> 0003)\n"
+        )
+        .is_some());
+        // A guest's driver, and QEMU's command line naming the device.
+        assert!(vfio_host_sign("\tKernel driver in use: nvidia\n").is_none());
+        assert!(vfio_host_sign("-device vfio-pci 0000:01:00.0\n").is_none());
+        assert!(
+            vfio_host_sign("qemu-system-x86_64 -device vfio-pci,host=0000:01:00.0\n").is_none()
+        );
     }
 }

@@ -14,12 +14,14 @@ pub(crate) mod plan_p2p;
 pub(crate) mod prometheus;
 pub(crate) mod text;
 
+use crate::decide::decision::Branch;
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::hint::{Hint, HintId};
+use crate::decide::hint::{Hint, HintId, Side};
+use crate::decide::host;
 use crate::decide::origin::WindowOrigin;
 use crate::decide::p2p::P2p;
 use crate::decide::Decision;
-use crate::evidence::{Evidence, WindowSource};
+use crate::evidence::{Evidence, PlatformSource, WindowSource};
 use crate::model::bar::{BarState, BridgeWindowKind, SizeSource};
 use crate::model::layer::Layer;
 use crate::model::pci::{PciAddress, RootBus};
@@ -56,6 +58,13 @@ pub(crate) struct Report {
     pub unassigned: Vec<UnassignedBar>,
     pub capacity: Capacity,
     pub hints: Vec<Hint>,
+    /// Where the input does not show the platform: the first step if it is
+    /// a QEMU/KVM guest and if it is a real machine (`platform`, `hint`);
+    /// empty where the platform is known or nothing is to be done.
+    pub platform_branches: Vec<Branch>,
+    /// What the hypervisor, the VMM or the host kernel said, as the
+    /// input holds it (`explain` of a host-side log).
+    pub host_messages: Vec<HostMessageReport>,
     /// The bridges above the GPUs and their windows.
     pub bridges: Vec<BridgeReport>,
     /// Problems met while reading (a vanished device, a malformed file).
@@ -80,6 +89,9 @@ pub(crate) struct FirmwareReport {
     pub platform_confidence: Option<Confidence>,
     /// The signs the judgement used, in words.
     pub platform_signs: Vec<String>,
+    /// Where `platform` came from: `told` (`explain --platform`), `seen`
+    /// (signs in the input), `unknown`.
+    pub platform_source: PlatformSource,
     /// The tool DMI says manages this QEMU guest (`kubevirt`, `openstack`,
     /// `lxd`, `incus`), whose settings the hints give first; null where
     /// none is named (plain QEMU, Proxmox and libvirt leave no sign).
@@ -155,6 +167,18 @@ pub(crate) struct WindowReport {
     pub counted: bool,
 }
 
+/// One host-side message: whose (`source`), which (`id`), whether it
+/// keeps the VM or the device from its BARs, and what it means in words.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct HostMessageReport {
+    pub id: &'static str,
+    pub source: &'static str,
+    /// Always `host`: the side that must change.
+    pub side: Side,
+    pub bar_failure: bool,
+    pub note: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct BridgeReport {
     pub bdf: PciAddress,
@@ -192,6 +216,7 @@ pub(crate) fn build(
         origin: window_origin,
         hints,
         p2p,
+        branches,
     } = decision;
     let d = &d;
     let gpus: Vec<GpuReport> = ev
@@ -267,6 +292,7 @@ pub(crate) fn build(
             platform: judged.platform,
             platform_confidence: judged.confidence,
             platform_signs: judged.signs,
+            platform_source: ev.platform_source(),
             layer: ev.firmware.layer(),
         },
         gpus,
@@ -290,6 +316,17 @@ pub(crate) fn build(
             needed_end: d.needed_end,
             window_origin,
         },
+        host_messages: ev
+            .host_messages
+            .iter()
+            .map(|m| HostMessageReport {
+                id: m.id(),
+                source: m.source(),
+                side: Side::Host,
+                bar_failure: matches!(host::weight(m), host::Weight::Failure(_)),
+                note: host::sentence(m),
+            })
+            .collect(),
         bridges: ev
             .bridges
             .iter()
@@ -307,6 +344,7 @@ pub(crate) fn build(
             })
             .collect(),
         hints,
+        platform_branches: branches,
         warnings,
         p2p,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),

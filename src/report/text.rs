@@ -2,6 +2,7 @@
 //! diagnosis with its numbers, the hints, the warnings.
 
 use crate::decide::hint::Hint;
+use crate::model::platform::Platform;
 use crate::model::size::human;
 use crate::report::{Report, Verdict};
 use std::fmt::Write as _;
@@ -30,6 +31,7 @@ pub(crate) fn render(r: &Report) -> String {
     if let Some(h) = r.hints.first() {
         let _ = writeln!(s, "next step: {} [{}]", h.id.label(), h.id);
     }
+    platform_branches(r, &mut s);
     gpus(r, &mut s);
     diagnosis(r, &mut s);
     if let Some(p) = &r.p2p {
@@ -37,6 +39,33 @@ pub(crate) fn render(r: &Report) -> String {
     }
     hints_and_warnings(&mut s, &r.hints, &r.warnings);
     s
+}
+
+/// Where the input does not show the platform: the first step on each of
+/// the two likeliest, and the one command that tells them apart.
+fn platform_branches(r: &Report, s: &mut String) {
+    if r.platform_branches.is_empty() {
+        return;
+    }
+    let steps: Vec<String> = r
+        .platform_branches
+        .iter()
+        .map(|b| {
+            let on = match b.platform {
+                Platform::BareMetal => "on a real machine",
+                Platform::Qemu => {
+                    "in a QEMU/KVM VM (Proxmox, libvirt, KubeVirt, OpenStack, LXD/Incus, Kata)"
+                }
+                _ => "in a VM",
+            };
+            format!("{on}: {} [{}]", b.hint.label(), b.hint)
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "platform: not shown in the input; {}; `systemd-detect-virt` (or `cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name`) on the machine tells which, and `--platform` gives it",
+        steps.join("; ")
+    );
 }
 
 /// Each GPU with its BARs, then the devices not taken for GPUs that

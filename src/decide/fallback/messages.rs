@@ -79,7 +79,7 @@ pub(super) fn vmm_prefetchable(c: &Ctx) -> Option<Hint> {
         c.ev.nvrm_third_region_only
             .first()
             .filter(|_| explains_all(c.ev, &c.ev.nvrm_third_region_only))?;
-    let branch = if c.ev.firmware.platform() == Platform::Unknown {
+    let branch = if c.ev.platform() == Platform::Unknown {
         "If this is a VM: "
     } else {
         ""
@@ -96,4 +96,24 @@ pub(super) fn vmm_prefetchable(c: &Ctx) -> Option<Hint> {
         Side::Host,
         Some(Restart::Vm),
     ))
+}
+
+/// The kernel left a bridge's window smaller than the devices below it
+/// need (`Case::BridgeShort`): its bridge window sizing. From a change
+/// reported on 6.11 until dc4b4d04e1ca (2026-02), `adjust_bridge_window()`
+/// could shrink a window below what `pbus_size_mem()` computed, printing
+/// only `cannot fit ... required for` and the `shrunken by` debug line
+/// (linux-pci, 2025-08; tests/corpus 148). The firmware's window is not
+/// what is short, so no firmware setting comes first.
+pub(super) fn window_sizing(c: &Ctx, bridge: PciAddress) -> Hint {
+    plain(
+        HintId::KernelWindowSizing,
+        format!(
+            "{} The kernel sized the window of bridge {bridge} smaller than its devices need: a fault of its bridge window sizing (reported from 6.11, when it began shrinking a window to what the parent had left, until commit dc4b4d04e1ca in 2026; 6.18 lost a window's type until e5f72cb9cea5). \
+             Boot a kernel with those fixes (or the one this machine ran before 6.11) and send this log to linux-pci@vger.kernel.org; behind a hot-plug bridge (Thunderbolt) the kernel's reservation for it helps meanwhile.",
+            c.why
+        ),
+        Side::Guest,
+        Some(Restart::Reboot),
+    )
 }

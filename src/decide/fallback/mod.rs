@@ -11,20 +11,21 @@
 //! is the kernel's own `pci=realloc` (in a guest or on bare metal alike),
 //! `firmware-above-4g` the firmware setup's 64-bit decoding.
 
+mod host;
 mod messages;
 mod metal;
 mod vm;
 
-use crate::decide::diagnosis::{Diagnosis, DiagnosisKind};
+use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::decide::sizing::recommended_window;
 use crate::decide::space;
 use crate::decide::summary::describe;
 use crate::decide::syntax;
-use crate::evidence::Evidence;
+use crate::evidence::{Evidence, ShortHow};
 use crate::model::platform::Platform;
 use crate::model::size::human;
-use messages::{rescan, resize_rollback, vmm_prefetchable};
+use messages::{rescan, resize_rollback, vmm_prefetchable, window_sizing};
 use metal::{above_4g, bare_metal, smaller_bars};
 use vm::{at_40_bits, hyperv, phys_bits, qemu_window, vm, vmware};
 
@@ -56,7 +57,36 @@ struct Ctx<'a> {
 /// The hints for a failure no model predicts, best first.
 pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     let complaint = ev.unproven.iter().any(|(_, _, c)| *c);
-    if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() && !complaint {
+    // What the host side refused is fixed there, whatever else the input
+    // shows of the guest.
+    if let Case::Host { at } = d.case {
+        let c = Ctx {
+            ev,
+            d,
+            why: format!("{}.", describe(ev, d)),
+            rec: recommended_window(d.needed_bytes.unwrap_or(0)),
+            past_limit: false,
+        };
+        return host::hints(&c, &ev.host_messages[at]);
+    }
+    // A bridge window the kernel sized too small: its sizing first, then
+    // (behind a hot-plug bridge) the reservation.
+    if let Case::BridgeShort(b) = d.case {
+        if b.how != ShortHow::Failed {
+            let c = Ctx {
+                ev,
+                d,
+                why: format!("{}.", describe(ev, d)),
+                rec: recommended_window(d.needed_bytes.unwrap_or(0)),
+                past_limit: false,
+            };
+            let mut out = vec![window_sizing(&c, b.bridge)];
+            out.extend(hotplug(&c, false));
+            return out;
+        }
+    }
+    let window_failed = matches!(d.case, Case::BridgeShort(_));
+    if d.failed_bars == 0 && ev.hyperv_mmio_short.is_none() && !complaint && !window_failed {
         return Vec::new();
     }
     let numbers = d.needed_bytes.is_some() && d.window_bytes.is_some();
@@ -78,7 +108,7 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
         past_limit: d.kind == DiagnosisKind::PhysBitsTooSmall
             || matches!((d.needed_end, limit), (Some(e), Some(l)) if e > l),
     };
-    let platform = ev.firmware.platform();
+    let platform = ev.platform();
     // What the drivers' own messages say comes before the space: a BAR the
     // kernel lost in a failed resize, or one NVIDIA's driver refuses for
     // its type, is not fixed by a larger window.

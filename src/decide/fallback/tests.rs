@@ -172,6 +172,7 @@ fn the_space_that_fell_short_decides_the_first_step() {
             bar: 0,
             size: Some(64 << 20),
             low,
+            not_gpu: None,
         }];
         ev
     };

@@ -8,8 +8,25 @@ use crate::decide::hint::Change;
 
 const GIB: u64 = 1 << 30;
 
-/// The settings of a change; `None` without MMIO space in it.
+/// `512MB`, `2GB`: Set-VM's sizes, in the largest whole unit.
+fn size(bytes: u64) -> String {
+    if bytes % GIB == 0 {
+        format!("{}GB", bytes / GIB)
+    } else {
+        format!("{}MB", bytes.div_ceil(1 << 20))
+    }
+}
+
+/// The settings of a change; `None` without MMIO space in it. A gap at
+/// most `mmio64_bytes_max` (Hyper-V's start error: it ends past what the
+/// host's CPU addresses) is set as that size.
 fn settings(c: &Change) -> Option<String> {
+    if let Some(max) = c.mmio64_bytes_max {
+        return Some(format!(
+            "`Set-VM -VMName <vm> -HighMemoryMappedIoSpace {}`",
+            size(max)
+        ));
+    }
     let high = c.mmio64_bytes_min?;
     let low = c
         .mmio32_bytes_min

@@ -249,6 +249,9 @@ fn change_of(id: HintId) -> Option<Change> {
         | HintId::VmmBarPrefetchable
         | HintId::KernelResizeRollback
         | HintId::KernelRescanSizing
+        | HintId::KernelWindowSizing
+        | HintId::VmmBarMapping
+        | HintId::VmmMmioRange
         | HintId::P2pHostBarMapping => None,
     }
 }
@@ -673,4 +676,23 @@ fn each_gpu_of_a_named_vm_gets_the_device_property() {
         ..Change::default()
     };
     assert!(device_lines(Hypervisor::Proxmox, &none, &vm).is_empty());
+}
+
+/// Hyper-V's gap made smaller (its start error: the gap ends past what
+/// the host addresses) is set as the size, in MB below a GiB.
+#[test]
+fn hyperv_sets_a_smaller_gap_as_its_size() {
+    let c = Change {
+        mmio64_bytes_max: Some(512 << 20),
+        ..Change::default()
+    };
+    assert_eq!(
+        super::instruction(Hypervisor::HyperV, &c),
+        "With the VM shut down: `Set-VM -VMName <vm> -HighMemoryMappedIoSpace 512MB`"
+    );
+    let c = Change {
+        mmio64_bytes_max: Some(2 << 30),
+        ..Change::default()
+    };
+    assert!(super::instruction(Hypervisor::HyperV, &c).ends_with("-HighMemoryMappedIoSpace 2GB`"));
 }

@@ -7,11 +7,13 @@
 //! VF BARs and bridge windows are not BAR failures of a device.
 
 use crate::evidence::log::{fill_sizes, LogFacts};
-use crate::evidence::{Evidence, Gpu, OtherFailure, Window};
+use crate::evidence::{Evidence, Gpu, NotGpu, OtherFailure, Window};
 use crate::model::bar::Bar;
 use crate::model::pci::{PciAddress, RootBus};
+use crate::model::platform::Platform;
 use crate::model::select::{is_selected, is_selected_without_device, Selector};
-use crate::parse::kernel_log;
+use crate::parse::hypervisor::{self, HostMessage};
+use crate::parse::kernel_log::{self, LogResource, ResourceRef, Space};
 use crate::parse::p2p_text::{self, P2pText};
 use crate::parse::{cmdline, paste, platform};
 use crate::read::root::read_lossy;
@@ -23,6 +25,7 @@ use std::path::PathBuf;
 mod lspci;
 mod nvidia;
 mod replay;
+mod windows;
 
 /// What `explain` knows from its files, read once.
 #[derive(Debug)]
@@ -70,13 +73,22 @@ pub(crate) fn gather(
         mut devs,
         mut evidence,
         nvrm_invalid,
+        nvrm_unnamed,
+        unnamed,
     } = replay(&events);
     let (listed, headless_failed) = lspci::merge_listings(text, &mut devs);
     evidence |= listed;
     let hyperv_mmio_short = platform::hyperv_mmio_need(text);
-    if !evidence && hyperv_mmio_short.is_none() {
+    let host_messages = hypervisor::host_messages(text);
+    if !evidence && hyperv_mmio_short.is_none() && host_messages.is_empty() {
         return None;
     }
+    let mut unnamed_failed = nvidia::name_unnamed(&mut devs, &nvrm_unnamed);
+    unnamed_failed.extend(
+        unnamed
+            .iter()
+            .filter_map(|(res, r)| unnamed_failure(*res, r.as_ref())),
+    );
     let Nvidia {
         third_region_only: nvrm_third_region_only,
         complaints,
@@ -87,6 +99,16 @@ pub(crate) fn gather(
     let (mut gpus, other_failed) = select(&devs, selectors);
     fill_sizes(&mut gpus, &events);
     let unproven = unproven(&gpus, &devs, &complaints, headless_failed);
+    let driver_gave_up = unproven
+        .iter()
+        .map(|(a, _, _)| *a)
+        .filter(|a| {
+            let d = &devs[a];
+            !headless_failed
+                && !complaints.contains(a)
+                && ((d.probe_failed && d.probe_explained) || (d.init_failed && d.init_explained))
+        })
+        .collect();
     // A resize that fell back and still left a BAR without an address: the
     // last word on the BAR came after the driver's fallback.
     let resize_lost: Vec<PciAddress> = gpus
@@ -106,6 +128,7 @@ pub(crate) fn gather(
         .filter_map(|g| Some((g.addr, devs[&g.addr].enumerated_at?)))
         .filter(|(_, secs)| *secs >= RESCAN_AFTER_SECS)
         .collect();
+    let bridge_short = windows::short_bridges(&events, &devs);
     let mut hotplug = platform::hotplug_signs(text);
     hotplug.extend(bridge_slot_hotplug(&devs));
     let windows = facts.evidence_windows();
@@ -116,6 +139,13 @@ pub(crate) fn gather(
     for d in devs.values() {
         if let (Some(v), Some(dev)) = (d.vendor, d.device) {
             firmware.signs.add_device(v, dev);
+        }
+    }
+    for m in &host_messages {
+        if let Some((p, what)) = host_sign(m) {
+            if !firmware.signs.vm_devices.iter().any(|(_, w)| w == what) {
+                firmware.signs.vm_devices.push((p, what.to_string()));
+            }
         }
     }
 
@@ -141,11 +171,52 @@ pub(crate) fn gather(
         bridges: Vec::new(),
         hyperv_mmio_short,
         unproven,
+        driver_gave_up,
+        vfio_host: platform::vfio_host_sign(text),
         hotplug,
         nvrm_third_region_only,
         resize_lost,
         inferred,
         rescanned,
+        host_messages,
+        unnamed_failed,
+        bridge_short,
+        platform_told: None,
+    })
+}
+
+/// A PCI core failure with its device cut off, in words; `None` for one
+/// that is no memory BAR of a device (an I/O BAR, a ROM, a window, a VF
+/// BAR), which never fails a device.
+fn unnamed_failure(res: ResourceRef, r: Option<&LogResource>) -> Option<String> {
+    let r = r?;
+    let ResourceRef::Bar(i) = res else {
+        return None;
+    };
+    (r.space == Space::Mem).then(|| {
+        format!(
+            "BAR {i} ({}{}{}) of a device the text does not name",
+            crate::model::size::human(r.size),
+            if r.mem64 { ", 64-bit" } else { "" },
+            if r.prefetchable { " pref" } else { "" }
+        )
+    })
+}
+
+/// The platform a host-side message names: its hypervisor's or VMM's own
+/// words (a host kernel's and OVMF's say only that a VM is involved, or
+/// that it is QEMU's firmware).
+fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
+    Some(match m.source() {
+        "vmware" => (Platform::Vmware, "VMware's own log (vmx PCIPassthru)"),
+        "hyperv" => (Platform::HyperV, "Hyper-V's own messages"),
+        "qemu" => (Platform::Qemu, "QEMU's own messages"),
+        "ovmf" => (Platform::Qemu, "OVMF's debug log"),
+        "cloud_hypervisor" => (Platform::OtherVm, "Cloud Hypervisor's messages"),
+        "openvmm" => (Platform::OtherVm, "OpenVMM's messages"),
+        "bhyve" => (Platform::OtherVm, "bhyve's messages"),
+        "xen" => (Platform::OtherVm, "Xen's pcifront"),
+        _ => return None,
     })
 }
 
@@ -202,11 +273,22 @@ fn select(
                 ids_known: d.vendor.is_some() && d.device.is_some() && d.class.is_some(),
             });
         } else {
+            // What the text says it is instead, if anything: a device
+            // named only by its address may be a GPU (a paste without
+            // class lines).
+            let not_gpu = match d.class {
+                Some(c) if !matches!(c >> 16, 0x03 | 0x12) => Some(NotGpu::Class(c)),
+                None if addr.function > 0 && d.driver_vendor.is_none() && !d.vga => {
+                    Some(NotGpu::Function(addr.function))
+                }
+                _ => None,
+            };
             other_failed.extend(bars.iter().filter(|b| b.fails_gpu()).map(|b| OtherFailure {
                 bdf: *addr,
                 bar: b.index,
                 size: b.size,
                 low: b.type_known && !b.mem64 && !b.prefetchable,
+                not_gpu,
             }));
         }
     }
@@ -227,18 +309,21 @@ fn unproven(
         .filter(|g| g.ok())
         .filter_map(|g| {
             let d = &devs[&g.addr];
-            let complaint =
-                complaints.contains(&g.addr) || d.probe_failed || d.init_failed || headless_failed;
+            let probe = d.probe_failed && !d.probe_explained;
+            let init = d.init_failed && !d.init_explained;
+            let complaint = complaints.contains(&g.addr) || probe || init || headless_failed;
             let why = if headless_failed {
                 "the text shows memory BARs without addresses in `Region` lines without their device, and does not say whose"
             } else if complaints.contains(&g.addr) {
                 "its driver says a region is invalid though every BAR the text shows has an address"
-            } else if d.probe_failed {
+            } else if probe {
                 "its driver's probe failed, and the text shows no BAR of it without an address"
-            } else if d.init_failed {
+            } else if init {
                 "NVIDIA's driver could not initialise it (RmInitAdapter failed), and the text shows no BAR of it without an address"
-            } else if d.resized {
+            } else if d.resized || d.bound {
                 return None;
+            } else if d.probe_failed || d.init_failed {
+                "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, an unsupported GPU), and the text shows none of its BARs with an address"
             } else if !g.bars.iter().any(|b| !b.io) {
                 "no memory BAR of it is shown"
             } else if g.bars.iter().any(|b| !b.io && b.start.is_none()) {

@@ -17,6 +17,49 @@ pub(super) struct Nvidia {
     pub(super) inferred: Vec<PciAddress>,
 }
 
+/// Names the regions `NVRM:` lines report without a readable device
+/// (`nvrm_unnamed`: region, empty) after the one NVIDIA GPU the text has;
+/// the empty ones of a text with none, or several, are failures of a GPU
+/// it does not name (returned in words). A GPU whose driver refused a
+/// 64-bit BAR above 4 GiB (an old driver's `This is a 64-bit BAR mapped
+/// above 4GB`) and names no empty region had the BAR's address.
+pub(super) fn name_unnamed(
+    devs: &mut BTreeMap<PciAddress, DeviceSeen>,
+    nvrm_unnamed: &[(u8, bool)],
+) -> Vec<String> {
+    let nvidia: Vec<PciAddress> = devs
+        .iter()
+        .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
+        .map(|(a, _)| *a)
+        .collect();
+    let mut unnamed = Vec::new();
+    for (bar, zero) in nvrm_unnamed {
+        match nvidia.as_slice() {
+            [one] => {
+                let d = devs.get_mut(one).expect("listed");
+                d.nvrm_bar = true;
+                d.driver_vendor = Some(VENDOR_NVIDIA);
+                if *zero {
+                    d.nvrm_zero.push(*bar);
+                } else {
+                    d.resized = true;
+                }
+            }
+            _ if *zero => unnamed.push(format!(
+                "NVIDIA's driver: BAR{bar} is 0M, of a GPU whose address the text does not give"
+            )),
+            _ => {}
+        }
+    }
+    for d in devs.values_mut() {
+        if d.above_4g && d.nvrm_zero.is_empty() {
+            // The driver read the BAR's address and refused it.
+            d.resized = true;
+        }
+    }
+    unnamed
+}
+
 /// Places the driver's empty regions on the devices' BARs, and its
 /// complaints that name no region; `nvrm_invalid` is the count of its
 /// `... is invalid` headers.
@@ -58,7 +101,8 @@ pub(super) fn place(devs: &mut BTreeMap<PciAddress, DeviceSeen>, nvrm_invalid: u
         let unnamed_nvrm = nvrm_invalid > named_by_nvrm && nvidia == [*addr] && !d.nvrm_bar;
         // NVIDIA's probe fails with -1 when a region is invalid; other
         // drivers' failures (amdgpu's -12) need not be a BAR's.
-        let nvidia_probe = d.probe_failed && d.driver_vendor == Some(VENDOR_NVIDIA);
+        let nvidia_probe =
+            d.probe_failed && !d.probe_explained && d.driver_vendor == Some(VENDOR_NVIDIA);
         if !(nvidia_probe || unnamed_nvrm) || d.bars.values().any(|b| b.outcome == Outcome::Failed)
         {
             continue;

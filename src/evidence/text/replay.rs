@@ -4,7 +4,7 @@
 
 use crate::model::bar::{Bar, BarState, SizeSource};
 use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
-use crate::parse::kernel_log::{Event, FailReason, LogResource, ResourceRef, Space};
+use crate::parse::kernel_log::{DriverCause, Event, FailReason, LogResource, ResourceRef, Space};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +141,17 @@ pub(super) struct DeviceSeen {
     /// A GPU driver said its BAR resize failed and fell back (`Failed to
     /// resize BAR`, `Small BAR device`).
     pub(super) resize_fell_back: bool,
+    /// Its driver runs on it: it asked for its SR-IOV virtual functions,
+    /// which the PCI core lets only a bound driver do.
+    pub(super) bound: bool,
+    /// Its driver's probe failure, or its adapter's failed initialisation,
+    /// came with a reason the driver names that is no BAR without an
+    /// address (`DriverCause`).
+    pub(super) probe_explained: bool,
+    pub(super) init_explained: bool,
+    /// NVIDIA's driver refused a 64-bit BAR of it above 4 GiB: the BAR
+    /// has an address.
+    pub(super) above_4g: bool,
     /// Seconds since boot of its first timestamped enumeration line.
     pub(super) enumerated_at: Option<u64>,
     pub(super) bars: BTreeMap<u8, BarSeen>,
@@ -177,6 +188,11 @@ pub(super) struct Replay {
     /// `NVRM: ... is invalid` headers: each says one region of one device
     /// is; the `BARn is 0M` line after it (when kept) says which.
     pub(super) nvrm_invalid: usize,
+    /// `NVRM: BARn is ...` lines that name no device the text can read
+    /// (cut, or an old driver's garbled tag): region, and whether empty.
+    pub(super) nvrm_unnamed: Vec<(u8, bool)>,
+    /// PCI core failures whose device the text cut off.
+    pub(super) unnamed: Vec<(ResourceRef, Option<LogResource>)>,
 }
 
 /// Replays the log's events in order.
@@ -184,6 +200,9 @@ pub(super) fn replay(events: &[Event]) -> Replay {
     let mut devs: BTreeMap<PciAddress, DeviceSeen> = BTreeMap::new();
     let mut evidence = false;
     let mut nvrm_invalid = 0usize;
+    let mut nvrm_unnamed = Vec::new();
+    let mut causes = Causes::default();
+    let mut unnamed = Vec::new();
     for e in events {
         match e {
             Event::Function {
@@ -211,6 +230,13 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 devs.entry(*bdf)
                     .or_default()
                     .note(*i, Outcome::Probed, Some(resource));
+                evidence = true;
+            }
+            // A window or a VF BAR sized: PCI evidence, no BAR of the
+            // device's own.
+            Event::Probed { bdf, res, .. } => {
+                let d = devs.entry(*bdf).or_default();
+                d.has_windows |= *res == ResourceRef::BridgeWindow;
                 evidence = true;
             }
             Event::AssignFailed {
@@ -251,14 +277,125 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 nvrm_invalid += 1;
                 evidence = true;
             }
-            e => evidence |= driver_event(&mut devs, e),
+            Event::NvrmBar {
+                bdf: None,
+                bar,
+                zero,
+            } => {
+                nvrm_unnamed.push((*bar, *zero));
+                evidence = true;
+            }
+            Event::DriverCause { bdf, cause } => {
+                match bdf {
+                    Some(b) => explain(devs.entry(*b).or_default(), *cause),
+                    None => causes.pending.push(*cause),
+                }
+                evidence = true;
+            }
+            Event::UnnamedFailed { res, resource } => {
+                unnamed.push((*res, *resource));
+                evidence = true;
+            }
+            Event::WindowCannotFit { parent, child, .. } => {
+                devs.entry(*parent).or_default().has_windows = true;
+                devs.entry(*child).or_default().has_windows = true;
+                evidence = true;
+            }
+            Event::WindowShrunk { bdf, .. } => {
+                devs.entry(*bdf).or_default().has_windows = true;
+                evidence = true;
+            }
+            Event::SriovSpace { bdf } => {
+                devs.entry(*bdf).or_default().bound = true;
+                evidence = true;
+            }
+            e => {
+                causes.follow(&mut devs, e);
+                evidence |= driver_event(&mut devs, e);
+            }
         }
     }
+    causes.finish(&mut devs);
     Replay {
         devs,
         evidence,
         nvrm_invalid,
+        nvrm_unnamed,
+        unnamed,
     }
+}
+
+/// NVIDIA's reasons that name no device, each given to the probe failure
+/// (or failed initialisation) of an NVIDIA GPU that follows it: the driver
+/// prints its reason, then the driver core or the RM its failure. One left
+/// at the end goes to the last such failure before it (an excerpt that
+/// kept a later attempt's reason), or to the one NVIDIA GPU the text has.
+#[derive(Default)]
+struct Causes {
+    pending: Vec<DriverCause>,
+    last_probe: Option<PciAddress>,
+    last_init: Option<PciAddress>,
+}
+
+impl Causes {
+    fn follow(&mut self, devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) {
+        let (bdf, at_probe) = match e {
+            Event::ProbeFailed {
+                bdf,
+                vendor: VENDOR_NVIDIA,
+            } => (*bdf, true),
+            Event::InitFailed { bdf } => (*bdf, false),
+            _ => return,
+        };
+        if at_probe {
+            self.last_probe = Some(bdf);
+        } else {
+            self.last_init = Some(bdf);
+        }
+        let d = devs.entry(bdf).or_default();
+        self.pending.retain(|c| {
+            if c.at_probe() == at_probe {
+                explain(d, *c);
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    fn finish(self, devs: &mut BTreeMap<PciAddress, DeviceSeen>) {
+        let nvidia: Vec<PciAddress> = devs
+            .iter()
+            .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
+            .map(|(a, _)| *a)
+            .collect();
+        for c in self.pending {
+            let last = if c.at_probe() {
+                self.last_probe
+            } else {
+                self.last_init
+            };
+            let to = last.or(match nvidia.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            });
+            if let Some(a) = to {
+                explain(devs.entry(a).or_default(), c);
+            }
+        }
+    }
+}
+
+/// The driver's reason, given to its device.
+fn explain(d: &mut DeviceSeen, c: DriverCause) {
+    d.driver_vendor.get_or_insert(VENDOR_NVIDIA);
+    d.vendor.get_or_insert(VENDOR_NVIDIA);
+    if c.at_probe() {
+        d.probe_explained = true;
+    } else {
+        d.init_explained = true;
+    }
+    d.above_4g |= c == DriverCause::BarAbove4g;
 }
 
 /// What a GPU driver's message says of its device; `false` for an event

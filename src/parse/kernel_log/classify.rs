@@ -6,10 +6,11 @@
 use super::device::device_message;
 use super::early::old_pci_message;
 use super::messages::{
-    amdgpu, command_line, e820_usable, not_cpu_addressable, nvrm, realloc_messages, vgaarb_added,
+    amdgpu, command_line, e820_usable, not_cpu_addressable, nvrm, nvrm_cause, realloc_messages,
+    vgaarb_added,
 };
 use super::resource::resource;
-use super::{Event, Parsed};
+use super::{Event, FailReason, Parsed};
 use crate::model::pci::{PciAddress, RootBus, VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
 use crate::parse::address::root_bus;
 
@@ -103,6 +104,12 @@ pub(super) fn classify_anchored(
             if msg.contains("RmInitAdapter failed") || msg.contains("rm_init_adapter failed") {
                 return Some(Parsed::Event(Event::InitFailed { bdf }));
             }
+            if let Some(Event::DriverCause { cause, .. }) = nvrm_cause(line) {
+                return Some(Parsed::Event(Event::DriverCause {
+                    bdf: Some(bdf),
+                    cause,
+                }));
+            }
             if let Some(Event::NvrmBar {
                 bdf: named,
                 bar,
@@ -120,12 +127,27 @@ pub(super) fn classify_anchored(
         if gpu_driver(word).is_some() && driver_mapped(msg) {
             return Some(Parsed::Event(Event::DriverMapped { bdf }));
         }
+        // drivers/base/dd.c `call_driver_probe()` since 5.x: `probe with
+        // driver %s failed with error %d`, through the device.
+        if let Some(rest) = msg.strip_prefix("probe with driver ") {
+            let (driver, tail) = rest.split_once(' ')?;
+            return (tail.starts_with("failed with error"))
+                .then_some(())
+                .and_then(|_| gpu_driver(driver))
+                .map(|vendor| Parsed::Event(Event::ProbeFailed { bdf, vendor }));
+        }
         return device_message(bdf, msg);
     }
     if line.contains("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid") {
         return Some(Parsed::Event(Event::NvrmInvalid));
     }
     if let Some(e) = probe_failed(line) {
+        return Some(Parsed::Event(e));
+    }
+    if let Some(e) = nvrm_cause(line) {
+        return Some(Parsed::Event(e));
+    }
+    if let Some(e) = unnamed_bar(line) {
         return Some(Parsed::Event(e));
     }
     if !NEEDLES.iter().any(|n| line.contains(n)) {
@@ -148,6 +170,36 @@ pub(super) fn classify_anchored(
         return bus_message(bus, msg).map(Parsed::Event);
     }
     None
+}
+
+/// A PCI core verdict on a BAR whose `pci DDDD:BB:DD.F: ` a report cut
+/// off (`BAR 1: no space for [mem size 0x400000000 64bit pref]`, after a
+/// timestamp or nothing): a failure of a device the text does not name.
+/// Only a failure with its bracket counts; the line opens with `BAR`.
+fn unnamed_bar(line: &str) -> Option<Event> {
+    let t = line.trim_start();
+    let t = match t.strip_prefix('[') {
+        Some(r) if looks_like_record(t) => r.split_once(']')?.1.trim_start(),
+        _ => t,
+    };
+    if !t.starts_with("BAR ") {
+        return None;
+    }
+    let bdf = PciAddress {
+        domain: 0,
+        bus: 0,
+        device: 0,
+        function: 0,
+    };
+    match device_message(bdf, t)? {
+        Parsed::Event(Event::AssignFailed {
+            res,
+            resource: resource @ Some(_),
+            reason: FailReason::NoSpace | FailReason::FailedToAssign,
+            ..
+        }) => Some(Event::UnnamedFailed { res, resource }),
+        _ => None,
+    }
 }
 
 /// `/dev/kmsg` follows a record with ` SUBSYSTEM=pci` / ` DEVICE=+pci:...`

@@ -24,10 +24,23 @@ pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
     {
         return Some(Parsed::Event(Event::VgaDevice { bdf }));
     }
+    if msg.starts_with("not enough MMIO resources for SR-IOV") {
+        return Some(Parsed::Event(Event::SriovSpace { bdf }));
+    }
     let event = if let Some(r) = msg.strip_prefix("reg ") {
         old_enumeration(bdf, r)
     } else if let Some(r) = msg.strip_prefix("can't claim BAR ") {
         old_claim(bdf, r)
+    } else if let Some(r) = msg.strip_prefix("VF(n) BAR") {
+        // drivers/pci/iov.c `sriov_init()` before 6.x: `VF(n) BAR0 space:
+        // [mem ...] (contains BAR0 for 16 VFs)`, the VFs' space sized.
+        let (n, r) = decimal(r)?;
+        let (resource, _) = resource(r.strip_prefix(" space:")?)?;
+        (n <= 5).then_some(Event::Probed {
+            bdf,
+            res: ResourceRef::VfBar(n as u8),
+            resource,
+        })
     } else if let Some(r) = msg.strip_prefix("VF BAR ") {
         let (n, r) = decimal(r)?;
         if n > 5 {
@@ -44,7 +57,9 @@ pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
     } else if let Some(r) = msg.strip_prefix("ROM ") {
         new_wording(bdf, ResourceRef::Rom, r)
     } else if let Some(r) = msg.strip_prefix("bridge window ") {
-        new_wording(bdf, ResourceRef::BridgeWindow, r)
+        window_sized(bdf, r).or_else(|| new_wording(bdf, ResourceRef::BridgeWindow, r))
+    } else if let Some(r) = msg.strip_prefix("Assigned bridge window ") {
+        cannot_fit(bdf, r)
     } else {
         None
     };
@@ -216,10 +231,48 @@ fn old_claim(bdf: PciAddress, r: &str) -> Option<Event> {
     })
 }
 
+/// `[mem A-B 64bit pref] shrunken by 0x00000007e4400000` after `bridge
+/// window `.
+fn window_sized(bdf: PciAddress, r: &str) -> Option<Event> {
+    let (window, rest) = resource(r)?;
+    let by = rest.trim_start().strip_prefix("shrunken by ")?;
+    Some(Event::WindowShrunk {
+        bdf,
+        window,
+        by: hex_u64(by.split_whitespace().next()?)?,
+    })
+}
+
+/// `[mem 0x6000000000-0x601bffffff 64bit pref] to [bus 03-2c] cannot fit
+/// 0xc00000000 required for 0000:03:00.0 bridging to [bus 04-2c]` after
+/// `Assigned bridge window `.
+fn cannot_fit(parent: PciAddress, r: &str) -> Option<Event> {
+    let (window, rest) = resource(r)?;
+    let at = rest.find(" cannot fit ")?;
+    let rest = &rest[at + " cannot fit ".len()..];
+    let (required, rest) = rest.split_once(' ')?;
+    let child = rest
+        .strip_prefix("required for ")?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(Event::WindowCannotFit {
+        parent,
+        window,
+        required: hex_u64(required)?,
+        child,
+    })
+}
+
 /// Current wording: `<name> [resource]` then nothing (enumeration) or `: `
 /// and a verdict. `r` follows the name.
 fn new_wording(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
     let (resource, rest) = resource(r)?;
+    // A typeless resource is no BAR's (only a window lost its type).
+    if resource.space == Space::Other && res != ResourceRef::BridgeWindow {
+        return None;
+    }
     let rest = rest.trim();
     if rest.is_empty() {
         return Some(Event::Probed { bdf, res, resource });

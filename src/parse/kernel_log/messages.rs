@@ -3,7 +3,7 @@
 //! cannot address, and the kernel's reallocation notes.
 
 use super::resource::{decimal, hex_range, split_bdf};
-use super::Event;
+use super::{DriverCause, Event};
 use crate::model::pci::PciAddress;
 use crate::model::range::Range;
 use crate::parse::hex::hex_u64;
@@ -132,4 +132,38 @@ pub(super) fn e820_usable(line: &str) -> Option<Event> {
     }
     let (start, end) = hex_range(range.trim())?;
     (end >= start).then(|| Event::E820Usable(Range::new(start, end)))
+}
+
+/// NVIDIA's driver naming a reason it gave up on a GPU that is no region
+/// without an address (`DriverCause`), with the device where the line
+/// names it (`NVRM: ignoring the legacy GPU 0000:01:00.0`).
+pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
+    let at = line.find("NVRM: ")?;
+    let msg = &line[at + "NVRM: ".len()..];
+    let cause = if msg.contains("Can't find an IRQ for your NVIDIA card") {
+        DriverCause::Irq
+    } else if msg.starts_with("request_mem_region failed") {
+        DriverCause::RegionTaken
+    } else if msg.contains("ignoring the legacy GPU")
+        || msg.contains("installed in this system is not supported by")
+    {
+        DriverCause::Unsupported
+    } else if msg.contains("64-bit BAR mapped above 4GB") {
+        DriverCause::BarAbove4g
+    } else if msg.contains("Cannot initialize GSP firmware RM")
+        || msg.contains("_kgspBootGspRm")
+        || msg.contains("No firmware image found")
+        || msg.contains("Assertion failed")
+        || msg.contains("fallen off the bus")
+    {
+        DriverCause::InitStep
+    } else {
+        return None;
+    };
+    let bdf = msg.split_whitespace().find_map(|w| {
+        w.trim_end_matches([':', ',', '.'])
+            .parse::<PciAddress>()
+            .ok()
+    });
+    Some(Event::DriverCause { bdf, cause })
 }

@@ -53,6 +53,11 @@ pub(super) enum Parsed {
 pub(crate) enum Space {
     Mem,
     Io,
+    /// A resource of no type the kernel can name: lib/vsprintf.c
+    /// `resource_string()` prints `??? ` and `flags 0x...` instead of the
+    /// decoded flags (6.18's bridge window sizing lost an I/O window's
+    /// type, fixed by e5f72cb9cea5). Never a BAR's or a memory window's.
+    Other,
 }
 
 /// A resource as printed in brackets: `[mem 0x...-0x... 64bit pref]`,
@@ -168,12 +173,83 @@ pub(crate) enum Event {
     /// `i915 ...: Small BAR device`), or it reports the VRAM it mapped
     /// (`amdgpu ...: VRAM: 8176M ...`). The BARs have their addresses.
     DriverMapped { bdf: PciAddress },
+    /// NVIDIA's driver names why it gave up on a GPU, and the reason is
+    /// not a region without an address (`DriverCause`); `bdf` where the
+    /// message names the device.
+    DriverCause {
+        bdf: Option<PciAddress>,
+        cause: DriverCause,
+    },
+    /// `not enough MMIO resources for SR-IOV` (drivers/pci/iov.c
+    /// `sriov_enable()`): the space for the device's virtual functions,
+    /// not its own BARs. Printed when its driver enables VFs, which the
+    /// PCI core lets only a bound driver do (`sriov_numvfs_store()`).
+    SriovSpace { bdf: PciAddress },
+    /// A PCI core verdict on a BAR with the device's address cut off
+    /// (`BAR 1: no space for [mem size 0x400000000 64bit pref]` as a report
+    /// quotes it): a failure the text does not say whose it is.
+    UnnamedFailed {
+        res: ResourceRef,
+        resource: Option<LogResource>,
+    },
+    /// `Assigned bridge window [mem ...] to [bus 03-2c] cannot fit 0x...
+    /// required for 0000:03:00.0 bridging to [bus 04-2c]`
+    /// (drivers/pci/setup-bus.c, from 6.11 on, printed through the parent
+    /// bridge): the child bridge needs `required` bytes and its parent's
+    /// window holds less.
+    WindowCannotFit {
+        parent: PciAddress,
+        window: LogResource,
+        required: u64,
+        child: PciAddress,
+    },
+    /// `bridge window [mem A-B 64bit pref] shrunken by 0x...`
+    /// (setup-bus.c `adjust_bridge_window()`, a debug line): the window the
+    /// bridge's devices need (A-B) made smaller by that much.
+    WindowShrunk {
+        bdf: PciAddress,
+        window: LogResource,
+        by: u64,
+    },
     /// `Command line: ...` / `Kernel command line: ...`.
     CommandLine(String),
     /// `BIOS-e820: [mem 0x100000000-0x807fffffff] usable`: RAM as the
     /// firmware reported it (a `mem=` on the command line limits what the
     /// kernel uses, not where the firmware put its window).
     E820Usable(Range),
+}
+
+/// Why NVIDIA's driver gave up on a GPU, where it says and where that is
+/// no region without an address. `nv_pci_probe()`
+/// (kernel-open/nvidia/nv-pci.c) checks the IRQ, then BAR 0, requests BAR
+/// 0's range, then checks every BAR (`nv_pci_validate_bars()`); the
+/// adapter's initialisation (`RmInitAdapter`) runs after the probe passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DriverCause {
+    /// `Can't find an IRQ for your NVIDIA card!`: checked before the BARs.
+    Irq,
+    /// `request_mem_region failed for ...`: BAR 0 has an address another
+    /// driver holds.
+    RegionTaken,
+    /// `ignoring the legacy GPU`, `installed in this system is not
+    /// supported by`: the driver does not take this GPU.
+    Unsupported,
+    /// `This is a 64-bit BAR mapped above 4GB`: an old driver refuses a
+    /// BAR that has an address.
+    BarAbove4g,
+    /// A step of the adapter's initialisation that is no BAR: GSP firmware
+    /// (`Cannot initialize GSP firmware RM`, `_kgspBootGspRm`, `No firmware
+    /// image found`), a driver assertion (`Assertion failed`), the GPU
+    /// fallen off the bus.
+    InitStep,
+}
+
+impl DriverCause {
+    /// Said of the probe, which fails before or without the BARs' check;
+    /// otherwise of the adapter's initialisation.
+    pub(crate) fn at_probe(self) -> bool {
+        self != DriverCause::InitStep
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,6 +16,7 @@ pub(super) fn resource(s: &str) -> Option<(LogResource, &str)> {
     let space = match words.next()? {
         "mem" => Space::Mem,
         "io" => Space::Io,
+        "???" => Space::Other,
         _ => return None,
     };
     let (start, size) = match words.next()? {

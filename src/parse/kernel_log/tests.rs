@@ -261,6 +261,46 @@ fn new_wording_lines_that_say_nothing_new() {
 }
 
 #[test]
+fn bridge_window_sizing_lines_of_2025_and_2026() {
+    // 6.11 to the 2026 fix (setup-bus.c): the parent cannot fit what the
+    // child bridge needs, and the debug line of the shrink.
+    assert_eq!(
+        parse_line("  pcieport 0000:00:07.0: Assigned bridge window [mem 0x6000000000-0x601bffffff 64bit pref] to [bus 03-2c] cannot fit 0xc00000000 required for 0000:03:00.0 bridging to [bus 04-2c]"),
+        Some(Event::WindowCannotFit {
+            parent: bdf("0000:00:07.0"),
+            window: mem(Some(0x60_0000_0000), 0x1c00_0000, true, true),
+            required: 0xc_0000_0000,
+            child: bdf("0000:03:00.0"),
+        })
+    );
+    assert_eq!(
+        parse_line("[    0.512301] pci 0000:03:00.0: bridge window [mem 0x6000000000-0x6c0bffffff 64bit pref] shrunken by 0x00000000bf0000000"),
+        Some(Event::WindowShrunk {
+            bdf: bdf("0000:03:00.0"),
+            window: mem(Some(0x60_0000_0000), 0xc_0c00_0000, true, true),
+            by: 0xb_f000_0000,
+        })
+    );
+    // 6.18 lost an I/O window's type: the window fails, typeless.
+    let lost = parse_line("[    0.390912] pci 0000:00:1c.0: bridge window [??? 0x00001000-0x00001fff flags 0x20080000]: can't assign; no space");
+    match lost {
+        Some(Event::AssignFailed {
+            res: ResourceRef::BridgeWindow,
+            resource: Some(r),
+            ..
+        }) => assert_eq!(r.space, Space::Other),
+        other => panic!("{other:?}"),
+    }
+    // A BAR never prints typeless: such a line is no BAR's.
+    assert_eq!(
+        parse_line(
+            "pci 0000:01:00.0: BAR 0 [??? 0x00001000-0x00001fff flags 0x0]: can't assign; no space"
+        ),
+        None
+    );
+}
+
+#[test]
 fn resource_flags() {
     let (r, rest) = resource(" [mem 0x2000000000-0xffffffffff window]: x").unwrap();
     assert_eq!(r.start, Some(0x20_0000_0000));
@@ -763,6 +803,7 @@ mod proptests {
         let mut s = String::from(match space {
             Space::Mem => "mem ",
             Space::Io => "io  ",
+            Space::Other => "??? ",
         });
         match start {
             None => s.push_str(&format!("size {size:#x}")),
@@ -1089,7 +1130,41 @@ fn corpus_wordings_line_by_line() {
             "NVRM: GPU 0000:01:00.0: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)",
             Some(Event::NvrmBar { bdf: Some(bdf("0000:01:00.0")), bar: 0, zero: true }),
         ),
-        ("NVRM: GPU 0000:05:00.0: GPU has fallen off the bus.", None),
+        // A reason the driver gives that is no BAR (`DriverCause`).
+        (
+            "NVRM: GPU 0000:05:00.0: GPU has fallen off the bus.",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:05:00.0")), cause: DriverCause::InitStep }),
+        ),
+        ("[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!", Some(Event::DriverCause { bdf: None, cause: DriverCause::Irq })),
+        ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
+        ("NVRM: This is a 64-bit BAR mapped above 4GB by the system", Some(Event::DriverCause { bdf: None, cause: DriverCause::BarAbove4g })),
+        ("NVRM: RmInitAdapter: Cannot initialize GSP firmware RM", Some(Event::DriverCause { bdf: None, cause: DriverCause::InitStep })),
+        // The driver core's 5.x wording, through the device.
+        (
+            "amdgpu 0000:83:00.0: probe with driver amdgpu failed with error -12",
+            Some(Event::ProbeFailed { bdf: bdf("0000:83:00.0"), vendor: 0x1002 }),
+        ),
+        ("ahci 0000:00:17.0: probe with driver ahci failed with error -12", None),
+        // SR-IOV's space, not the device's BARs.
+        ("i915 0000:00:02.0: not enough MMIO resources for SR-IOV", Some(Event::SriovSpace { bdf: bdf("0000:00:02.0") })),
+        (
+            "pci 0000:00:05.0: VF(n) BAR0 space: [mem 0xfc000000-0x13bffffff] (contains BAR0 for 16 VFs)",
+            Some(Event::Probed {
+                bdf: bdf("0000:00:05.0"),
+                res: ResourceRef::VfBar(0),
+                resource: LogResource { space: Space::Mem, start: Some(0xfc00_0000), size: 0x4000_0000, mem64: false, prefetchable: false },
+            }),
+        ),
+        // A PCI core verdict with its device cut off; its own enumeration
+        // is none.
+        (
+            "BAR 1: no space for [mem size 0x400000000 64bit pref]",
+            Some(Event::UnnamedFailed {
+                res: ResourceRef::Bar(1),
+                resource: Some(LogResource { space: Space::Mem, start: None, size: 0x4_0000_0000, mem64: true, prefetchable: true }),
+            }),
+        ),
+        ("BAR 1 [mem 0x800000000-0x9ffffffff 64bit pref]", None),
         ("nvidia: probe of 0000:01:00.0 failed with error -1", Some(Event::ProbeFailed { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
         ("# amdgpu: probe of 0000:83:00.0 failed with error -12", None),
         ("xe 0000:03:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0") })),

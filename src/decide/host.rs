@@ -1,0 +1,306 @@
+//! What a hypervisor's, VMM's or host kernel's message
+//! (`parse::hypervisor`) means for the devices' BARs: a failure that
+//! keeps the VM or the device from having them (and which space fell
+//! short), a note on something else (guest memory pinned for DMA, a BAR
+//! mapped for peer-to-peer), or a trace that says neither.
+//!
+//! The line between them is what the message's source does next. QEMU
+//! treats a failed DMA mapping of a RAM-device region (a BAR) as a warning
+//! and goes on (hw/vfio/listener.c `vfio_listener_region_add()`: "Allow
+//! unexpected mappings not to be fatal for RAM devices"), so such a line
+//! says the BAR was placed at the guest address it names; a failed
+//! mapping of guest memory stops the VM, for memory, not BARs. VMware,
+//! Hyper-V and QEMU's phys-bits check refuse to start the VM over its MMIO
+//! space; Cloud Hypervisor (before its PR #7030) and bhyve refuse the
+//! device when its BAR cannot be mapped.
+
+use crate::model::size::human;
+use crate::parse::hypervisor::HostMessage;
+
+/// Which space a host-side failure is short of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shortfall {
+    /// The VM's MMIO space for its devices is smaller than their BARs.
+    Window,
+    /// The space ends past what the (host's or vCPU's) CPU addresses.
+    AddressLimit,
+    /// The VMM could not map a BAR and refused the device.
+    Refused,
+}
+
+/// What a message says of the BARs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Weight {
+    Failure(Shortfall),
+    /// Something else than BAR space, said in the summary.
+    Note,
+    /// BARs being moved, without whether the guest got them all.
+    Trace,
+}
+
+const PAGE: u64 = 4096;
+const GIB: u64 = 1 << 30;
+
+pub(crate) fn weight(m: &HostMessage) -> Weight {
+    match m {
+        HostMessage::VmwarePages { .. }
+        | HostMessage::OpenvmmMmio { .. }
+        | HostMessage::DxgkrnlIospace { .. } => Weight::Failure(Shortfall::Window),
+        HostMessage::HypervUpperMmio { .. } => Weight::Failure(Shortfall::AddressLimit),
+        // QEMU's check covers the 64-bit PCI hole whether or not a device
+        // uses it; it is a BAR matter where a device is passed through.
+        HostMessage::QemuPhysBits {
+            passthrough: true, ..
+        } => Weight::Failure(Shortfall::AddressLimit),
+        HostMessage::CloudHypervisorMapRegion { .. } | HostMessage::BhyveMapFailed => {
+            Weight::Failure(Shortfall::Refused)
+        }
+        HostMessage::BhyveModifyMmio { .. } => Weight::Trace,
+        HostMessage::QemuPhysBits { .. }
+        | HostMessage::VfioDmaMap { .. }
+        | HostMessage::DmaMappingsLimit { .. }
+        | HostMessage::Memlock { .. }
+        | HostMessage::IommuWidth { .. }
+        | HostMessage::XenPcifrontClaim
+        | HostMessage::OvmfMmioWindow { .. } => Weight::Note,
+    }
+}
+
+/// The first message that is a failure, and its place in the list.
+pub(crate) fn first_failure(msgs: &[HostMessage]) -> Option<(usize, Shortfall)> {
+    msgs.iter().enumerate().find_map(|(i, m)| match weight(m) {
+        Weight::Failure(s) => Some((i, s)),
+        _ => None,
+    })
+}
+
+/// The numbers of a failure, as the diagnosis carries them: the space
+/// needed and offered, or where it ends and what the CPU reaches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Numbers {
+    pub needed: Option<u64>,
+    pub window: Option<u64>,
+    pub needed_end: Option<u64>,
+    pub limit: Option<u64>,
+}
+
+pub(crate) fn numbers(m: &HostMessage) -> Numbers {
+    match *m {
+        HostMessage::VmwarePages { needed, limit } => Numbers {
+            needed: needed.checked_mul(PAGE),
+            window: limit.checked_mul(PAGE),
+            ..Numbers::default()
+        },
+        HostMessage::OpenvmmMmio { need, have, .. } => Numbers {
+            needed: Some(need),
+            window: Some(have),
+            ..Numbers::default()
+        },
+        HostMessage::HypervUpperMmio { top, limit } => Numbers {
+            needed_end: top,
+            limit,
+            ..Numbers::default()
+        },
+        HostMessage::QemuPhysBits { limit, need, .. } => Numbers {
+            needed_end: need.checked_add(1),
+            limit: limit.checked_add(1),
+            ..Numbers::default()
+        },
+        _ => Numbers::default(),
+    }
+}
+
+/// strerror's name for the errors these messages carry.
+fn errno_name(e: u32) -> &'static str {
+    match e {
+        1 => "EPERM",
+        2 => "ENOENT",
+        6 => "ENXIO",
+        12 => "ENOMEM",
+        14 => "EFAULT",
+        17 => "EEXIST",
+        22 => "EINVAL",
+        28 => "ENOSPC",
+        _ => "an error",
+    }
+}
+
+/// What the message says, in a sentence with its numbers.
+pub(crate) fn sentence(m: &HostMessage) -> String {
+    match m {
+        HostMessage::VmwarePages { needed, limit } => {
+            let below_4g = limit.saturating_mul(PAGE) <= 4 * GIB;
+            format!(
+                "VMware did not power the VM on: its passthrough devices need {needed} pages of 4 KiB ({}) of MMIO space and the VM offers {limit} ({}){}",
+                human(needed.saturating_mul(PAGE)),
+                human(limit.saturating_mul(PAGE)),
+                if below_4g {
+                    ", the space below 4 GiB alone: the VM has no 64-bit MMIO space"
+                } else {
+                    ""
+                }
+            )
+        }
+        HostMessage::HypervUpperMmio { top, limit } => match (top, limit) {
+            (Some(t), Some(l)) => format!(
+                "Hyper-V did not start the VM: its high MMIO gap ends at {t:#x} ({}), above the {} ({l:#x}) the host's CPU addresses; the gap must end below that",
+                human(*t),
+                human(*l)
+            ),
+            _ => "Hyper-V did not start the VM: its high MMIO gap lies above the physical address range the host's CPU supports".into(),
+        },
+        HostMessage::QemuPhysBits {
+            limit,
+            need,
+            bits,
+            passthrough,
+        } => format!(
+            "QEMU did not start the VM: the guest's highest address, {need:#x} (RAM, the memory hot-plug area and the 64-bit PCI hole above them), is past the {} the vCPU's {bits} physical address bits reach{}",
+            human(limit.saturating_add(1)),
+            if *passthrough {
+                "; a device is passed through, and its BARs go in that hole"
+            } else {
+                "; no device is passed through in the text, so no BAR is at stake: less hot-plug memory, a smaller hole or more vCPU address bits start it"
+            }
+        ),
+        HostMessage::VfioDmaMap {
+            region,
+            iova,
+            size,
+            errno,
+            bar,
+        } => dma_sentence(region.as_deref(), *iova, *size, *errno, *bar),
+        HostMessage::DmaMappingsLimit { max } => format!(
+            "QEMU warns that the VM may run out of the host's VFIO DMA mappings (at most {}, vfio_iommu_type1's dma_entry_limit): guest memory mapped in small pieces, not BAR space",
+            max.map_or("the host's limit".to_string(), |m| m.to_string())
+        ),
+        HostMessage::Memlock { limit } => format!(
+            "the host kernel refused to pin the VM's memory for DMA past its locked-memory limit{}: the VM process's memlock limit (RLIMIT_MEMLOCK) is the matter, not BAR space",
+            limit.map(|l| format!(" ({l} bytes)")).unwrap_or_default()
+        ),
+        HostMessage::IommuWidth { width, address } => format!(
+            "the host IOMMU is {width} bits wide and cannot map DMA address {address:#x}: a DMA address above its width, not a BAR's placement"
+        ),
+        HostMessage::CloudHypervisorMapRegion { errno } => format!(
+            "Cloud Hypervisor could not map the device's VFIO region (a BAR, which it maps into the host IOMMU for peer-to-peer DMA{}) and refused the device: the guest never gets it",
+            errno.map(|e| format!("; {}", errno_name(e))).unwrap_or_default()
+        ),
+        HostMessage::OpenvmmMmio { low, need, have } => format!(
+            "OpenVMM's {} MMIO range for the VM's devices holds {have:#x} bytes ({}) and their BARs need {need:#x} ({}): the VM does not start",
+            if *low { "low (below 4 GiB)" } else { "high" },
+            human(*have),
+            human(*need)
+        ),
+        HostMessage::DxgkrnlIospace { errno } => format!(
+            "Hyper-V's GPU paravirtualization driver (dxgkrnl) found no MMIO space for the virtual GPU in the VM's MMIO gaps{}: the gaps are too small for it",
+            errno.map(|e| format!(" (-{e}, {})", errno_name(e))).unwrap_or_default()
+        ),
+        HostMessage::BhyveMapFailed => {
+            "bhyve could not map a passed-through device's BAR into the guest (map_pptdev_mmio failed) and the VM does not run with it".into()
+        }
+        HostMessage::BhyveModifyMmio { mapped } => format!(
+            "bhyve's trace shows a passed-through BAR moved to its guest address, {} last; it does not say whether every BAR of the device was mapped",
+            if *mapped { "mapped" } else { "unmapped" }
+        ),
+        HostMessage::XenPcifrontClaim => {
+            "Xen's pcifront could not claim a BAR in this PV guest and took the device offline: the host's BAR addresses overlap the guest's own memory map (pcifront suggests e820_host=1 in the guest's configuration)".into()
+        }
+        HostMessage::OvmfMmioWindow { bytes } => format!(
+            "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",
+            human(*bytes)
+        ),
+    }
+}
+
+/// A VFIO DMA mapping's failure, by what it mapped.
+fn dma_sentence(
+    region: Option<&str>,
+    iova: Option<u64>,
+    size: Option<u64>,
+    errno: Option<u32>,
+    bar: bool,
+) -> String {
+    let err = errno
+        .map(|e| format!(" ({})", errno_name(e)))
+        .unwrap_or_default();
+    if let Some(r) = region {
+        return format!(
+            "QEMU could not map the VM's memory region {r} for a passed-through device's DMA{err} and did not start the VM: guest memory, not a BAR (the host's locked-memory limit, a vIOMMU that locks guest memory once per device, or the host's free memory)"
+        );
+    }
+    if bar {
+        return format!(
+            "QEMU's iommufd backend could not map a device's BAR into the host IOMMU for peer-to-peer DMA{err}, which it does not do for BARs; QEMU goes on: the BAR has its guest address, only peer-to-peer DMA to it is missing"
+        );
+    }
+    match (iova, size, errno) {
+        (Some(a), Some(s), _) => format!(
+            "QEMU could not map {} at guest address {a:#x} into the host IOMMU{err}: for a BAR QEMU warns and goes on (the BAR is placed there, only peer-to-peer DMA to it is missing); for guest memory the VM stops, for memory, not BAR space",
+            human(s)
+        ),
+        (_, _, Some(12)) => format!(
+            "QEMU could not map the VM's memory for a passed-through device's DMA{err}: pinning guest memory hit the locked-memory limit or the host's free memory, not BAR space"
+        ),
+        (_, _, Some(28)) => format!(
+            "QEMU ran out of the host's VFIO DMA mappings{err} (vfio_iommu_type1's dma_entry_limit, 65535 by default): guest memory mapped in small pieces, not BAR space"
+        ),
+        _ => format!(
+            "a VFIO DMA mapping failed{err}: a host-side mapping for the device's DMA, not the placement of its BARs"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_notes_and_traces() {
+        let vmware = HostMessage::VmwarePages {
+            needed: 4206594,
+            limit: 917504,
+        };
+        assert_eq!(weight(&vmware), Weight::Failure(Shortfall::Window));
+        let s = sentence(&vmware);
+        assert!(
+            s.contains("16.0 GiB") && s.contains("3.5 GiB") && s.contains("no 64-bit MMIO"),
+            "{s}"
+        );
+        assert_eq!(numbers(&vmware).needed, Some(4206594 * 4096));
+        let phys = |passthrough| HostMessage::QemuPhysBits {
+            limit: 0xf_ffff_ffff,
+            need: 0x10_7fff_ffff,
+            bits: 36,
+            passthrough,
+        };
+        assert_eq!(
+            weight(&phys(true)),
+            Weight::Failure(Shortfall::AddressLimit)
+        );
+        assert_eq!(weight(&phys(false)), Weight::Note);
+        assert_eq!(numbers(&phys(true)).limit, Some(1 << 36));
+        for note in [
+            HostMessage::VfioDmaMap {
+                region: Some("ram-node0".into()),
+                iova: None,
+                size: None,
+                errno: Some(12),
+                bar: false,
+            },
+            HostMessage::Memlock { limit: Some(65536) },
+            HostMessage::IommuWidth {
+                width: 39,
+                address: 0x88_0000_1000,
+            },
+        ] {
+            assert_eq!(weight(&note), Weight::Note, "{note:?}");
+            assert!(sentence(&note).contains("not"), "{}", sentence(&note));
+        }
+        assert_eq!(
+            weight(&HostMessage::BhyveModifyMmio { mapped: true }),
+            Weight::Trace
+        );
+        let msgs = [HostMessage::Memlock { limit: None }, vmware.clone()];
+        assert_eq!(first_failure(&msgs), Some((1, Shortfall::Window)));
+    }
+}

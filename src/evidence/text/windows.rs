@@ -1,0 +1,122 @@
+//! Bridges the kernel log shows with a window smaller than their devices
+//! need, where no line says a device's BAR failed: the kernels of 2025-26
+//! print how they sized it (`cannot fit ... required for`, `shrunken by`)
+//! and then assign the smaller window; a report of the bridges' lines
+//! alone shows only their windows failing.
+
+use super::replay::DeviceSeen;
+use crate::evidence::{BridgeShort, ShortHow};
+use crate::model::pci::PciAddress;
+use crate::parse::kernel_log::{Event, LogResource, ResourceRef, Space};
+use std::collections::BTreeMap;
+
+/// What the kernel reserves by default for the memory windows of a
+/// hot-plug bridge with nothing below it: drivers/pci/pci.c
+/// `DEFAULT_HOTPLUG_MMIO_SIZE` and `DEFAULT_HOTPLUG_MMIO_PREF_SIZE`
+/// (2 MiB each, v6.12), the sizes of `pci=hpmmiosize=`/`hpmmioprefsize=`.
+const HOTPLUG_RESERVE: u64 = 2 << 20;
+
+/// The last memory window of `bdf` of the kind `like` is (prefetchable or
+/// not) that the log assigns after event `from`, with its size.
+fn assigned_after(
+    events: &[Event],
+    from: usize,
+    bdf: PciAddress,
+    like: &LogResource,
+) -> Option<u64> {
+    events[from + 1..].iter().rev().find_map(|e| match e {
+        Event::Assigned {
+            bdf: b,
+            res: ResourceRef::BridgeWindow,
+            resource,
+        } if *b == bdf
+            && resource.space == Space::Mem
+            && resource.prefetchable == like.prefetchable =>
+        {
+            Some(resource.size)
+        }
+        _ => None,
+    })
+}
+
+/// The bridges whose window the log shows short, one each, the largest
+/// shortfall first seen kept.
+pub(super) fn short_bridges(
+    events: &[Event],
+    devs: &BTreeMap<PciAddress, DeviceSeen>,
+) -> Vec<BridgeShort> {
+    let mut out: Vec<BridgeShort> = Vec::new();
+    let mut add = |b: BridgeShort| {
+        if !out.iter().any(|o| o.bridge == b.bridge) {
+            out.push(b);
+        }
+    };
+    for (i, e) in events.iter().enumerate() {
+        match e {
+            // The kernel went on with a window smaller than the child
+            // bridge needs: its devices get less than they ask for. With
+            // nothing after (a resize under way when the report ends, as
+            // a driver's resize prints it), it is not known to be short.
+            Event::WindowCannotFit {
+                window,
+                required,
+                child,
+                ..
+            } => {
+                if let Some(got) =
+                    assigned_after(events, i, *child, window).filter(|g| g < required)
+                {
+                    add(BridgeShort {
+                        bridge: *child,
+                        window: Some(got),
+                        need: Some(*required),
+                        how: ShortHow::CannotFit,
+                    });
+                }
+            }
+            Event::WindowShrunk { bdf, window, by } => {
+                let need = window.size;
+                let got =
+                    assigned_after(events, i, *bdf, window).unwrap_or(need.saturating_sub(*by));
+                if got < need {
+                    add(BridgeShort {
+                        bridge: *bdf,
+                        window: Some(got),
+                        need: Some(need),
+                        how: ShortHow::Shrunk,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    // Memory windows that got no space, in a report of the bridges' lines
+    // alone: what they were sized for is below them, and got nothing. A
+    // window no larger than what the kernel reserves for an empty hot-plug
+    // port is no sign of a device below it.
+    let endpoints = devs.values().any(|d| !d.is_bridge() && !d.bars.is_empty());
+    if !endpoints {
+        for (i, e) in events.iter().enumerate() {
+            if let Event::AssignFailed {
+                bdf,
+                res: ResourceRef::BridgeWindow,
+                resource: Some(r),
+                ..
+            } = e
+            {
+                if r.space == Space::Mem
+                    && r.size > HOTPLUG_RESERVE
+                    && assigned_after(events, i, *bdf, r).is_none()
+                {
+                    add(BridgeShort {
+                        bridge: *bdf,
+                        window: None,
+                        need: Some(r.size),
+                        how: ShortHow::Failed,
+                    });
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,664 @@
+//! What the hypervisor, the VMM and the host kernel say about a VM's
+//! devices, in their own words: a VM that does not start, a device the
+//! VMM gives up on, a DMA mapping that fails. These lines come from the
+//! host (VMware's `vmware.log`, Hyper-V's start error, QEMU's stderr as
+//! libvirt, KubeVirt's virt-launcher or Kata's shim relay it, Cloud
+//! Hypervisor's and OpenVMM's errors, bhyve's console, the host kernel), not
+//! from the guest's PCI core, and often are all a report has.
+//!
+//! Each message is found by words its source prints (cited at each
+//! reader) anywhere in a line, so that a logfmt `msg="..."`, a JSON log's
+//! `"msg":"..."`, a journal or a dialog's quotes around it do not matter;
+//! the two that a report may wrap (Hyper-V's, libvirt's) are read from the
+//! text with its line breaks taken for spaces. Whether a message is a
+//! failure of the device's BARs, and what fixes it, is `decide`'s.
+
+use crate::parse::hex::hex_u64;
+use crate::parse::platform::is_report_heading;
+
+/// A message of the host side, with its numbers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HostMessage {
+    /// VMware's `PCIPassthru: total number of pages needed (N) exceeds
+    /// limit (M), failing`: the VM's passthrough devices need N 4 KiB
+    /// pages of MMIO and the VM offers M (917504 pages = 3.5 GiB is the
+    /// space below 4 GiB: no 64-bit MMIO). The VM does not power on.
+    VmwarePages { needed: u64, limit: u64 },
+    /// Hyper-V's start error: `The upper MMIO region (0x...) is above the
+    /// supported physical address range. Make sure that the upper MMIO
+    /// region is below 0x...`: the VM's high MMIO gap ends past what the
+    /// host's CPU addresses. The numbers are `None` where only the first
+    /// sentence is in the text.
+    HypervUpperMmio {
+        top: Option<u64>,
+        limit: Option<u64>,
+    },
+    /// QEMU's `Address space limit 0x... < 0x... phys-bits too low (N)`
+    /// (hw/i386/pc.c, `pc_memory_init()`): the highest address the guest
+    /// uses (RAM, the memory hot-plug area and the 64-bit PCI hole above
+    /// them) is past what the vCPU's N bits address. QEMU exits.
+    /// `passthrough`: the text passes a device to the VM (`vfio-pci`).
+    QemuPhysBits {
+        limit: u64,
+        need: u64,
+        bits: u32,
+        passthrough: bool,
+    },
+    /// QEMU failed to map a region for a VFIO device's DMA
+    /// (`VFIO_MAP_DMA failed: ...`, `vfio_dma_map(...) = -N`,
+    /// `vfio_container_dma_map(...) = -N`, iommufd's `IOMMU_IOAS_MAP
+    /// failed: ..., PCI BAR?`). `region`: the memory region QEMU names
+    /// (`pc.bios`, `ram-node0`, `dimm1`: guest memory); `iova` and `size`
+    /// where printed; `errno` the error (positive); `bar`: iommufd's own
+    /// guess that the region is a BAR (`PCI BAR?`, printed on EFAULT).
+    VfioDmaMap {
+        region: Option<String>,
+        iova: Option<u64>,
+        size: Option<u64>,
+        errno: Option<u32>,
+        bar: bool,
+    },
+    /// QEMU's `vfio_register_ram_discard_listener: possibly running out of
+    /// DMA mappings` (hw/vfio/listener.c): the host's per-container limit
+    /// of DMA mappings (vfio_iommu_type1 `dma_entry_limit`) is near.
+    DmaMappingsLimit { max: Option<u64> },
+    /// The host kernel refused to pin a VM's memory for DMA over its
+    /// locked-memory limit (`vfio_pin_pages_remote: RLIMIT_MEMLOCK (N)
+    /// exceeded`, `vfio_pin_page_external: Task ... RLIMIT_MEMLOCK (N)
+    /// exceeded`, drivers/vfio/vfio_iommu_type1.c), or libvirt could not
+    /// raise it (`cannot limit locked memory`).
+    Memlock { limit: Option<u64> },
+    /// The host IOMMU cannot map an address this high: `intel_iommu_map:
+    /// iommu width (N) is not sufficient for the mapped address (A)`
+    /// (drivers/iommu/intel/iommu.c).
+    IommuWidth { width: u32, address: u64 },
+    /// Cloud Hypervisor's device manager could not map a VFIO region (a
+    /// BAR, mapped into the host IOMMU for peer-to-peer DMA) and refused
+    /// the device: `VfioMapRegion(DmaMap(IommuDmaMap(Error(N))))`. Before
+    /// its PR #7030 such a failure was fatal to the device.
+    CloudHypervisorMapRegion { errno: Option<u32> },
+    /// OpenVMM's `low_mmio MMIO exhaustion: need 0x... bytes, have 0x...`
+    /// (`high_mmio` likewise): the VMM's MMIO range for the root complex is
+    /// smaller than its devices' BARs (microsoft/kata-containers PR #460).
+    OpenvmmMmio { low: bool, need: u64, have: u64 },
+    /// Hyper-V's GPU paravirtualization driver in the guest found no MMIO
+    /// space for the virtual GPU: `dxgglobal_getiospace: Unable to allocate
+    /// mmio memory: -N` (dxgkrnl asks VMBus for a range in the VM's MMIO
+    /// gaps).
+    DxgkrnlIospace { errno: Option<u32> },
+    /// bhyve's `pci_passthru: map_pptdev_mmio failed`: mapping a
+    /// passed-through device's BAR into the guest failed.
+    BhyveMapFailed,
+    /// bhyve's trace of a passed-through BAR moved in the guest:
+    /// `2/0/0 modify_mmio 0x... -> 0x... (size ...) map|unmap`; the last
+    /// word per guest address (`mapped`).
+    BhyveModifyMmio { mapped: bool },
+    /// Xen's pcifront could not claim a BAR in a PV guest: `Could not
+    /// claim resource 0000:00:00.0/2! Device offline. Try using
+    /// e820_host=1 in the guest config.`
+    XenPcifrontClaim,
+    /// OVMF's debug log of the 64-bit window it chose
+    /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
+    /// Space 0x... (N GB)`).
+    OvmfMmioWindow { bytes: u64 },
+}
+
+impl HostMessage {
+    /// A short name for the report.
+    pub(crate) fn id(&self) -> &'static str {
+        match self {
+            HostMessage::VmwarePages { .. } => "vmware-passthrough-pages",
+            HostMessage::HypervUpperMmio { .. } => "hyperv-upper-mmio-range",
+            HostMessage::QemuPhysBits { .. } => "qemu-phys-bits-too-low",
+            HostMessage::VfioDmaMap { .. } => "vfio-dma-map",
+            HostMessage::DmaMappingsLimit { .. } => "vfio-dma-mappings-limit",
+            HostMessage::Memlock { .. } => "host-memlock",
+            HostMessage::IommuWidth { .. } => "host-iommu-width",
+            HostMessage::CloudHypervisorMapRegion { .. } => "cloud-hypervisor-vfio-map-region",
+            HostMessage::OpenvmmMmio { .. } => "openvmm-mmio-exhaustion",
+            HostMessage::DxgkrnlIospace { .. } => "hyperv-dxgkrnl-iospace",
+            HostMessage::BhyveMapFailed => "bhyve-map-pptdev-mmio",
+            HostMessage::BhyveModifyMmio { .. } => "bhyve-modify-mmio",
+            HostMessage::XenPcifrontClaim => "xen-pcifront-claim",
+            HostMessage::OvmfMmioWindow { .. } => "ovmf-mmio-window",
+        }
+    }
+
+    /// Whose message it is, for the report.
+    pub(crate) fn source(&self) -> &'static str {
+        match self {
+            HostMessage::VmwarePages { .. } => "vmware",
+            HostMessage::HypervUpperMmio { .. } | HostMessage::DxgkrnlIospace { .. } => "hyperv",
+            HostMessage::QemuPhysBits { .. }
+            | HostMessage::VfioDmaMap { .. }
+            | HostMessage::DmaMappingsLimit { .. } => "qemu",
+            HostMessage::Memlock { .. } | HostMessage::IommuWidth { .. } => "host_kernel",
+            HostMessage::CloudHypervisorMapRegion { .. } => "cloud_hypervisor",
+            HostMessage::OpenvmmMmio { .. } => "openvmm",
+            HostMessage::BhyveMapFailed | HostMessage::BhyveModifyMmio { .. } => "bhyve",
+            HostMessage::XenPcifrontClaim => "xen",
+            HostMessage::OvmfMmioWindow { .. } => "ovmf",
+        }
+    }
+}
+
+/// Every host-side message in `text`, once each (the same line repeated,
+/// or relayed twice by two services, is one message).
+pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
+    // A report's own heading (`# SOURCE: ...` quoting an issue's title)
+    // is not the log.
+    let lines: Vec<&str> = text.lines().filter(|l| !is_report_heading(l)).collect();
+    let mut out: Vec<HostMessage> = Vec::new();
+    let mut push = |m: HostMessage| {
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    };
+    let passthrough = lines.iter().any(|l| l.contains("vfio-pci"));
+    let mut bhyve_mapped = None;
+    for line in lines.iter().copied() {
+        if let Some(m) = vmware_pages(line) {
+            push(m);
+        }
+        if let Some(m) = qemu_phys_bits(line, passthrough) {
+            push(m);
+        }
+        if let Some(m) = dma_mappings_limit(line) {
+            push(m);
+        }
+        if let Some(m) = memlock(line) {
+            push(m);
+        }
+        if let Some(m) = iommu_width(line) {
+            push(m);
+        }
+        if let Some(m) = cloud_hypervisor_map_region(line) {
+            push(m);
+        }
+        if let Some(m) = openvmm_mmio(line) {
+            push(m);
+        }
+        if let Some(m) = dxgkrnl_iospace(line) {
+            push(m);
+        }
+        if line.contains("map_pptdev_mmio failed") {
+            push(HostMessage::BhyveMapFailed);
+        }
+        if let Some(mapped) = bhyve_modify_mmio(line) {
+            bhyve_mapped = Some(mapped);
+        }
+        if line.contains("Could not claim resource") && line.contains("Device offline") {
+            push(HostMessage::XenPcifrontClaim);
+        }
+        if let Some(m) = ovmf_window(line) {
+            push(m);
+        }
+    }
+    if let Some(mapped) = bhyve_mapped {
+        push(HostMessage::BhyveModifyMmio { mapped });
+    }
+    // The two messages a report wraps: read with line breaks as spaces.
+    let flat = lines
+        .iter()
+        .flat_map(|l| l.split_whitespace())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if let Some(m) = hyperv_upper_mmio(&flat) {
+        push(m);
+    }
+    for m in vfio_dma_maps(&flat) {
+        push(m);
+    }
+    out
+}
+
+/// The decimal number that opens `s`.
+fn decimal(s: &str) -> Option<u64> {
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    s[..n].parse().ok()
+}
+
+/// The `0x...` number that opens `s` (after spaces).
+fn hex_at(s: &str) -> Option<u64> {
+    let s = s.trim_start();
+    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+    let n = s.bytes().take_while(u8::is_ascii_hexdigit).count();
+    hex_u64(&s[..n])
+}
+
+/// The number after `key` in `s`, decimal.
+fn decimal_after(s: &str, key: &str) -> Option<u64> {
+    decimal(&s[s.find(key)? + key.len()..])
+}
+
+/// The number after `key` in `s`, `0x` hex.
+fn hex_after(s: &str, key: &str) -> Option<u64> {
+    hex_at(&s[s.find(key)? + key.len()..])
+}
+
+/// VMware's vmx (bora/devices/pcipassthru), as the Dell and Broadcom
+/// knowledge base articles quote `vmware.log`: `PCIPassthru: total number
+/// of pages needed (4206594) exceeds limit (917504), failing`.
+fn vmware_pages(line: &str) -> Option<HostMessage> {
+    let at = line.find("total number of pages needed (")?;
+    let rest = &line[at..];
+    Some(HostMessage::VmwarePages {
+        needed: decimal_after(rest, "needed (")?,
+        limit: decimal_after(rest, "exceeds limit (")?,
+    })
+}
+
+/// Hyper-V's VM start error (the dialog's and `Start-VM`'s text; "above
+/// the the" in some releases): `The upper MMIO region (0x00000017dffff000)
+/// is above the supported physical address range. Make sure that the upper
+/// MMIO region is below 0x0000001000000000.`, or only `... specifies an
+/// upper MMIO region that is above the supported physical address range`.
+fn hyperv_upper_mmio(flat: &str) -> Option<HostMessage> {
+    let said =
+        flat.contains("upper MMIO region") && flat.contains("supported physical address range");
+    if !said {
+        return None;
+    }
+    let top = hex_after(flat, "upper MMIO region (");
+    let limit = flat
+        .find("upper MMIO region is below ")
+        .and_then(|at| hex_at(&flat[at + "upper MMIO region is below ".len()..]));
+    Some(HostMessage::HypervUpperMmio { top, limit })
+}
+
+/// QEMU, hw/i386/pc.c `pc_memory_init()`: `error_report("Address space
+/// limit 0x%" PRIx64 " < 0x%" PRIx64 " phys-bits too low (%u)", ...)`.
+fn qemu_phys_bits(line: &str, passthrough: bool) -> Option<HostMessage> {
+    let at = line.find("Address space limit 0x")?;
+    let rest = &line[at..];
+    let limit = hex_after(rest, "limit ")?;
+    let need = hex_after(rest, " < ")?;
+    let bits = decimal_after(rest, "phys-bits too low (")?;
+    Some(HostMessage::QemuPhysBits {
+        limit,
+        need,
+        bits: u32::try_from(bits).ok()?,
+        passthrough,
+    })
+}
+
+/// The error number of `= -14 (Bad address)` or `: -6`.
+fn errno_after(s: &str, key: &str) -> Option<u32> {
+    let at = s.find(key)? + key.len();
+    let n = decimal(s[at..].trim_start())?;
+    u32::try_from(n).ok()
+}
+
+/// strerror's words for the errors the mapping messages print, as the
+/// number (`Cannot allocate memory` is ENOMEM, 12).
+fn strerror_errno(s: &str) -> Option<u32> {
+    [
+        ("Cannot allocate memory", 12),
+        ("Bad address", 14),
+        ("Invalid argument", 22),
+        ("No space left on device", 28),
+        ("No such file or directory", 2),
+        ("File exists", 17),
+        ("Operation not permitted", 1),
+    ]
+    .iter()
+    .find(|(w, _)| s.starts_with(w))
+    .map(|(_, n)| *n)
+}
+
+/// QEMU's VFIO DMA mapping failures: hw/vfio/container.c
+/// `vfio_legacy_dma_map()` prints `VFIO_MAP_DMA failed: %s`; the memory
+/// listener prints `vfio_container_dma_map(%p, 0x%iova, 0x%size, %p) = %d
+/// (%s)` (older QEMU `vfio_dma_map(...)`), and at start-up, for guest
+/// memory, `failed to setup container for group N: memory listener
+/// initialization failed: Region NAME: vfio_container_dma_map(...)`;
+/// backends/iommufd.c `iommufd_backend_map_dma()` prints `IOMMU_IOAS_MAP
+/// failed: %m, PCI BAR?` on EFAULT (it cannot map a BAR) and
+/// `IOMMU_IOAS_MAP failed: %m` otherwise. One message per distinct
+/// region, address and error.
+fn vfio_dma_maps(flat: &str) -> Vec<HostMessage> {
+    let mut out = Vec::new();
+    for key in ["vfio_container_dma_map", "vfio_dma_map"] {
+        let mut rest = flat;
+        while let Some(at) = rest.find(key) {
+            let head = &rest[..at];
+            let call = &rest[at + key.len()..];
+            rest = call;
+            // `vfio_dma_map` inside `vfio_container_dma_map` was read.
+            if key == "vfio_dma_map" && head.ends_with("container_") {
+                continue;
+            }
+            let Some(open) = call.trim_start().strip_prefix('(') else {
+                continue;
+            };
+            let Some(close) = open.find(')') else {
+                continue;
+            };
+            let args: Vec<&str> = open[..close].split(',').map(str::trim).collect();
+            let after = &open[close + 1..];
+            if !after.trim_start().starts_with("= -") {
+                continue;
+            }
+            let region = head
+                .rfind("Region ")
+                .map(|r| &head[r + "Region ".len()..])
+                .and_then(|r| r.split(':').next())
+                .filter(|r| !r.is_empty() && !r.contains(' '))
+                .map(str::to_string);
+            out.push(HostMessage::VfioDmaMap {
+                region,
+                iova: args.get(1).and_then(|a| hex_at(a)),
+                size: args.get(2).and_then(|a| hex_at(a)),
+                errno: errno_after(after, "= -"),
+                bar: false,
+            });
+        }
+    }
+    for (key, bar) in [
+        ("VFIO_MAP_DMA failed: ", false),
+        ("IOMMU_IOAS_MAP failed: ", true),
+    ] {
+        let mut rest = flat;
+        while let Some(at) = rest.find(key) {
+            rest = &rest[at + key.len()..];
+            let m = HostMessage::VfioDmaMap {
+                region: None,
+                iova: None,
+                size: None,
+                errno: strerror_errno(rest).or_else(|| {
+                    rest.strip_prefix('-')
+                        .and_then(decimal)
+                        .and_then(|n| u32::try_from(n).ok())
+                }),
+                bar: bar && rest.split('"').next().unwrap_or(rest).contains("PCI BAR?"),
+            };
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+/// hw/vfio/listener.c `vfio_register_ram_discard_listener()`: `possibly
+/// running out of DMA mappings. ... Maximum possible DMA mappings: N`.
+fn dma_mappings_limit(line: &str) -> Option<HostMessage> {
+    line.contains("possibly running out of DMA mappings")
+        .then(|| HostMessage::DmaMappingsLimit {
+            max: decimal_after(line, "Maximum possible DMA mappings: "),
+        })
+}
+
+/// drivers/vfio/vfio_iommu_type1.c: `pr_warn("%s: RLIMIT_MEMLOCK (%ld)
+/// exceeded\n", __func__, limit)` and the `Task %s (%d) RLIMIT_MEMLOCK
+/// (%ld) exceeded` form; libvirt's `cannot limit locked memory`.
+fn memlock(line: &str) -> Option<HostMessage> {
+    if let Some(at) = line.find("RLIMIT_MEMLOCK (") {
+        let rest = &line[at..];
+        if rest.contains("exceeded") {
+            return Some(HostMessage::Memlock {
+                limit: decimal_after(rest, "RLIMIT_MEMLOCK ("),
+            });
+        }
+    }
+    line.contains("cannot limit locked memory")
+        .then_some(HostMessage::Memlock { limit: None })
+}
+
+/// drivers/iommu/intel/iommu.c: `iommu width (%d) is not sufficient for
+/// the mapped address (%llx)`.
+fn iommu_width(line: &str) -> Option<HostMessage> {
+    let at = line.find("iommu width (")?;
+    let rest = &line[at..];
+    let width = u32::try_from(decimal_after(rest, "iommu width (")?).ok()?;
+    let key = "the mapped address (";
+    let a = &rest[rest.find(key)? + key.len()..];
+    let address = hex_u64(a.split(')').next()?)?;
+    Some(HostMessage::IommuWidth { width, address })
+}
+
+/// Cloud Hypervisor's device manager error, as Kata's shim relays it:
+/// `VfioMapRegion(DmaMap(IommuDmaMap(Error(17))))`.
+fn cloud_hypervisor_map_region(line: &str) -> Option<HostMessage> {
+    let at = line.find("VfioMapRegion(")?;
+    Some(HostMessage::CloudHypervisorMapRegion {
+        errno: decimal_after(&line[at..], "Error(").and_then(|n| u32::try_from(n).ok()),
+    })
+}
+
+/// OpenVMM: `low_mmio MMIO exhaustion: need 0x14500000 bytes, have
+/// 0x14000000`.
+fn openvmm_mmio(line: &str) -> Option<HostMessage> {
+    let at = line.find("MMIO exhaustion: need ")?;
+    let head = &line[..at];
+    let rest = &line[at..];
+    Some(HostMessage::OpenvmmMmio {
+        low: !head.trim_end().ends_with("high_mmio"),
+        need: hex_after(rest, "need ")?,
+        have: hex_after(rest, "have ")?,
+    })
+}
+
+/// dxgkrnl (Hyper-V GPU-PV, drivers/hv/dxgkrnl): `dxgglobal_getiospace:
+/// Unable to allocate mmio memory: -6`, and its caller's
+/// `dxgglobal_init_global_channel: getiospace failed: -6`.
+fn dxgkrnl_iospace(line: &str) -> Option<HostMessage> {
+    let key = if line.contains("Unable to allocate mmio memory: ") {
+        "Unable to allocate mmio memory: -"
+    } else if line.contains("getiospace failed: ") {
+        "getiospace failed: -"
+    } else {
+        return None;
+    };
+    Some(HostMessage::DxgkrnlIospace {
+        errno: decimal_after(line, key).and_then(|n| u32::try_from(n).ok()),
+    })
+}
+
+/// bhyve's passthru trace (usr.sbin/bhyve/pci_passthru.c):
+/// `2/0/0 modify_mmio 0x0000000082000000 -> 0x00000000c2000000 (size
+/// 880000) map`; `Some(true)` for `map`, `Some(false)` for `unmap`.
+fn bhyve_modify_mmio(line: &str) -> Option<bool> {
+    let at = line.find(" modify_mmio 0x")?;
+    let bsf = line[..at].rsplit(' ').next()?;
+    if bsf.split('/').count() != 3 || !bsf.split('/').all(|p| decimal(p).is_some()) {
+        return None;
+    }
+    match line.trim_end().rsplit(' ').next()? {
+        "map" => Some(true),
+        "unmap" => Some(false),
+        _ => None,
+    }
+}
+
+/// OVMF's debug log: `PlatformDynamicMmioWindow:   MMIO Space 0x100000000000
+/// (16384 GB)`.
+fn ovmf_window(line: &str) -> Option<HostMessage> {
+    if !line.contains("PlatformDynamicMmioWindow") {
+        return None;
+    }
+    Some(HostMessage::OvmfMmioWindow {
+        bytes: hex_after(line, "MMIO Space ")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> HostMessage {
+        let m = host_messages(text);
+        assert_eq!(m.len(), 1, "{text}: {m:?}");
+        m.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn vmware_hyperv_and_qemu_refusals_with_their_numbers() {
+        // Dell KB 000199172 (ESXi 7 prefix) and an ESXi 8 log line.
+        assert_eq!(
+            one("2022-04-22T03:04:15.771Z| vmx| | I005: PCIPassthru: total number of pages needed (4206594) exceeds limit (917504), failing"),
+            HostMessage::VmwarePages { needed: 4206594, limit: 917504 }
+        );
+        assert_eq!(
+            one("2023-07-21T09:40:52.413Z In(05) vmx - PCIPassthru: total number of pages needed (33566722) exceeds limit (917504), failing"),
+            HostMessage::VmwarePages { needed: 33566722, limit: 917504 }
+        );
+        // Hyper-V's start error, wrapped by PowerShell.
+        let hv = "Virtual machine 'GPUP' cannot be started. The upper MMIO region (0x00000017dffff000) is above the supported physical address range. Make sure that the upper MMIO region is \nbelow 0x0000001000000000. (Virtual machine ID 92D2CEE9)";
+        assert_eq!(
+            one(hv),
+            HostMessage::HypervUpperMmio {
+                top: Some(0x17_dfff_f000),
+                limit: Some(0x10_0000_0000)
+            }
+        );
+        assert_eq!(
+            one("The configuration of the virtual machine 'GPUPV' specifies an upper MMIO region that is above the supported physical address range."),
+            HostMessage::HypervUpperMmio { top: None, limit: None }
+        );
+        // QEMU, with and without a device passed through.
+        let q = "qemu-system-x86_64: Address space limit 0xfffffffff < 0x107fffffff phys-bits too low (36)";
+        assert_eq!(
+            one(q),
+            HostMessage::QemuPhysBits {
+                limit: 0xf_ffff_ffff,
+                need: 0x10_7fff_ffff,
+                bits: 36,
+                passthrough: false
+            }
+        );
+        let with = format!("-device vfio-pci,host=0000:41:00.0\n{q}\n");
+        assert!(matches!(
+            one(&with),
+            HostMessage::QemuPhysBits {
+                passthrough: true,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn vfio_dma_mapping_failures_name_the_region_address_and_error() {
+        // KubeVirt's libvirt error (kubevirt #14593), QEMU's argument
+        // broken over lines by the reporter.
+        let kv = "  2025-04-25T14:42:06.039307Z qemu-kvm: -device \n    {\"driver\":\"vfio-pci\",\n    \"addr\":\"0x0\"}: VFIO_MAP_DMA failed: Cannot allocate memory\n  qemu-kvm: -device\n    {\"driver\":\"vfio-pci\"}: vfio 0000:35:00.0: failed to setup container for group 75: memory listener initialization failed: Region pc.bios: vfio_container_dma_map (0x5632ad2e1e80, 0xfffc0000, 0x40000, 0x7fdf48200000) = -2 (No such file or directory)')\n";
+        let m = host_messages(kv);
+        assert!(
+            m.contains(&HostMessage::VfioDmaMap {
+                region: Some("pc.bios".into()),
+                iova: Some(0xfffc_0000),
+                size: Some(0x4_0000),
+                errno: Some(2),
+                bar: false
+            }),
+            "{m:?}"
+        );
+        assert!(
+            m.contains(&HostMessage::VfioDmaMap {
+                region: None,
+                iova: None,
+                size: None,
+                errno: Some(12),
+                bar: false
+            }),
+            "{m:?}"
+        );
+        // Proxmox's journal: a BAR at 56 TiB, beyond the host IOMMU.
+        let pve = "Jun 04 07:25:13 pve1 QEMU[3989106]: kvm: vfio_dma_map(0x5e043daea2f0, 0x380000000000, 0x10000000, 0x771a38000000) = -22 (Invalid argument)\nJun 04 07:25:13 pve1 QEMU[3989106]: kvm: VFIO_MAP_DMA failed: Invalid argument\n";
+        let m = host_messages(pve);
+        assert_eq!(
+            m[0],
+            HostMessage::VfioDmaMap {
+                region: None,
+                iova: Some(0x3800_0000_0000),
+                size: Some(0x1000_0000),
+                errno: Some(22),
+                bar: false
+            }
+        );
+        // iommufd through Kata's shim (logfmt).
+        let kata = "time=\"2026-06-23T10:48:05Z\" level=warning msg=\"qemu-system-x86_64-tdx-experimental: IOMMU_IOAS_MAP failed: Bad address, PCI BAR?\" name=containerd-shim-v2\n";
+        assert_eq!(
+            one(kata),
+            HostMessage::VfioDmaMap {
+                region: None,
+                iova: None,
+                size: None,
+                errno: Some(14),
+                bar: true
+            }
+        );
+        // Anonymised by a reporter, and wrapped.
+        let anon = "vfio 0000:xx:00.0: failed to setup container for group N: memory listener\ninitialization failed: Region ram-node0: vfio_container_dma_map(...) = -12\n(Cannot allocate memory)\n";
+        assert_eq!(
+            one(anon),
+            HostMessage::VfioDmaMap {
+                region: Some("ram-node0".into()),
+                iova: None,
+                size: None,
+                errno: Some(12),
+                bar: false
+            }
+        );
+    }
+
+    #[test]
+    fn other_vmms_and_the_host_kernel() {
+        assert_eq!(
+            one("level=error msg=\"failed to hotplug VFIO device\" error=\"reason: Error from device manager: VfioMapRegion(DmaMap(IommuDmaMap(Error(17))))\""),
+            HostMessage::CloudHypervisorMapRegion { errno: Some(17) }
+        );
+        assert_eq!(
+            one("low_mmio MMIO exhaustion: need 0x14500000 bytes, have 0x14000000"),
+            HostMessage::OpenvmmMmio {
+                low: true,
+                need: 0x1450_0000,
+                have: 0x1400_0000
+            }
+        );
+        assert_eq!(
+            host_messages("dxgglobal_getiospace: Unable to allocate mmio memory: -6\ndxgglobal_init_global_channel: getiospace failed: -6\n"),
+            [HostMessage::DxgkrnlIospace { errno: Some(6) }]
+        );
+        assert_eq!(
+            one("Jul 28 16:14:53 s510u kernel: vfio_pin_page_external: Task qemu-system-x86 (575712) RLIMIT_MEMLOCK (1048576) exceeded"),
+            HostMessage::Memlock { limit: Some(1048576) }
+        );
+        assert_eq!(
+            one("[429200.701588] intel_iommu_map: iommu width (39) is not sufficient for the mapped address (8800001000)"),
+            HostMessage::IommuWidth { width: 39, address: 0x88_0000_1000 }
+        );
+        assert_eq!(
+            host_messages("2/0/0 modify_mmio 0x0000000082000000 -> 0x00000000c2000000 (size           880000) map\n2/0/0 modify_mmio 0x0000000082000000 -> 0x00000000c2000000 (size           880000) unmap\n"),
+            [HostMessage::BhyveModifyMmio { mapped: false }]
+        );
+        assert_eq!(
+            one("bhyve: pci_passthru: map_pptdev_mmio failed"),
+            HostMessage::BhyveMapFailed
+        );
+        assert_eq!(
+            one("pcifront pci-0: Could not claim resource 0000:00:00.0/2! Device offline. Try using e820_host=1 in the guest config."),
+            HostMessage::XenPcifrontClaim
+        );
+        assert_eq!(
+            one("PlatformDynamicMmioWindow:   MMIO Space 0x100000000000 (16384 GB)"),
+            HostMessage::OvmfMmioWindow {
+                bytes: 0x1000_0000_0000
+            }
+        );
+        assert_eq!(
+            one("qemu-kvm: -device vfio-pci,host=0000:18:00.0: warning: vfio_register_ram_discard_listener: possibly running out of DMA mappings. E.g., try increasing the 'block-size' of virtio-mem devies. Maximum possible DMA mappings: 65535, Maximum possible memslots: 32764"),
+            HostMessage::DmaMappingsLimit { max: Some(65535) }
+        );
+        // A report's heading quoting a title is not the log.
+        assert!(
+            host_messages("# SOURCE: issue \"bhyve: pci_passthru: map_pptdev_mmio failed\"\n")
+                .is_empty()
+        );
+        // A guest's PCI lines are none of these.
+        assert!(host_messages(
+            "pci 0000:01:00.0: BAR 1: no space for [mem size 0x400000000 64bit pref]\n"
+        )
+        .is_empty());
+    }
+}
