@@ -214,7 +214,13 @@ fn with_no_gpu_the_window_line_is_one_fact() {
     let o = check("h200-kvm-passthrough", &["--match", "dead:beef"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    let line = out.lines().find(|l| l.starts_with("  window:")).unwrap();
+    // Wrapped to 80 columns: the line and its continuation, rejoined.
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("  window:"));
+    let mut line = lines.next().unwrap().to_string();
+    for more in lines.take_while(|l| l.starts_with("            ")) {
+        line.push(' ');
+        line.push_str(more.trim_start());
+    }
     assert_eq!(
         line,
         "  window:   16.2 TiB = 0x4000000000-0x7fffffffff (256 GiB, from iomem) + 0x100000000000-0x1fffffffffff (16 TiB, from iomem)"

@@ -7,12 +7,15 @@
 
 pub(crate) mod json;
 pub(crate) mod kmsg;
+pub(crate) mod lead;
+pub(crate) mod map;
 pub(crate) mod names;
 pub(crate) mod p2p;
 pub(crate) mod plan;
 pub(crate) mod plan_p2p;
 pub(crate) mod prometheus;
 pub(crate) mod text;
+pub(crate) mod wrap;
 
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::hint::{Hint, HintId};

@@ -1,9 +1,12 @@
-//! The text form, for people: a verdict line, each GPU with its BARs, the
-//! diagnosis with its numbers, the hints, the warnings.
+//! The text form, for people: the opening lines (`lead`), the address
+//! map (`map`), the diagnosis with its numbers, the hints, the warnings,
+//! wrapped to the screen (`wrap`).
 
 use crate::decide::hint::Hint;
+use crate::model::platform::Confidence;
 use crate::model::size::human;
-use crate::report::{Report, Verdict};
+use crate::report::wrap::{wrap, Screen};
+use crate::report::{lead, map, Mode, Report, Verdict};
 use std::fmt::Write as _;
 
 fn opt_human(v: Option<u64>) -> String {
@@ -11,36 +14,51 @@ fn opt_human(v: Option<u64>) -> String {
 }
 
 pub(crate) fn render(r: &Report) -> String {
-    let mut s = String::new();
-    let verdict = match r.verdict {
-        Verdict::Ok => "OK",
-        Verdict::Fail => "FAIL",
-        Verdict::Unknown => "UNKNOWN",
-    };
-    let expected = r
-        .expected
-        .map(|e| format!(" of {e} expected"))
-        .unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "gpu-preflight: {verdict}: {} GPU(s){expected}, diagnosis {}",
-        r.found,
-        r.diagnosis.as_str()
-    );
-    if let Some(h) = r.hints.first() {
-        let _ = writeln!(s, "next step: {} [{}]", h.id.label(), h.id);
+    render_for(r, Screen::PLAIN)
+}
+
+/// The report for `screen`: the opening lines, the address map (`check`)
+/// or the GPUs as the input gave them (`explain`), the diagnosis's
+/// numbers, peer-to-peer, the hints; prose wrapped to the width, the map
+/// and the line to paste as they are.
+pub(crate) fn render_for(r: &Report, screen: Screen) -> String {
+    let (lead, paste) = lead::lines(r);
+    let mut s = wrap(&lead, screen.width);
+    s.push_str(paste.as_deref().unwrap_or(""));
+    let mut body = String::new();
+    if r.mode == Mode::Explain {
+        gpus(r, &mut body);
+    } else {
+        s.push('\n');
+        s.push_str(&map::from_report(r).render(screen.utf8));
+        others(r, &mut body);
     }
-    gpus(r, &mut s);
-    diagnosis(r, &mut s);
+    diagnosis(r, &mut body);
     if let Some(p) = &r.p2p {
-        crate::report::p2p::text(p, &mut s);
+        if r.unassigned.is_empty() {
+            crate::report::p2p::text(p, &mut body);
+        } else {
+            let _ = writeln!(
+                body,
+                "peer-to-peer: judged once the BARs fit ({} GPUs{})",
+                p.gpus.len(),
+                p.p2p_path
+                    .map(|l| format!(", p2p_path {}", l.as_str()))
+                    .unwrap_or_default()
+            );
+        }
     }
-    hints_and_warnings(&mut s, &r.hints, &r.warnings);
+    lead::hints(&mut body, &r.hints);
+    hints_and_warnings(&mut body, &[], &r.warnings);
+    if !body.is_empty() {
+        s.push('\n');
+        s.push_str(&wrap(&body, screen.width));
+    }
     s
 }
 
-/// Each GPU with its BARs, then the devices not taken for GPUs that
-/// failed.
+/// Each GPU with its BARs (`explain`: the input's account of them), then
+/// the devices not taken for GPUs that failed.
 fn gpus(r: &Report, s: &mut String) {
     for g in &r.gpus {
         let line = format!(
@@ -80,6 +98,11 @@ fn gpus(r: &Report, s: &mut String) {
             );
         }
     }
+    others(r, s);
+}
+
+/// The devices not taken for GPUs that failed.
+fn others(r: &Report, s: &mut String) {
     for u in r
         .unassigned
         .iter()
@@ -95,10 +118,13 @@ fn gpus(r: &Report, s: &mut String) {
     }
 }
 
-/// The diagnosis with the numbers behind it: need, window, origin, CPU,
-/// realloc, firmware.
+/// The diagnosis with the numbers behind it: window, origin, CPU and
+/// realloc, firmware (the need is in the opening lines' `why`, the whole
+/// sentence where it is not cut short).
 fn diagnosis(r: &Report, s: &mut String) {
-    let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
+    if r.mode == Mode::Explain && lead::why(r) != r.summary {
+        let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
+    }
     let c = &r.capacity;
     // The windows window_bytes adds up, so that the line is one fact.
     let windows: Vec<String> = c
@@ -117,11 +143,6 @@ fn diagnosis(r: &Report, s: &mut String) {
         .collect();
     let _ = writeln!(
         s,
-        "  needed:   {} of 64-bit prefetchable space",
-        opt_human(c.needed_bytes)
-    );
-    let _ = writeln!(
-        s,
         "  window:   {}{}",
         match c.window_bytes {
             Some(0) => "none (no 64-bit root bus window)".to_string(),
@@ -136,22 +157,29 @@ fn diagnosis(r: &Report, s: &mut String) {
     if let Some(o) = origin_line(&c.window_origin) {
         let _ = writeln!(s, "  origin:   {o}");
     }
+    // The map draws the CPU's reach; a healthy report without realloc
+    // needs no line for them.
+    let drawn = r.mode == Mode::Check && c.phys_bits.is_some();
+    if drawn && r.verdict == Verdict::Ok && !r.realloc_active {
+        return firmware(r, s);
+    }
     let _ = writeln!(
         s,
-        "  cpu:      {}",
+        "  cpu:      {}; pci=realloc {}",
         c.phys_bits
             .map(|b| format!("{b} physical address bits ({})", human(1u64 << b.min(63))))
-            .unwrap_or_else(|| "physical address bits unknown".into())
-    );
-    let _ = writeln!(
-        s,
-        "  realloc:  pci=realloc {}",
+            .unwrap_or_else(|| "physical address bits unknown".into()),
         if r.realloc_active {
             "active"
         } else {
             "not active"
         }
     );
+    firmware(r, s);
+}
+
+/// The firmware and the platform judged, with the signs where in doubt.
+fn firmware(r: &Report, s: &mut String) {
     let f = &r.firmware;
     let _ = writeln!(
         s,
@@ -160,6 +188,10 @@ fn diagnosis(r: &Report, s: &mut String) {
         f.bios_vendor.as_deref().unwrap_or("unknown vendor"),
         f.platform.as_str(),
         match f.platform_confidence {
+            // Sure: the signs are in the JSON form; doubtful: they are why.
+            Some(c @ Confidence::High) if r.mode == Mode::Check => {
+                format!(" ({} confidence)", c.as_str())
+            }
             Some(c) => format!(
                 " ({} confidence: {})",
                 c.as_str(),
