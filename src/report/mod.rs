@@ -5,6 +5,7 @@
 //! The JSON form is a stable interface (documented in README.md): fields are
 //! only ever added. `schema` is bumped if one must change meaning.
 
+pub(crate) mod cause;
 pub(crate) mod json;
 pub(crate) mod kmsg;
 pub(crate) mod lead;
@@ -67,6 +68,10 @@ pub(crate) struct Report {
     /// more or it was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p2p: Option<P2p>,
+    /// GPUs present whose BARs the VM's configuration left without
+    /// addresses, with the setting that places them: not a hardware
+    /// fault (null otherwise).
+    pub unplaced_by_configuration: Option<cause::Unplaced>,
     /// How long reading and deciding took, in milliseconds.
     pub elapsed_ms: u64,
 }
@@ -249,6 +254,8 @@ pub(crate) fn build(
         bar: o.bar,
         size: o.size,
     }));
+    let unplaced_by_configuration =
+        cause::unplaced(judged.platform, d.kind, &gpus, hints.first().map(|h| h.id));
     unassigned.sort_by_key(|u| (u.bdf, u.bar));
     unassigned.dedup_by_key(|u| (u.bdf, u.bar));
     Report {
@@ -312,6 +319,7 @@ pub(crate) fn build(
         hints,
         warnings,
         p2p,
+        unplaced_by_configuration,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
 }
