@@ -154,7 +154,8 @@ fn diagnosis(r: &Report, s: &mut String) {
             format!(" = {}", windows.join(" + "))
         }
     );
-    if let Some(o) = origin_line(&c.window_origin) {
+    // The map draws the firmware's window in check's report.
+    if let Some(o) = origin_line(&c.window_origin, r.mode == Mode::Check) {
         let _ = writeln!(s, "  origin:   {o}");
     }
     // The map draws the CPU's reach; a healthy report without realloc
@@ -188,10 +189,9 @@ fn firmware(r: &Report, s: &mut String) {
         f.bios_vendor.as_deref().unwrap_or("unknown vendor"),
         f.platform.as_str(),
         match f.platform_confidence {
-            // Sure: the signs are in the JSON form; doubtful: they are why.
-            Some(c @ Confidence::High) if r.mode == Mode::Check => {
-                format!(" ({} confidence)", c.as_str())
-            }
+            // Sure: said plainly, the signs are in the JSON form; in doubt,
+            // the signs are why.
+            Some(Confidence::High) if r.mode == Mode::Check => String::new(),
             Some(c) => format!(
                 " ({} confidence: {})",
                 c.as_str(),
@@ -206,7 +206,7 @@ fn firmware(r: &Report, s: &mut String) {
 
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
 /// bits (edk2-stable202211 rules)`; `None` when nothing is known.
-fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
+fn origin_line(o: &crate::decide::origin::WindowOrigin, drawn: bool) -> Option<String> {
     use crate::decide::window::OriginKind as K;
     let what = match o.kind {
         K::OvmfDynamic => "OVMF's window, the top eighth of its address width",
@@ -218,7 +218,7 @@ fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
         K::BareMetal | K::Hypervisor | K::Unknown => return None,
     };
     let mut s = what.to_string();
-    if let (Some(start), Some(size)) = (o.aperture_start, o.aperture_bytes) {
+    if let (Some(start), Some(size), false) = (o.aperture_start, o.aperture_bytes, drawn) {
         s.push_str(&format!(": {} at {start:#x}", human(size)));
     }
     if let Some(w) = o.firmware_width_bits {
