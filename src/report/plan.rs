@@ -360,9 +360,16 @@ fn map(r: &PlanReport) -> Map {
             }
         })
         .collect();
+    // RAM split at 4 GiB: what is not below it went above, and the hole
+    // starts where the part below ends.
+    let ram_end = c.window_origin.ram_end.or(Some(r.vm.ram_bytes));
+    let hole32 = ram_end
+        .filter(|e| *e > 1 << 32)
+        .map(|e| r.vm.ram_bytes.saturating_sub(e - (1 << 32)))
+        .filter(|below| *below > 0);
     Map {
-        ram_end: c.window_origin.ram_end.or(Some(r.vm.ram_bytes)),
-        hole32: None,
+        ram_end,
+        hole32,
         firmware,
         kernel,
         phys_bits: Some(r.vm.phys_bits),
