@@ -50,6 +50,10 @@ SHAREDIR    ?= $(PREFIX)/share/gpu-preflight
 F_VMHOOK    := $(DESTDIR)$(SHAREDIR)/gpu-preflight-vm-hook
 # Prometheus alerting rules: shipped for the monitoring server to load.
 F_RULES     := $(DESTDIR)$(SHAREDIR)/prometheus/gpu-preflight.rules.yml
+# A GPU count check that tells configuration from hardware: an example to
+# adapt, and what it keys on (contrib/COUNT-CHECKS.md).
+F_COUNT     := $(DESTDIR)$(SHAREDIR)/prometheus/gpu-count.rules.example.yml
+F_COUNTDOC  := $(DESTDIR)$(SHAREDIR)/COUNT-CHECKS.md
 # node-problem-detector: the plugin, its monitor config, the kustomization.
 NPDDIR      := $(SHAREDIR)/node-problem-detector
 NPD_DATA    := gpu-preflight-monitor.json daemonset.yaml rbac.yaml kustomization.yaml
@@ -108,6 +112,8 @@ install: build docs
 	install -D -m 0644 $(DOCDIR_OUT)/completions/_gpu-preflight $(DESTDIR)$(ZSHCOMPDIR)/_gpu-preflight
 	install -D -m 0644 $(DOCDIR_OUT)/completions/gpu-preflight.fish $(DESTDIR)$(FISHCOMPDIR)/gpu-preflight.fish
 	install -D -m 0644 contrib/prometheus/gpu-preflight.rules.yml $(F_RULES)
+	install -D -m 0644 contrib/prometheus/gpu-count.rules.example.yml $(F_COUNT)
+	install -D -m 0644 contrib/COUNT-CHECKS.md $(F_COUNTDOC)
 	install -D -m 0755 contrib/node-problem-detector/gpu-preflight-npd.sh $(DESTDIR)$(NPDDIR)/gpu-preflight-npd.sh
 	for f in $(NPD_DATA); do install -m 0644 contrib/node-problem-detector/$$f $(DESTDIR)$(NPDDIR)/$$f; done
 	@# An edited configuration is kept.
@@ -115,7 +121,7 @@ install: build docs
 
 uninstall:
 	rm -f $(F_BIN) $(F_LIB) $(F_DRACUT) $(F_HOOK) $(F_SCRIPT) $(F_UNIT) $(F_CONF) $(F_VMHOOK) \
-	    $(F_MAN) $(F_COMP) $(F_RULES) $(F_NPD)
+	    $(F_MAN) $(F_COMP) $(F_RULES) $(F_COUNT) $(F_COUNTDOC) $(F_NPD)
 	-rmdir $(DESTDIR)$(SHAREDIR)/prometheus $(DESTDIR)$(NPDDIR) 2>/dev/null
 	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DRACUTDIR) $(DESTDIR)$(SHAREDIR) 2>/dev/null
 

@@ -214,7 +214,13 @@ fn with_no_gpu_the_window_line_is_one_fact() {
     let o = check("h200-kvm-passthrough", &["--match", "dead:beef"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    let line = out.lines().find(|l| l.starts_with("  window:")).unwrap();
+    // Wrapped to 80 columns: the line and its continuation, rejoined.
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("  window:"));
+    let mut line = lines.next().unwrap().to_string();
+    for more in lines.take_while(|l| l.starts_with("            ")) {
+        line.push(' ');
+        line.push_str(more.trim_start());
+    }
     assert_eq!(
         line,
         "  window:   16.2 TiB = 0x4000000000-0x7fffffffff (256 GiB, from iomem) + 0x100000000000-0x1fffffffffff (16 TiB, from iomem)"
@@ -311,9 +317,26 @@ fn the_platform_told_decides_the_first_hint_and_the_text_lead_names_both_when_un
         ]
     );
     let (_, _, text) = explain_with(log, &[]);
-    let lead = text.lines().nth(2).unwrap();
+    // The platform line comes in the opening lines, before the first
+    // blank line, in place of a single next step; wrapped, so its
+    // continuation lines are joined before looking.
+    let opening: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    let at = opening
+        .iter()
+        .position(|l| l.starts_with("platform:  not shown in the input"))
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(
-        lead.starts_with("platform: not shown in the input"),
+        !opening.iter().any(|l| l.starts_with("next step:")),
+        "{text}"
+    );
+    let lead: String = opening[at..]
+        .iter()
+        .take_while(|l| !l.starts_with("  paste:"))
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        opening.contains(&"  paste:   systemd-detect-virt"),
         "{text}"
     );
     assert!(lead.contains("[ovmf-mmio64-aperture]") && lead.contains("[firmware-above-4g]"));

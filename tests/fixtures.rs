@@ -133,7 +133,9 @@ fn run_check(root: &Path, dmesg: &Path, args: &[&str]) -> (i32, Value, String) {
         .arg(dmesg)
         .args(args);
     let json = cmd.output().expect("run gpu-preflight");
+    // The goldens are the plain form: 80 columns (stdout is a pipe), ASCII.
     let text = Command::new(bin())
+        .env("LC_ALL", "C")
         .arg("check")
         .arg("--root")
         .arg(root)
@@ -247,6 +249,96 @@ fn captured_boots_get_the_diagnosis_the_machine_showed() {
             c.name
         );
     }
+}
+
+/// The text report fits a screen: every line within 80 columns but the
+/// line to paste (never broken), a failing 8-GPU report with its address
+/// map within 40 lines, a healthy one within 15; the opening lines say
+/// the verdict, what failed, why, the next step and what to paste.
+#[test]
+fn the_text_report_fits_a_screen() {
+    let lines = |name: &str| -> Vec<String> {
+        let path = fixtures().join(name).join("expected.txt");
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    for c in cases() {
+        for l in lines(&c.name) {
+            assert!(
+                l.chars().count() <= 80 || l.starts_with("  paste:   "),
+                "{}: {} columns: {l}",
+                c.name,
+                l.chars().count()
+            );
+        }
+    }
+    let fail = lines("ovmf-8x32g");
+    assert!(fail.len() <= 40, "{} lines", fail.len());
+    for (i, lead) in [
+        "gpu-preflight: FAIL: ",
+        "failed:    BAR 2 (32 GiB) of 04:00.0, ",
+        "why:       need 256 GiB",
+        "next step: ",
+        "  paste:   qm set ",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(fail[i].starts_with(lead), "line {i}: {}", fail[i]);
+    }
+    assert!(fail.iter().any(|l| l.starts_with("address map, log scale")));
+    assert_eq!(
+        fail.iter()
+            .filter(|l| l.starts_with("peer-to-peer"))
+            .count(),
+        1
+    );
+    assert!(fail
+        .iter()
+        .any(|l| l == "peer-to-peer: judged once the BARs fit (8 GPUs, p2p_path PHB)"));
+    let ok = lines("h200-kvm-passthrough");
+    assert!(ok.len() <= 15, "{} lines", ok.len());
+    assert!(ok[0].starts_with("gpu-preflight: OK: "));
+    assert!(ok.iter().any(|l| l.starts_with("00:06.0 ok ")));
+    // Once the BARs fit, the peer-to-peer section is whole.
+    let p2p = lines("p2p-h200x2-switch");
+    assert!(p2p.iter().any(|l| l.starts_with("  gate path: granted")));
+}
+
+/// A UTF-8 locale draws the map with blocks, in as many lines; a terminal
+/// is not needed for it (the width stays 80 on a pipe).
+#[test]
+fn a_utf8_locale_draws_the_map_with_blocks() {
+    let dir = fixtures().join("ovmf-8x32g");
+    let run = |lang: &str| {
+        let o = Command::new(bin())
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
+            .env("LANG", lang)
+            .args(["check", "--match", STANDIN, "--expect", "8", "--root"])
+            .arg(dir.join("root"))
+            .arg("--dmesg")
+            .arg(dir.join("dmesg.txt"))
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let utf8 = run("en_US.UTF-8");
+    let plain = run("C");
+    assert_eq!(utf8.lines().count(), plain.lines().count());
+    assert!(plain.is_ascii());
+    let row = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("3 GPUs ok"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(row(&utf8).contains('■'), "{utf8}");
+    assert!(row(&plain).contains('#'), "{plain}");
+    assert_eq!(row(&utf8).replace('■', "#"), row(&plain));
 }
 
 #[test]

@@ -1022,3 +1022,40 @@ fn seabios_pci64_from_a_proxmox_args_line() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The plan's text draws its prediction: the GPUs the model leaves out
+/// where they would have to go, RAM split at 4 GiB with the hole between,
+/// in lines of at most 80 columns.
+#[test]
+fn the_plan_draws_its_address_map() {
+    let o = Command::new(bin())
+        .env("LC_ALL", "C")
+        .arg("plan")
+        .arg("--root")
+        .arg(fixture(HOST).join("root"))
+        .args(["--proxmox", "102"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    for l in text.lines() {
+        assert!(l.len() <= 80, "{l}");
+    }
+    let row = |label: &str| {
+        text.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in\n{text}"))
+            .to_string()
+    };
+    assert!(text.contains("predicted address map, log scale"), "{text}");
+    let gpus = row("8 GPUs FAIL");
+    assert!(gpus.contains('?') && !gpus.contains('#'), "{gpus}");
+    assert!(gpus.ends_with("8x 128 GiB, 16 to go"), "{gpus}");
+    // 512 GiB of RAM: 2 GiB below 4 GiB (q35), the hole, the rest above.
+    assert!(
+        row("RAM").starts_with("RAM           ===:::="),
+        "{}",
+        row("RAM")
+    );
+    assert!(row("RAM").ends_with("ends 0x8080000000"));
+    assert!(row("CPU reach").ends_with("40 bits, 1 TiB"));
+}

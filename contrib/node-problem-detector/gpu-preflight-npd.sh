@@ -3,7 +3,17 @@
 # gpu-preflight left it in /run/gpu-preflight/report.json, made a node
 # condition (GPUPreflightProblem) and events.
 #
-#   gpu-preflight-npd.sh [REPORT]     default /run/gpu-preflight/report.json
+#   gpu-preflight-npd.sh [REPORT [configuration]]
+#                         REPORT defaults to /run/gpu-preflight/report.json
+#
+# Without a mode: the check's verdict (GPUPreflightProblem). With
+# `configuration`: whether GPUs that are present and healthy were left
+# without addresses by the VM's configuration (GPUUnplacedByVMConfiguration),
+# so that a count of the GPUs a node has can tell them from dead ones:
+# exit 1 with "vm_configuration: N GPU(s) present, unplaced; setting ID"
+# (ID the hint id, `gpu-preflight check` spells it out), exit 0 when no
+# GPU is (a healthy node, or a failure that is not the configuration's),
+# exit 2 when the report cannot say (made before the field existed).
 #
 # NPD's plugin contract (pkg/custompluginmonitor/plugin/plugin.go): exit 0
 # OK, 1 a problem, anything else unknown; stdout, trimmed, is the
@@ -20,6 +30,7 @@
 # POSIX sh, and only head, tail, sed, tr, awk: it runs in NPD's image.
 
 report=${1:-/run/gpu-preflight/report.json}
+mode=${2:-verdict}
 max=80
 
 say() {
@@ -30,6 +41,10 @@ unknown() {
 	exit 2
 }
 
+case $mode in
+verdict | configuration) ;;
+*) unknown "unknown mode '$mode'" ;;
+esac
 if [ ! -e "$report" ]; then
 	unknown "no report: did the boot check run?"
 fi
@@ -53,6 +68,39 @@ esac
 case $diagnosis in
 '' | *[!a-z_]*) unknown "the report has no diagnosis" ;;
 esac
+
+# unplaced KEY: the value of KEY inside the top-level
+# "unplaced_by_configuration" object.
+unplaced() {
+	sed -n "/^  \"unplaced_by_configuration\": {\$/,/^  }/ s/^    \"$1\": \\(.*\\)\$/\\1/p" "$report" | head -n 1 | sed -e 's/,$//' -e 's/^"\(.*\)"$/\1/'
+}
+
+if [ "$mode" = configuration ]; then
+	case $verdict in
+	ok | fail) ;;
+	*) unknown "the report's verdict is '$verdict', neither ok nor fail" ;;
+	esac
+	case $(top unplaced_by_configuration) in
+	null)
+		say "no GPU left unplaced by the VM's configuration"
+		exit 0
+		;;
+	'{')
+		gpus=$(unplaced gpus)
+		setting=$(unplaced setting)
+		case $gpus in
+		'' | *[!0-9]*) unknown "unplaced_by_configuration has no GPU count" ;;
+		esac
+		case $setting in
+		'' | *[!a-z0-9-]*) unknown "unplaced_by_configuration has no setting" ;;
+		esac
+		say "vm_configuration: $gpus GPU(s) present, unplaced; setting $setting"
+		exit 1
+		;;
+	'') unknown "the report does not say (older gpu-preflight)" ;;
+	*) unknown "unplaced_by_configuration is not understood" ;;
+	esac
+fi
 
 case $verdict in
 ok)

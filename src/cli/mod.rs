@@ -4,6 +4,7 @@
 
 mod args;
 mod exit;
+mod screen;
 
 use crate::commands::boot::{self, BootOptions};
 use crate::commands::plan::PlanError;
@@ -111,7 +112,7 @@ fn run(cli: Cli) -> Exit {
         Command::Plan(args) => match plan::run(&args.options()) {
             Ok(r) => {
                 let text = match args.format {
-                    PlanFormat::Text => report::plan::text(&r),
+                    PlanFormat::Text => report::plan::text_for(&r, screen::screen()),
                     PlanFormat::Json => report::plan::json(&r),
                 };
                 write_out(&text);
@@ -152,7 +153,7 @@ fn boot_exit(stop: bool) -> Exit {
 /// verdict.
 fn emit(report: &Report, format: Format) -> Exit {
     let text = match format {
-        Format::Text => report::text::render(report),
+        Format::Text => report::text::render_for(report, screen::screen()),
         Format::Json => report::json::render(report),
         Format::Prometheus => report::prometheus::render(report),
     };

@@ -5,14 +5,18 @@
 //! The JSON form is a stable interface (documented in README.md): fields are
 //! only ever added. `schema` is bumped if one must change meaning.
 
+pub(crate) mod cause;
 pub(crate) mod json;
 pub(crate) mod kmsg;
+pub(crate) mod lead;
+pub(crate) mod map;
 pub(crate) mod names;
 pub(crate) mod p2p;
 pub(crate) mod plan;
 pub(crate) mod plan_p2p;
 pub(crate) mod prometheus;
 pub(crate) mod text;
+pub(crate) mod wrap;
 
 use crate::decide::decision::Branch;
 use crate::decide::diagnosis::DiagnosisKind;
@@ -73,6 +77,10 @@ pub(crate) struct Report {
     /// more or it was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p2p: Option<P2p>,
+    /// GPUs present whose BARs the VM's configuration left without
+    /// addresses, with the setting that places them: not a hardware
+    /// fault (null otherwise).
+    pub unplaced_by_configuration: Option<cause::Unplaced>,
     /// How long reading and deciding took, in milliseconds.
     pub elapsed_ms: u64,
 }
@@ -199,28 +207,10 @@ impl Report {
     }
 }
 
-/// The report of what was decided of `ev`: the end of `check`'s,
-/// `explain`'s and `boot`'s pipeline (gather, `decide::conclude`, build).
-pub(crate) fn build(
-    started: std::time::Instant,
-    mode: Mode,
-    ev: &Evidence,
-    decision: Decision,
-    warnings: Vec<String>,
-) -> Report {
-    let Decision {
-        diagnosis: d,
-        verdict,
-        summary,
-        platform: judged,
-        origin: window_origin,
-        hints,
-        p2p,
-        branches,
-    } = decision;
-    let d = &d;
-    let gpus: Vec<GpuReport> = ev
-        .gpus
+/// Each GPU of `ev` as the report gives it: ids and name where known,
+/// and every BAR with its state.
+fn gpu_reports(ev: &Evidence) -> Vec<GpuReport> {
+    ev.gpus
         .iter()
         .map(|g| GpuReport {
             bdf: g.addr,
@@ -251,7 +241,30 @@ pub(crate) fn build(
                 })
                 .collect(),
         })
-        .collect();
+        .collect()
+}
+
+/// The report of what was decided of `ev`: the end of `check`'s,
+/// `explain`'s and `boot`'s pipeline (gather, `decide::conclude`, build).
+pub(crate) fn build(
+    started: std::time::Instant,
+    mode: Mode,
+    ev: &Evidence,
+    decision: Decision,
+    warnings: Vec<String>,
+) -> Report {
+    let Decision {
+        diagnosis: d,
+        verdict,
+        summary,
+        platform: judged,
+        origin: window_origin,
+        hints,
+        p2p,
+        branches,
+    } = decision;
+    let d = &d;
+    let gpus = gpu_reports(ev);
     let mut unassigned: Vec<UnassignedBar> = ev
         .gpus
         .iter()
@@ -271,6 +284,8 @@ pub(crate) fn build(
         bar: o.bar,
         size: o.size,
     }));
+    let unplaced_by_configuration =
+        cause::unplaced(judged.platform, d.kind, &gpus, hints.first().map(|h| h.id));
     unassigned.sort_by_key(|u| (u.bdf, u.bar));
     unassigned.dedup_by_key(|u| (u.bdf, u.bar));
     Report {
@@ -347,6 +362,7 @@ pub(crate) fn build(
         platform_branches: branches,
         warnings,
         p2p,
+        unplaced_by_configuration,
         elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }
 }

@@ -19,6 +19,8 @@ pub(crate) fn text(p: &P2p, s: &mut String) {
             ""
         }
     );
+    // GPUs alike one after another share a line.
+    let mut lines: Vec<(String, String, usize, String)> = Vec::new();
     for g in &p.gpus {
         let clique = match (g.clique, g.clique_offset) {
             (Some(c), Some(o)) => format!("clique {c} (capability at {o:#x})"),
@@ -30,7 +32,21 @@ pub(crate) fn text(p: &P2p, s: &mut String) {
             }
             _ => "no clique capability".into(),
         };
-        let _ = writeln!(s, "  {}: {clique}, VRAM {}", g.bdf, vram(g));
+        let what = format!("{clique}, VRAM {}", vram(g));
+        match lines.last_mut() {
+            Some(l) if l.3 == what => {
+                l.1 = g.bdf.to_string();
+                l.2 += 1;
+            }
+            _ => lines.push((g.bdf.to_string(), g.bdf.to_string(), 1, what)),
+        }
+    }
+    for (first, last, n, what) in lines {
+        match n {
+            1 => writeln!(s, "  {first}: {what}"),
+            n => writeln!(s, "  {first} to {last} ({n} GPUs): {what}"),
+        }
+        .unwrap_or_default();
     }
     if p.from_text {
         return text_gates(p, s);

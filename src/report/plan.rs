@@ -5,8 +5,11 @@
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::hint::Hint;
 use crate::decide::origin::WindowOrigin;
+use crate::decide::sizing::align_up;
 use crate::model::platform::CpuVendor;
 use crate::model::size::human;
+use crate::report::map::{group, Gpu, Map};
+use crate::report::wrap::{wrap, Screen};
 use crate::report::{Verdict, SCHEMA_VERSION};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -163,7 +166,25 @@ pub(crate) fn json(r: &PlanReport) -> String {
     s
 }
 
-pub(crate) fn text(r: &PlanReport) -> String {
+/// The plan for `screen`: wrapped to its width, the address map as the
+/// model places the GPUs after the VM's lines.
+pub(crate) fn text_for(r: &PlanReport, screen: Screen) -> String {
+    let full = lines(r);
+    // The map goes after the head (the verdict and the VM's settings).
+    let head_end = full
+        .match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .find(|i| !full[*i..].starts_with(' '))
+        .unwrap_or(full.len());
+    let mut s = wrap(&full[..head_end], screen.width);
+    s.push('\n');
+    s.push_str(&map(r).render(screen.utf8));
+    s.push('\n');
+    s.push_str(&wrap(&full[head_end..], screen.width));
+    s
+}
+
+fn lines(r: &PlanReport) -> String {
     let mut s = String::new();
     let v = &r.vm;
     let _ = writeln!(
@@ -281,4 +302,78 @@ pub(crate) fn text(r: &PlanReport) -> String {
     }
     super::text::hints_and_warnings(&mut s, &r.hints, &r.warnings);
     s
+}
+
+/// The map of what `plan` predicts: each GPU's 64-bit BARs packed in the
+/// kernel's window (or the firmware's) in the order given, a GPU the
+/// model leaves out where it would have to go.
+fn map(r: &PlanReport) -> Map {
+    let c = &r.capacity;
+    let firmware = c
+        .window_origin
+        .aperture_start
+        .zip(c.window_origin.aperture_bytes);
+    let kernel: Vec<(u64, u64)> = c.window.iter().map(|w| (w.start, w.end)).collect();
+    let mut next = kernel.first().map(|(s, _)| *s).or(firmware.map(|(s, _)| s));
+    let items = r
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let ok = r
+                .predicted
+                .placement
+                .iter()
+                .find(|p| p.gpu == i)
+                .is_none_or(|p| p.kernel_assigned);
+            let mut bars: Vec<u64> = g
+                .bars
+                .iter()
+                .filter(|b| b.counted)
+                .map(|b| b.size)
+                .collect();
+            bars.sort_unstable_by(|a, b| b.cmp(a));
+            let mut at = Vec::new();
+            for size in &bars {
+                if let Some(n) = next.and_then(|n| align_up(n, *size)) {
+                    at.push(n);
+                    next = n.checked_add(*size);
+                }
+            }
+            let name = g
+                .host
+                .first()
+                .cloned()
+                .unwrap_or_else(|| format!("gpu {i}"));
+            let big = bars.first().copied().unwrap_or(0);
+            let (placed, wanted) = if ok {
+                (at, Vec::new())
+            } else {
+                (Vec::new(), at)
+            };
+            Gpu {
+                name,
+                ok,
+                big,
+                placed,
+                wanted,
+            }
+        })
+        .collect();
+    // RAM split at 4 GiB: what is not below it went above, and the hole
+    // starts where the part below ends.
+    let ram_end = c.window_origin.ram_end.or(Some(r.vm.ram_bytes));
+    let hole32 = ram_end
+        .filter(|e| *e > 1 << 32)
+        .map(|e| r.vm.ram_bytes.saturating_sub(e - (1 << 32)))
+        .filter(|below| *below > 0);
+    Map {
+        ram_end,
+        hole32,
+        firmware,
+        kernel,
+        phys_bits: Some(r.vm.phys_bits),
+        gpus: group(items),
+        predicted: true,
+    }
 }

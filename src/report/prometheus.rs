@@ -111,6 +111,7 @@ pub(crate) fn render(r: &Report) -> String {
             .map(|h| (format!("{{id=\"{}\"}}", h.id), 1.0))
             .collect::<Vec<_>>(),
     );
+    crate::report::cause::prometheus(r.unplaced_by_configuration.as_ref(), &mut s);
     if let Some(p) = &r.p2p {
         crate::report::p2p::prometheus(p, &mut s);
     }

@@ -1,10 +1,12 @@
-//! The text form, for people: a verdict line, each GPU with its BARs, the
-//! diagnosis with its numbers, the hints, the warnings.
+//! The text form, for people: the opening lines (`lead`), the address
+//! map (`map`), the diagnosis with its numbers, the hints, the warnings,
+//! wrapped to the screen (`wrap`).
 
 use crate::decide::hint::Hint;
-use crate::model::platform::Platform;
+use crate::model::platform::Confidence;
 use crate::model::size::human;
-use crate::report::{Report, Verdict};
+use crate::report::wrap::{wrap, Screen};
+use crate::report::{lead, map, Mode, Report, Verdict};
 use std::fmt::Write as _;
 
 fn opt_human(v: Option<u64>) -> String {
@@ -12,64 +14,51 @@ fn opt_human(v: Option<u64>) -> String {
 }
 
 pub(crate) fn render(r: &Report) -> String {
-    let mut s = String::new();
-    let verdict = match r.verdict {
-        Verdict::Ok => "OK",
-        Verdict::Fail => "FAIL",
-        Verdict::Unknown => "UNKNOWN",
-    };
-    let expected = r
-        .expected
-        .map(|e| format!(" of {e} expected"))
-        .unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "gpu-preflight: {verdict}: {} GPU(s){expected}, diagnosis {}",
-        r.found,
-        r.diagnosis.as_str()
-    );
-    if let Some(h) = r.hints.first() {
-        let _ = writeln!(s, "next step: {} [{}]", h.id.label(), h.id);
+    render_for(r, Screen::PLAIN)
+}
+
+/// The report for `screen`: the opening lines, the address map (`check`)
+/// or the GPUs as the input gave them (`explain`), the diagnosis's
+/// numbers, peer-to-peer, the hints; prose wrapped to the width, the map
+/// and the line to paste as they are.
+pub(crate) fn render_for(r: &Report, screen: Screen) -> String {
+    let (lead, paste) = lead::lines(r);
+    let mut s = wrap(&lead, screen.width);
+    s.push_str(paste.as_deref().unwrap_or(""));
+    let mut body = String::new();
+    if r.mode == Mode::Explain {
+        gpus(r, &mut body);
+    } else {
+        s.push('\n');
+        s.push_str(&map::from_report(r).render(screen.utf8));
+        others(r, &mut body);
     }
-    platform_branches(r, &mut s);
-    gpus(r, &mut s);
-    diagnosis(r, &mut s);
+    diagnosis(r, &mut body);
     if let Some(p) = &r.p2p {
-        crate::report::p2p::text(p, &mut s);
+        if r.unassigned.is_empty() {
+            crate::report::p2p::text(p, &mut body);
+        } else {
+            let _ = writeln!(
+                body,
+                "peer-to-peer: judged once the BARs fit ({} GPUs{})",
+                p.gpus.len(),
+                p.p2p_path
+                    .map(|l| format!(", p2p_path {}", l.as_str()))
+                    .unwrap_or_default()
+            );
+        }
     }
-    hints_and_warnings(&mut s, &r.hints, &r.warnings);
+    lead::hints(&mut body, &r.hints);
+    hints_and_warnings(&mut body, &[], &r.warnings);
+    if !body.is_empty() {
+        s.push('\n');
+        s.push_str(&wrap(&body, screen.width));
+    }
     s
 }
 
-/// Where the input does not show the platform: the first step on each of
-/// the two likeliest, and the one command that tells them apart.
-fn platform_branches(r: &Report, s: &mut String) {
-    if r.platform_branches.is_empty() {
-        return;
-    }
-    let steps: Vec<String> = r
-        .platform_branches
-        .iter()
-        .map(|b| {
-            let on = match b.platform {
-                Platform::BareMetal => "on a real machine",
-                Platform::Qemu => {
-                    "in a QEMU/KVM VM (Proxmox, libvirt, KubeVirt, OpenStack, LXD/Incus, Kata)"
-                }
-                _ => "in a VM",
-            };
-            format!("{on}: {} [{}]", b.hint.label(), b.hint)
-        })
-        .collect();
-    let _ = writeln!(
-        s,
-        "platform: not shown in the input; {}; `systemd-detect-virt` (or `cat /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name`) on the machine tells which, and `--platform` gives it",
-        steps.join("; ")
-    );
-}
-
-/// Each GPU with its BARs, then the devices not taken for GPUs that
-/// failed.
+/// Each GPU with its BARs (`explain`: the input's account of them), then
+/// the devices not taken for GPUs that failed.
 fn gpus(r: &Report, s: &mut String) {
     for g in &r.gpus {
         let line = format!(
@@ -109,6 +98,11 @@ fn gpus(r: &Report, s: &mut String) {
             );
         }
     }
+    others(r, s);
+}
+
+/// The devices not taken for GPUs that failed.
+fn others(r: &Report, s: &mut String) {
     for u in r
         .unassigned
         .iter()
@@ -124,10 +118,13 @@ fn gpus(r: &Report, s: &mut String) {
     }
 }
 
-/// The diagnosis with the numbers behind it: need, window, origin, CPU,
-/// realloc, firmware.
+/// The diagnosis with the numbers behind it: window, origin, CPU and
+/// realloc, firmware (the need is in the opening lines' `why`, the whole
+/// sentence where it is not cut short).
 fn diagnosis(r: &Report, s: &mut String) {
-    let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
+    if r.mode == Mode::Explain && lead::why(r) != r.summary {
+        let _ = writeln!(s, "diagnosis: {}: {}", r.diagnosis.as_str(), r.summary);
+    }
     let c = &r.capacity;
     // The windows window_bytes adds up, so that the line is one fact.
     let windows: Vec<String> = c
@@ -146,11 +143,6 @@ fn diagnosis(r: &Report, s: &mut String) {
         .collect();
     let _ = writeln!(
         s,
-        "  needed:   {} of 64-bit prefetchable space",
-        opt_human(c.needed_bytes)
-    );
-    let _ = writeln!(
-        s,
         "  window:   {}{}",
         match c.window_bytes {
             Some(0) => "none (no 64-bit root bus window)".to_string(),
@@ -162,25 +154,33 @@ fn diagnosis(r: &Report, s: &mut String) {
             format!(" = {}", windows.join(" + "))
         }
     );
-    if let Some(o) = origin_line(&c.window_origin) {
+    // The map draws the firmware's window in check's report.
+    if let Some(o) = origin_line(&c.window_origin, r.mode == Mode::Check) {
         let _ = writeln!(s, "  origin:   {o}");
+    }
+    // The map draws the CPU's reach; a healthy report without realloc
+    // needs no line for them.
+    let drawn = r.mode == Mode::Check && c.phys_bits.is_some();
+    if drawn && r.verdict == Verdict::Ok && !r.realloc_active {
+        return firmware(r, s);
     }
     let _ = writeln!(
         s,
-        "  cpu:      {}",
+        "  cpu:      {}; pci=realloc {}",
         c.phys_bits
             .map(|b| format!("{b} physical address bits ({})", human(1u64 << b.min(63))))
-            .unwrap_or_else(|| "physical address bits unknown".into())
-    );
-    let _ = writeln!(
-        s,
-        "  realloc:  pci=realloc {}",
+            .unwrap_or_else(|| "physical address bits unknown".into()),
         if r.realloc_active {
             "active"
         } else {
             "not active"
         }
     );
+    firmware(r, s);
+}
+
+/// The firmware and the platform judged, with the signs where in doubt.
+fn firmware(r: &Report, s: &mut String) {
     let f = &r.firmware;
     let _ = writeln!(
         s,
@@ -189,6 +189,9 @@ fn diagnosis(r: &Report, s: &mut String) {
         f.bios_vendor.as_deref().unwrap_or("unknown vendor"),
         f.platform.as_str(),
         match f.platform_confidence {
+            // Sure: said plainly, the signs are in the JSON form; in doubt,
+            // the signs are why.
+            Some(Confidence::High) if r.mode == Mode::Check => String::new(),
             Some(c) => format!(
                 " ({} confidence: {})",
                 c.as_str(),
@@ -203,7 +206,7 @@ fn diagnosis(r: &Report, s: &mut String) {
 
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
 /// bits (edk2-stable202211 rules)`; `None` when nothing is known.
-fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
+fn origin_line(o: &crate::decide::origin::WindowOrigin, drawn: bool) -> Option<String> {
     use crate::decide::window::OriginKind as K;
     let what = match o.kind {
         K::OvmfDynamic => "OVMF's window, the top eighth of its address width",
@@ -215,7 +218,7 @@ fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
         K::BareMetal | K::Hypervisor | K::Unknown => return None,
     };
     let mut s = what.to_string();
-    if let (Some(start), Some(size)) = (o.aperture_start, o.aperture_bytes) {
+    if let (Some(start), Some(size), false) = (o.aperture_start, o.aperture_bytes, drawn) {
         s.push_str(&format!(": {} at {start:#x}", human(size)));
     }
     if let Some(w) = o.firmware_width_bits {
