@@ -23,7 +23,7 @@ check() {
     return 0
 }
 
-# The hook needs only dracut-lib and sleep, which the base module installs.
+# The hook needs only dracut-lib, which the base module installs.
 depends() {
     return 0
 }

@@ -24,6 +24,10 @@ pub(crate) struct SystemSource {
     /// Replaces the default GPU selection when non-empty.
     pub selectors: Vec<Selector>,
     pub expect: Option<usize>,
+    /// The kernel command line when the caller has read it already (the
+    /// boot step, for its settings), `Some(None)` when that failed; `None`:
+    /// read `proc/cmdline` here.
+    pub cmdline: Option<Option<String>>,
 }
 
 /// Why a system cannot be inspected at all.
@@ -112,11 +116,11 @@ fn gather_bars(
         .collect();
     fill_sizes(&mut gpus, &events);
 
-    let cmdline = src
-        .root
-        .read_text("proc/cmdline")
-        .ok()
-        .or_else(|| facts.command_line.clone());
+    let cmdline = match &src.cmdline {
+        Some(read) => read.clone(),
+        None => src.root.read_text("proc/cmdline").ok(),
+    }
+    .or_else(|| facts.command_line.clone());
     if cmdline.is_none() {
         warnings.push("no kernel command line (proc/cmdline): pci=realloc taken as off".into());
     }
