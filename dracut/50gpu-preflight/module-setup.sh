@@ -28,6 +28,14 @@ depends() {
     return 0
 }
 
+# The kernel's qemu_fw_cfg driver, where it is a module (Debian's kernels):
+# the check loads it to read what the host set in fw_cfg (X-PciMmio64Mb,
+# SeaBIOS's pci64, the e820 map). Optional: a kernel without it, or with it
+# built in, gives an image without it, and the check assumes those values.
+installkernel() {
+    instmods qemu_fw_cfg
+}
+
 install() {
     _gp_bin=$(_gpu_preflight_src "$gpu_preflight_bindir/gpu-preflight")
     _gp_lib=$(_gpu_preflight_src "$gpu_preflight_libdir/gpu-preflight-lib.sh")

@@ -23,6 +23,7 @@ use crate::decide::diagnosis::DiagnosisKind;
 use crate::evidence::system::SystemSource;
 use crate::parse::settings::{Mode, Settings};
 use crate::read::config;
+use crate::read::fw_cfg::{self, DriverLoad};
 use crate::read::root::Root;
 use crate::report::kmsg::{self, PRIO_ERR, PRIO_INFO, PRIO_WARNING};
 use crate::report::{self, Report, Verdict};
@@ -189,6 +190,8 @@ fn boot(
     cmdline: Option<String>,
 ) -> BootRun {
     let config_records = config_records(config_warnings);
+    // Before udev would: the check reads what the host set in fw_cfg.
+    let driver = fw_cfg::load_driver(root);
     let src = SystemSource {
         root: root.clone(),
         dmesg,
@@ -214,6 +217,11 @@ fn boot(
     report
         .warnings
         .extend(config_warnings.iter().map(|w| format!("config: {w}")));
+    if let DriverLoad::Failed(why) = driver {
+        report.warnings.push(format!(
+            "cannot load the qemu_fw_cfg driver ({why}): what the host set in fw_cfg is assumed"
+        ));
+    }
 
     let mut records = kmsg::records(&report);
     let written = write_outputs(out_dir, &report);

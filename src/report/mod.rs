@@ -5,6 +5,7 @@
 //! The JSON form is a stable interface (documented in README.md): fields are
 //! only ever added. `schema` is bumped if one must change meaning.
 
+pub(crate) mod fw_cfg;
 pub(crate) mod json;
 pub(crate) mod kmsg;
 pub(crate) mod names;
@@ -79,6 +80,9 @@ pub(crate) struct FirmwareReport {
     pub platform_confidence: Option<Confidence>,
     /// The signs the judgement used, in words.
     pub platform_signs: Vec<String>,
+    /// What the guest read of fw_cfg (a system's report only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fw_cfg: Option<fw_cfg::FwCfgReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -262,6 +266,7 @@ pub(crate) fn build(
             platform: judged.platform,
             platform_confidence: judged.confidence,
             platform_signs: judged.signs,
+            fw_cfg: ev.firmware.fw_cfg.as_ref().map(fw_cfg::build),
         },
         gpus,
         unassigned,

@@ -168,6 +168,9 @@ fn diagnosis(r: &Report, s: &mut String) {
             None => " (no DMI, hypervisor or device sign in the input)".to_string(),
         }
     );
+    if let Some(fw) = &f.fw_cfg {
+        let _ = writeln!(s, "  fw_cfg:   {}", crate::report::fw_cfg::text(fw));
+    }
 }
 
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
@@ -198,6 +201,9 @@ fn origin_line(o: &crate::decide::origin::WindowOrigin) -> Option<String> {
     }
     if o.model_agrees == Some(false) {
         s.push_str("; the model does not reproduce this window: its predictions are estimates");
+    }
+    for f in &o.facts {
+        s.push_str(&format!("; {f}"));
     }
     Some(s)
 }
