@@ -21,6 +21,8 @@
 //! - `report`: the report of a decision, rendered as text, JSON, Prometheus
 //!   or kernel-log records; it decides nothing
 //! - `atomic_file`, `remediate`: changing boot configuration, atomically and once
+//! - `deadline`: work in a child process that a parent abandons at a
+//!   deadline (the boot step)
 //! - `commands`: check, explain, plan, boot, publish, remediate
 //! - `cli`: arguments, dispatch, exit statuses
 //! - `fuzz` (hidden): the fuzz targets' entry points
@@ -28,6 +30,7 @@
 mod atomic_file;
 mod cli;
 mod commands;
+mod deadline;
 mod decide;
 mod evidence;
 #[doc(hidden)]

@@ -261,6 +261,151 @@ fn an_unwritable_out_dir_is_logged_and_the_boot_continues() {
     );
 }
 
+/// Puts a FIFO that nobody writes to at `rel` below `root` (the file's
+/// real place, where sysfs has it behind a link): opening it for reading
+/// never returns, as a read stuck in a driver does not.
+fn plant_fifo(root: &Path, rel: &str) {
+    let p = root.join(rel);
+    let real = fs::canonicalize(p.parent().unwrap())
+        .unwrap()
+        .join(p.file_name().unwrap());
+    let _ = fs::remove_file(&real);
+    let st = Command::new("mkfifo").arg(&real).status().unwrap();
+    assert!(st.success(), "mkfifo {}", real.display());
+}
+
+/// The pid in the parent's line, `... killed the check (pid N) ...`.
+fn abandoned_pid(stderr: &str) -> Option<i32> {
+    let rest = stderr.split("killed the check (pid ").nth(1)?;
+    rest.split(')').next()?.parse().ok()
+}
+
+#[test]
+fn a_read_that_never_returns_costs_the_timeout_and_one_line() {
+    // The check reads every function's class; this one never answers.
+    for mode in ["warn", "strict"] {
+        let t = root_for(
+            FAILING,
+            Some(SELECT),
+            &format!("gpu_preflight.timeout=0.5 gpu_preflight.mode={mode}"),
+        );
+        plant_fifo(t.path(), "sys/bus/pci/devices/0000:00:00.0/class");
+        let started = std::time::Instant::now();
+        let r = boot(t.path(), FAILING);
+        let took = started.elapsed();
+        // Not knowing is no reason to stop a boot, strict or not.
+        assert_eq!(r.code(), Some(0), "{mode}: {}", r.show());
+        assert!(
+            took >= std::time::Duration::from_millis(500)
+                && took < std::time::Duration::from_millis(1500),
+            "{mode}: took {took:?}"
+        );
+        // One record, and the console line; no report.
+        assert_eq!(r.stderr().lines().count(), 1, "{}", r.show());
+        assert!(
+            r.stderr().starts_with(
+                "gpu-preflight: no result within 0.5 s (gpu_preflight.timeout): killed the check (pid "
+            ) && r.stderr().trim_end().ends_with("without waiting for it; boot continues"),
+            "{}",
+            r.show()
+        );
+        assert!(
+            r.stdout()
+                .starts_with("gpu-preflight: no result within 0.5 s"),
+            "{}",
+            r.show()
+        );
+        assert_eq!(r.files(), Vec::<String>::new());
+        // The child was sent SIGKILL: it is soon gone, or a zombie waiting
+        // for whoever inherited it (its output closed before it got there).
+        let pid = abandoned_pid(&r.stderr()).expect("a pid");
+        let dead = || {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.is_empty() || stat.rsplit(") ").next().unwrap().starts_with('Z')
+        };
+        let mut tries = 0;
+        while !dead() && tries < 50 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            tries += 1;
+        }
+        assert!(dead(), "{pid} still running 5 s after the kill");
+    }
+}
+
+#[test]
+fn a_fifo_for_the_configuration_or_the_command_line_does_not_hold_the_parent() {
+    // The parent reads only these two, and only regular files: a FIFO at
+    // either path is a warning, not a wait.
+    let t = root_for(FAILING, None, "");
+    put(t.path(), "etc/gpu-preflight.conf", "");
+    plant_fifo(t.path(), "etc/gpu-preflight.conf");
+    plant_fifo(t.path(), "proc/cmdline");
+    let started = std::time::Instant::now();
+    let r = boot(t.path(), FAILING);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    let report: serde_json::Value = serde_json::from_str(&r.file("report.json").unwrap()).unwrap();
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.contains("not a regular file"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+}
+
+#[test]
+fn a_check_that_crashes_or_panics_is_one_line_and_the_boot_continues() {
+    for (fault, line) in [
+        ("check-crash", "the check crashed (signal 11)"),
+        ("check-panic", "the check failed (exit status 101)"),
+    ] {
+        let t = root_for(FAILING, Some(SELECT), "gpu_preflight.mode=strict");
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = Command::new(bin())
+            .args(["boot", "--root"])
+            .arg(t.path())
+            .arg("--out-dir")
+            .arg(out_dir.path().join("gpu-preflight"))
+            .arg("--dmesg")
+            .arg(fixture(FAILING).join("dmesg.txt"))
+            .env("GPU_PREFLIGHT_FAILPOINT", fault)
+            .output()
+            .unwrap();
+        let r = Run { out, out_dir };
+        assert_eq!(r.code(), Some(0), "{fault}: {}", r.show());
+        let record =
+            format!("gpu-preflight: {line}: GPU BARs not checked this boot; boot continues");
+        assert!(
+            r.stderr().lines().any(|l| l == record),
+            "{fault}: {}",
+            r.show()
+        );
+        assert!(
+            r.stdout().trim_end().ends_with("boot continues"),
+            "{}",
+            r.show()
+        );
+    }
+}
+
+#[test]
+fn a_fast_check_is_not_held_to_the_timeout() {
+    // A healthy run returns as soon as the check is done, not at the
+    // timeout: the parent sleeps until the child's exit wakes it.
+    let t = root_for(HEALTHY, Some(b"match=1af4:1110\ntimeout=30\n"), "");
+    let started = std::time::Instant::now();
+    let r = boot(t.path(), HEALTHY);
+    assert_eq!(r.code(), Some(0), "{}", r.show());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(r.stdout().starts_with("gpu-preflight: ok"), "{}", r.show());
+}
+
 /// Boot then publish on one root, as the initramfs and then
 /// gpu-preflight-publish.service do on a real system.
 fn boot_then_publish(t: &Path) -> Output {

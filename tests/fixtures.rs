@@ -574,3 +574,80 @@ fn explain_of_the_saved_log_alone_reaches_the_same_diagnosis() {
         assert_eq!(v["mode"], "explain");
     }
 }
+
+/// The fw_cfg files QEMU hands this VM's firmware (1 GiB of RAM, one e820
+/// RAM entry from 0; no hot-plug area, no `-fw_cfg opt/...`), laid beside
+/// the captured ovmf-8x32g tree where the `qemu_fw_cfg` driver shows them:
+/// the report names each input read, not set or refused, the origin takes
+/// them as fact, and the diagnosis is the machine's. The text report is
+/// golden (tests/data/fw-cfg-ovmf-8x32g.txt).
+#[test]
+fn fw_cfg_beside_a_captured_tree_is_read_and_named() {
+    let c = cases()
+        .into_iter()
+        .find(|c| c.name == "ovmf-8x32g")
+        .unwrap();
+    let dir = fixtures().join(&c.name);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    support::copy_root(&c.name, &root);
+    let by = root.join("sys/firmware/qemu_fw_cfg/by_name");
+    let mut e820 = Vec::new();
+    e820.extend_from_slice(&0u64.to_le_bytes());
+    e820.extend_from_slice(&(1u64 << 30).to_le_bytes());
+    e820.extend_from_slice(&1u32.to_le_bytes());
+    std::fs::create_dir_all(by.join("etc/e820")).unwrap();
+    std::fs::write(by.join("etc/e820/raw"), &e820).unwrap();
+
+    let args = ["--match", STANDIN, "--expect", "8", "--format", "json"];
+    let (code, v, text) = run_check(&root, &dir.join("dmesg.txt"), &args);
+    assert_case(&c, code, &v);
+    let fw = &v["firmware"]["fw_cfg"];
+    assert_eq!(fw["readable"], true);
+    assert_eq!(fw["read"], serde_json::json!(["etc/e820"]));
+    assert_eq!(
+        fw["unset"],
+        serde_json::json!([
+            "opt/ovmf/X-PciMmio64Mb",
+            "opt/org.seabios/pci64",
+            "etc/reserved-memory-end"
+        ])
+    );
+    assert_eq!(fw["assumed"], serde_json::json!([]));
+    assert_eq!(fw["ram_end"], 1u64 << 30);
+    let facts = &v["capacity"]["window_origin"]["facts"];
+    assert_eq!(
+        facts,
+        &serde_json::json!([
+            "no X-PciMmio64Mb set by the host (fw_cfg)",
+            "RAM ends at 0x40000000 as QEMU mapped it for the firmware (fw_cfg etc/e820)",
+            "no memory hot-plug area (fw_cfg)"
+        ]),
+        "{v}"
+    );
+    golden(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fw-cfg-ovmf-8x32g.txt"),
+        &text,
+        "ovmf-8x32g with fw_cfg: text report",
+    );
+
+    // A value OVMF would not take: refused, with a warning, and the origin
+    // is found by the window's place as without it.
+    std::fs::create_dir_all(by.join("opt/ovmf/X-PciMmio64Mb")).unwrap();
+    std::fs::write(by.join("opt/ovmf/X-PciMmio64Mb/raw"), "64 GiB").unwrap();
+    let (code, v, _) = run_check(&root, &dir.join("dmesg.txt"), &args);
+    assert_case(&c, code, &v);
+    let fw = &v["firmware"]["fw_cfg"];
+    assert_eq!(fw["refused"], serde_json::json!(["opt/ovmf/X-PciMmio64Mb"]));
+    assert_eq!(fw["x_pci_mmio64_mb"], Value::Null);
+    assert!(
+        v["warnings"].as_array().unwrap().iter().any(|w| {
+            w.as_str().unwrap().starts_with(
+                "fw_cfg opt/ovmf/X-PciMmio64Mb: OVMF ignores it: \"64 GiB\" is not a decimal number"
+            )
+        }),
+        "{}",
+        v["warnings"]
+    );
+}

@@ -35,6 +35,23 @@ vt_stage() {
     fi
 }
 
+# vt_stage_floor DIR: the boot step's floor (guest/floor/) laid into the
+# staged tree DIR: a static program that does nothing (gcc -static -O2) at
+# /usr/lib/vm-tests/boot-floor, and for each generator a hook that runs it
+# right after gpu-preflight's, the same way (README.md, "The boot step and
+# its floor"). For the suite's images only; never part of an install.
+vt_stage_floor() {
+    local dir=$1 src=$VT_DIR/guest/floor mod
+    mkdir -p "$dir/usr/lib/vm-tests"
+    gcc -static -O2 -o "$dir/usr/lib/vm-tests/boot-floor" "$src/boot-floor.c" ||
+        vt_die "cannot build the floor program ($src/boot-floor.c)"
+    mod=$dir/usr/lib/dracut/modules.d/51gpu-preflight-floor
+    install -D -m 0755 "$src/dracut-module-setup.sh" "$mod/module-setup.sh"
+    install -D -m 0755 "$src/floor-hook.sh" "$mod/floor-hook.sh"
+    install -D -m 0755 "$src/itools-hook" "$dir/etc/initramfs-tools/hooks/gpu-preflight-floor"
+    install -D -m 0755 "$src/itools-script" "$dir/etc/initramfs-tools/scripts/init-premount/gpu-preflight-floor"
+}
+
 # vt_staged_binary DIR: path of the installed binary inside a staged tree.
 vt_staged_binary() {
     local f
@@ -47,21 +64,45 @@ vt_staged_binary() {
     return 1
 }
 
+# The sysfs file the readhang fault blocks: the host bridge's class, which
+# the check reads first thing and the test root's init does not read.
+VT_STUCK_FILE=/sys/bus/pci/devices/0000:00:00.0/class
+
 # vt_plant_fault TREE FAULT: plant one boot-path fault in an unpacked image.
-#   missing  the binary is gone from the image
-#   crash    the binary dies of SIGSEGV at once
-#   hang     the binary never returns (the hook's deadline must end it)
-#   badconf  /etc/gpu-preflight.conf is garbage
+#   missing   the binary is gone from the image
+#   crash     the binary itself dies of SIGSEGV at once (the hook's line)
+#   readhang  a read of the check never returns: just before gpu-preflight's
+#             hook, a FIFO nobody writes to is bind-mounted over
+#             VT_STUCK_FILE (static busybox, copied in), and unmounted just
+#             after it (the binary's own deadline must end the check)
+#   confifo   /etc/gpu-preflight.conf is a FIFO nobody writes to (the
+#             binary's parent must not wait on it)
+#   nofwcfg   the kernel's qemu_fw_cfg module is not in the image (the
+#             check assumes what fw_cfg would say)
+#   badconf   /etc/gpu-preflight.conf is garbage
 # Done on a built image rather than on the install: with the binary missing
 # from the install, the generators rightly leave the hook out altogether,
-# and the hooks copy the binary and configuration verbatim anyway.
+# and the hooks copy the binary and configuration verbatim anyway. (A
+# binary replaced by one that hangs is no fault the boot is guarded
+# against: the binary keeps the deadline, docs/boot.md.)
 vt_plant_fault() {
     local tree=$1 fault=$2 bin=$1/usr/bin/gpu-preflight
     [ -e "$bin" ] || { vt_log "the image has no usr/bin/gpu-preflight"; return 1; }
     case $fault in
     missing) rm -f "$bin" ;;
     crash) printf '#!/bin/sh\nkill -SEGV $$\n' >"$bin" ;;
-    hang) printf '#!/bin/sh\nwhile :; do sleep 60; done\n' >"$bin" ;;
+    readhang) vt_plant_readhang "$tree" || return 1 ;;
+    confifo)
+        rm -f "$tree/etc/gpu-preflight.conf"
+        mkfifo "$tree/etc/gpu-preflight.conf"
+        ;;
+    nofwcfg)
+        [ -n "$(find "$tree" -name 'qemu_fw_cfg.ko*')" ] || {
+            vt_log "the image has no qemu_fw_cfg module to take out"
+            return 1
+        }
+        find "$tree" -name 'qemu_fw_cfg.ko*' -delete
+        ;;
     badconf)
         printf '%s\n' 'this is not a configuration' 'mode=sometimes' 'expect=eight' \
             'timeout=-5' 'match=zz:yy' '[section]' 'gpu_preflight.remediate=maybe' >"$tree/etc/gpu-preflight.conf"
@@ -71,6 +112,46 @@ vt_plant_fault() {
     esac
     [ -e "$bin" ] && chmod 0755 "$bin"
     return 0
+}
+
+# vt_plant_readhang TREE: the readhang fault's two scripts, around
+# gpu-preflight's hook: dracut's pre-udev at priorities 05 and 15 (ours is
+# 10), or initramfs-tools' init-premount ORDER with them before and after
+# ours.
+vt_plant_readhang() {
+    local tree=$1 bb=/usr/lib/vm-tests/busybox on off dir
+    install -D -m 0755 /bin/busybox "$tree$bb"
+    # The scripts' bodies: sourced by dracut, run by initramfs-tools.
+    on="$bb mkfifo /run/vmtest-stuck && $bb mount --bind /run/vmtest-stuck $VT_STUCK_FILE &&
+    echo '<6>vm-tests: a FIFO nobody writes to is mounted over $VT_STUCK_FILE' >/dev/kmsg"
+    off="$bb umount -l $VT_STUCK_FILE && echo '<6>vm-tests: the FIFO is unmounted' >/dev/kmsg"
+    if [ -d "$tree/usr/lib/dracut/hooks/pre-udev" ]; then
+        dir=$tree/usr/lib/dracut/hooks/pre-udev
+        printf '# vm-tests fault: readhang\n%s\n' "$on" >"$dir/05-vmtest-readhang.sh"
+        printf '# vm-tests fault: readhang\n%s\n' "$off" >"$dir/15-vmtest-readhang.sh"
+    elif [ -f "$tree/scripts/init-premount/ORDER" ]; then
+        dir=$tree/scripts/init-premount
+        # shellcheck disable=SC2016 # the scripts' own "$1"
+        printf '#!/bin/sh\n[ "$1" = prereqs ] && exit 0\n%s\nexit 0\n' "$on" >"$dir/vmtest-readhang-on"
+        # shellcheck disable=SC2016
+        printf '#!/bin/sh\n[ "$1" = prereqs ] && exit 0\n%s\nexit 0\n' "$off" >"$dir/vmtest-readhang-off"
+        chmod 0755 "$dir/vmtest-readhang-on" "$dir/vmtest-readhang-off"
+        # shellcheck disable=SC2016 # "$@" belongs in ORDER, unexpanded
+        awk '$1 == "/scripts/init-premount/gpu-preflight" {
+                print "/scripts/init-premount/vmtest-readhang-on \"$@\""
+                print
+                print "/scripts/init-premount/vmtest-readhang-off \"$@\""
+                next
+            }
+            { print }' "$dir/ORDER" >"$dir/ORDER.new" && mv "$dir/ORDER.new" "$dir/ORDER"
+        grep -q vmtest-readhang-off "$dir/ORDER" || {
+            vt_log "no gpu-preflight line in $dir/ORDER"
+            return 1
+        }
+    else
+        vt_log "neither a dracut nor an initramfs-tools image"
+        return 1
+    fi
 }
 
 # vt_image_fault IMAGE OUT FAULT: OUT is IMAGE with FAULT planted in its

@@ -58,6 +58,9 @@
 #   stopped   extended regex on the console: once it matches, the boot is
 #             over (held at an emergency shell) and QEMU is stopped
 #   timeout   seconds for this scenario's boot
+#   jq        a jq expression that must be true on report.json
+#   within    seconds the boot step may take at most, from the hook's
+#             `hook start` record to its `hook end` (the kernel log's clock)
 #   known     why this scenario is known to fail (a model mismatch): its
 #             failure is shown and counted as known, not failing the suite;
 #             when it passes, the suite says the marker can go
@@ -246,12 +249,47 @@ scenario fault-missing-binary kind=fault fault=missing fw=seabios cpu=qemu64,phy
   init=yes log='gpu-preflight: /usr/bin/gpu-preflight is missing.*boot continues'
 scenario fault-binary-crash kind=fault fault=crash fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G args="$sel2" \
   init=yes log='gpu-preflight: .*crashed \(signal 11\).*boot continues'
-scenario fault-binary-hang kind=fault fault=hang fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G \
-  args="$sel2 gpu_preflight.timeout=3" init=yes \
-  log='gpu-preflight: no result within 3\.0 s.*boot continues'
+# A read of the check that never returns (a FIFO over a sysfs file, see
+# vt_plant_fault): the binary's own deadline ends it, and the boot step
+# takes the timeout and at most a second more. (Until the binary kept the
+# deadline, this scenario was a binary replaced by one that hangs; the hook
+# no longer guards that, the binary guards what can hang in the check.)
+scenario fault-read-hangs kind=fault fault=readhang fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G \
+  args="$sel2 gpu_preflight.timeout=3" init=yes within=4 \
+  log='gpu-preflight: no result within 3\.0 s \(gpu_preflight\.timeout\): killed the check \(pid [0-9]+\) without waiting for it; boot continues'
+# The configuration is a FIFO nobody writes to: the parent reads only
+# regular files, without blocking; the check runs on the defaults.
+# One generator: neither hook reads the configuration, the binary does.
+scenario fault-config-fifo kind=fault fault=confifo gens=itools fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G args="$sel2" \
+  init=yes log='gpu-preflight: config: cannot read configuration /etc/gpu-preflight.conf: not a regular file; using defaults' \
+  verdict=ok diagnosis=ok unassigned=- hints=-
 scenario fault-garbage-config kind=fault fault=badconf fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G args="$sel2" \
   init=yes log='gpu-preflight: config: /etc/gpu-preflight.conf line [0-9]+: .*ignored' \
   verdict=ok diagnosis=ok unassigned=- hints=-
+
+# fw_cfg: what the host set, read by the check (the qemu_fw_cfg module is
+# in the image and loaded by it) and named exactly in the report. The e820
+# map and the hot-plug area's end come from QEMU itself (1 GiB of RAM,
+# all below 4 GiB; maxmem 8G with 2 slots: the area runs from 4 GiB for
+# 7 GiB plus 1 GiB a slot, to 13 GiB).
+scenario fwcfg-seabios-pci64-hotplug gens=itools \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G fw_cfg=opt/org.seabios/pci64=off maxmem=8G slots=2 \
+  args="$sel2" verdict=ok diagnosis=ok unassigned=- hints=- \
+  jq='.firmware.fw_cfg.readable and .firmware.fw_cfg.seabios_pci64 == false and .firmware.fw_cfg.reserved_memory_end == 13958643712 and .firmware.fw_cfg.ram_end == 1073741824 and (.firmware.fw_cfg.read | index("etc/e820")) != null and .firmware.fw_cfg.x_pci_mmio64_mb == null and (.firmware.fw_cfg.unset | index("opt/ovmf/X-PciMmio64Mb")) != null'
+# A stale X-PciMmio64Mb (64 GiB) on OVMF that takes it as given (Debian's
+# 2025.02 from 2025.02-2, C11): the window is 64 GiB where OVMF would make
+# 128, and the report names the setting and what it is.
+scenario fwcfg-ovmf-2025.02-stale-mmio64 gens=itools \
+  build=ovmf-2025.02 qemu=qemu-10.0.2 fw=ovmf cpu=qemu64,phys-bits=46 gpus=8x32G \
+  fw_cfg=opt/ovmf/X-PciMmio64Mb=65536 \
+  args="$sel8" \
+  jq='.verdict == "fail" and .diagnosis == "window_too_small" and .firmware.fw_cfg.x_pci_mmio64_mb == 65536 and .capacity.window_origin.kind == "ovmf_mmio64" and (.capacity.window_origin.facts | map(test("X-PciMmio64Mb=65536")) | any) and (.hints[0].text | test("stale setting"))'
+# Without the module in the image: every fw_cfg input assumed, the check as
+# before.
+scenario fwcfg-module-absent kind=fault fault=nofwcfg gens=itools \
+  fw=seabios cpu=qemu64,phys-bits=46 gpus=2x32G args="$sel2" \
+  verdict=ok diagnosis=ok unassigned=- hints=- \
+  jq='.firmware.fw_cfg.readable == false and (.firmware.fw_cfg.assumed | length) == 4'
 
 # strict: a failing check stops the boot before the real init; a passing one
 # does not.

@@ -8,14 +8,15 @@
 # the shell-based one, by dracut-pre-udev.service (ordered before
 # systemd-udevd) in the systemd-based one.
 #
-# This file is sourced by dracut: no `exit`, no `set -e`. The binary runs
-# under a deadline (gpu-preflight-lib.sh); whatever happens to it, the boot
-# goes on, except when it reports a failed check in strict mode (exit 4).
+# This file is sourced by dracut: no `exit`, no `set -e`. The binary keeps
+# its own deadline (the `timeout` setting) and is run once, in the
+# foreground; whatever happens to its check, the boot goes on, except when
+# it reports a failed check in strict mode (exit 4).
 
 if [ -r /usr/lib/gpu-preflight/gpu-preflight-lib.sh ]; then
     # shellcheck source=shell/gpu-preflight-lib.sh
     . /usr/lib/gpu-preflight/gpu-preflight-lib.sh
-    gpu_preflight_run /usr/bin/gpu-preflight /etc/gpu-preflight.conf /proc/cmdline
+    gpu_preflight_run /usr/bin/gpu-preflight
     if [ -n "$gpu_preflight_msg" ]; then
         gpu_preflight_kmsg 4 "$gpu_preflight_msg"
     fi

@@ -23,9 +23,17 @@ check() {
     return 0
 }
 
-# The hook needs only dracut-lib and sleep, which the base module installs.
+# The hook needs only dracut-lib, which the base module installs.
 depends() {
     return 0
+}
+
+# The kernel's qemu_fw_cfg driver, where it is a module (Debian's kernels):
+# the check loads it to read what the host set in fw_cfg (X-PciMmio64Mb,
+# SeaBIOS's pci64, the e820 map). Optional: a kernel without it, or with it
+# built in, gives an image without it, and the check assumes those values.
+installkernel() {
+    instmods qemu_fw_cfg
 }
 
 install() {

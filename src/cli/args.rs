@@ -295,6 +295,7 @@ impl CheckArgs {
             dmesg: self.log.dmesg.clone(),
             selectors: self.selection.selectors.clone(),
             expect: self.selection.expect,
+            cmdline: None,
         }
     }
 }

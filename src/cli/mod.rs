@@ -38,10 +38,11 @@ pub fn main() -> ExitCode {
     // The hooks' call, `gpu-preflight boot` with no options, skips clap:
     // building and matching the command tree was ~20 ms of the boot step
     // under TCG (BENCHMARKS.md, "In the guest"). A unit test holds it to
-    // what clap would have parsed.
+    // what clap would have parsed. No logger either: the boot path logs
+    // nothing above info, which the default level drops, and setting one
+    // up is code run once, paid for in translation under emulation.
     let mut args = std::env::args_os().skip(1);
     if args.next().is_some_and(|a| a == "boot") && args.next().is_none() {
-        init_logging(0);
         return boot_exit(boot::run(&BootOptions::defaults())).into();
     }
     let cli = match Cli::try_parse() {

@@ -5,23 +5,34 @@
 //! initramfs-tools), puts the verdict and hints in the kernel log so that
 //! `journalctl -k` shows them, and prints one line for the console.
 //!
-//! The boot must go on whatever happens here: every failure of our own
+//! The boot must go on whatever happens here, and in time. So the process
+//! the hook starts reads only its settings (the configuration file and the
+//! kernel command line, regular files opened without blocking), then runs
+//! the check in a child (`deadline`) and waits for it until the configured
+//! timeout, counted from its own start. A check that hangs (a sysfs read
+//! that never returns), crashes or fails costs one kernel-log line and the
+//! timeout at most, never the boot; every failure of the check's own
 //! (unreadable sysfs, a full /run, a bad setting) is logged and the boot
 //! continues. Only a completed check that failed, in `strict` mode, asks
-//! the hook to stop the boot (`stop`). The hook also bounds how long it
-//! waits for us (see `shell/gpu-preflight-lib.sh`), so a hang in here costs
-//! the configured timeout, not the boot.
+//! the hook to stop the boot (`run` returns true: exit status 4).
 
 use crate::atomic_file;
 use crate::commands::{check, METRICS_FILE, OUT_DIR, REPORT_FILE};
+use crate::deadline::{self, Ended};
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::evidence::system::SystemSource;
-use crate::parse::settings::Mode;
+use crate::parse::settings::{Mode, Settings};
 use crate::read::config;
+use crate::read::fw_cfg::{self, DriverLoad};
 use crate::read::root::Root;
 use crate::report::kmsg::{self, PRIO_ERR, PRIO_INFO, PRIO_WARNING};
 use crate::report::{self, Report, Verdict};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The child's exit status when the boot must stop (strict mode, failed
+/// check); anything else it exits with is 0.
+const STOP: u8 = 4;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BootOptions {
@@ -50,21 +61,117 @@ impl BootOptions {
 /// for a fixture root), a line on the console. Returns whether the hook
 /// must stop the boot.
 pub(crate) fn run(opts: &BootOptions) -> bool {
+    let started = Instant::now();
     let root = Root::new(&opts.root);
-    let out_dir = opts.out_dir.clone().unwrap_or_else(|| root.join(OUT_DIR));
-    let outcome = boot(&root, opts.config.as_deref(), &out_dir, opts.dmesg.clone());
+    let (settings, config_warnings, cmdline) =
+        config::load_with_cmdline(&root, opts.config.as_deref());
     // The kernel log device under the root: a fixture tree has none, and the
     // records then go to stderr instead of the host's log.
     let dev = root.join("/dev/kmsg");
-    let mut device = crate::read::kmsg::open_for_records(&dev);
+    if settings.mode == Mode::Off {
+        let mut records = vec![(PRIO_INFO, "mode=off: boot check skipped".to_string())];
+        records.extend(config_records(&config_warnings));
+        say(&dev, &records, "gpu-preflight: check skipped (mode=off)");
+        return false;
+    }
+    let tenths = settings.timeout_tenths;
+    let deadline = started + Duration::from_millis(u64::from(tenths) * 100);
+    let ended = deadline::run_until(deadline, || {
+        failpoint();
+        let out_dir = opts.out_dir.clone().unwrap_or_else(|| root.join(OUT_DIR));
+        let outcome = boot(
+            &root,
+            &settings,
+            &config_warnings,
+            &out_dir,
+            opts.dmesg.clone(),
+            cmdline,
+        );
+        say(&dev, &outcome.records, &outcome.console);
+        if outcome.stop {
+            STOP
+        } else {
+            0
+        }
+    });
+    let why = match ended {
+        Ok(Ended::Exited(0)) => return false,
+        Ok(Ended::Exited(code)) if code == i32::from(STOP) => return true,
+        Ok(Ended::Exited(code)) => format!(
+            "the check failed (exit status {code}): GPU BARs not checked this boot; boot continues"
+        ),
+        Ok(Ended::Signaled(sig)) => format!(
+            "the check crashed (signal {sig}): GPU BARs not checked this boot; boot continues"
+        ),
+        Ok(Ended::Abandoned(pid)) => format!(
+            "no result within {}.{} s (gpu_preflight.timeout): killed the check (pid {pid}) without waiting for it; boot continues",
+            tenths / 10,
+            tenths % 10
+        ),
+        Ok(Ended::Vanished) => {
+            "the check ended unseen: GPU BARs not checked this boot; boot continues".to_string()
+        }
+        Err(e) => format!(
+            "cannot start the check ({e}): GPU BARs not checked this boot; boot continues"
+        ),
+    };
+    say(
+        &dev,
+        &[(PRIO_WARNING, why.clone())],
+        &format!("gpu-preflight: {why}"),
+    );
+    false
+}
+
+/// Records to the kernel log device at `dev` (stderr without one), and
+/// the console line.
+fn say(dev: &Path, records: &[(u8, String)], console: &str) {
+    let mut device = crate::read::kmsg::open_for_records(dev);
     let _ = kmsg::write_records(
         device.as_mut().map(|f| f as &mut dyn std::io::Write),
-        &outcome.records,
+        records,
         &mut std::io::stderr(),
     );
-    println!("{}", outcome.console);
-    outcome.stop
+    println!("{console}");
 }
+
+/// Configuration problems, for the log after the verdict (the kernel log
+/// takes only a few records from us); all of them are in report.json.
+fn config_records(warnings: &[String]) -> Vec<(u8, String)> {
+    warnings
+        .iter()
+        .map(|w| (PRIO_WARNING, format!("config: {w}")))
+        .collect()
+}
+
+/// Faults the tests plant in the check's child, by name in
+/// `GPU_PREFLIGHT_FAILPOINT`; debug builds only (the release binary reads
+/// no such variable).
+#[cfg(debug_assertions)]
+fn failpoint() {
+    match std::env::var("GPU_PREFLIGHT_FAILPOINT").as_deref() {
+        Ok("check-crash") => {
+            // No core file from a planted crash, and the default action:
+            // std's own SIGSEGV handler (for stack overflows) returns from
+            // a raised one.
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: plain system calls on this process.
+            unsafe {
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+                libc::raise(libc::SIGSEGV);
+            }
+        }
+        Ok("check-panic") => panic!("planted panic"),
+        _ => {}
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn failpoint() {}
 
 /// What one boot run decided.
 #[derive(Debug)]
@@ -74,30 +181,24 @@ struct BootRun {
     stop: bool,
 }
 
-fn boot(root: &Root, config: Option<&Path>, out_dir: &Path, dmesg: Option<PathBuf>) -> BootRun {
-    let (settings, config_warnings) = config::load(root, config);
-    // Configuration problems come after the verdict in the log (the kernel
-    // log takes only a few records from us) but are all in report.json.
-    let config_records: Vec<(u8, String)> = config_warnings
-        .iter()
-        .map(|w| (PRIO_WARNING, format!("config: {w}")))
-        .collect();
-
-    if settings.mode == Mode::Off {
-        let mut records = vec![(PRIO_INFO, "mode=off: boot check skipped".to_string())];
-        records.extend(config_records);
-        return BootRun {
-            records,
-            console: "gpu-preflight: check skipped (mode=off)".into(),
-            stop: false,
-        };
-    }
-
+fn boot(
+    root: &Root,
+    settings: &Settings,
+    config_warnings: &[String],
+    out_dir: &Path,
+    dmesg: Option<PathBuf>,
+    cmdline: Option<String>,
+) -> BootRun {
+    let config_records = config_records(config_warnings);
+    // Before udev would: the check reads what the host set in fw_cfg.
+    let driver = fw_cfg::load_driver(root);
     let src = SystemSource {
         root: root.clone(),
         dmesg,
         selectors: settings.selectors.clone(),
         expect: settings.expect,
+        // Read once, by the parent, for the settings.
+        cmdline: Some(cmdline),
     };
     let mut report = match check::run_with(&src, settings.expect_p2p) {
         Ok(r) => r,
@@ -116,6 +217,11 @@ fn boot(root: &Root, config: Option<&Path>, out_dir: &Path, dmesg: Option<PathBu
     report
         .warnings
         .extend(config_warnings.iter().map(|w| format!("config: {w}")));
+    if let DriverLoad::Failed(why) = driver {
+        report.warnings.push(format!(
+            "cannot load the qemu_fw_cfg driver ({why}): what the host set in fw_cfg is assumed"
+        ));
+    }
 
     let mut records = kmsg::records(&report);
     let written = write_outputs(out_dir, &report);

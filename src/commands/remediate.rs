@@ -55,6 +55,7 @@ pub(crate) fn run(opts: &RemediateOptions) -> Status {
         dmesg: opts.dmesg.clone(),
         selectors,
         expect: opts.expect.or(settings.expect),
+        cmdline: None,
     };
     match check::run(&src) {
         Ok(report) => {

@@ -17,8 +17,9 @@ use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::decide::predict::Model;
 use crate::decide::prescribe::Prescription;
 use crate::decide::syntax::{self, Hypervisor, NamedVm};
-use crate::decide::window::{Boot, Firmware, OriginKind};
+use crate::decide::window::{Boot, Firmware, OriginKind, Setup};
 use crate::evidence::Evidence;
+use crate::model::fw_cfg::Input;
 use crate::model::platform::Platform;
 use crate::model::size::human;
 
@@ -65,7 +66,7 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
                 out.extend(
                     ps.iter()
                         .enumerate()
-                        .map(|(i, p)| render(d, m, p, i == 0, first)),
+                        .map(|(i, p)| render(d, m, p, i == 0, first, host_mmio64_mb(ev))),
                 );
                 return out;
             }
@@ -110,10 +111,57 @@ fn why(d: &Diagnosis) -> String {
     )
 }
 
-/// What made the window this small, when the model knows.
-fn cause(m: &Model) -> String {
+/// The `X-PciMmio64Mb` the guest read from fw_cfg: what the host sets.
+fn host_mmio64_mb(ev: &Evidence) -> Option<u64> {
+    match ev.firmware.fw_cfg.as_ref().map(|f| &f.mmio64_mb) {
+        Some(Input::Set(mb)) => Some(*mb),
+        _ => None,
+    }
+}
+
+/// What made the window this small, when the model knows. `host_mmio64`:
+/// the `X-PciMmio64Mb` fw_cfg says the host sets.
+fn cause(m: &Model, host_mmio64: Option<u64>) -> String {
     let s = &m.setup;
     match (&m.boot, s.firmware) {
+        (
+            Some(Boot {
+                origin: OriginKind::OvmfMmio64,
+                aperture,
+                ..
+            }),
+            Firmware::Ovmf(rules),
+        ) => {
+            let mb = s.mmio64.unwrap_or(0) >> 20;
+            let from = if host_mmio64 == Some(mb) {
+                format!("the host sets X-PciMmio64Mb={mb} (read from fw_cfg)")
+            } else {
+                format!("of X-PciMmio64Mb={mb}, as where the window sits implies")
+            };
+            // The window OVMF makes by itself, without the setting.
+            let own = Setup {
+                mmio64: None,
+                ..s.clone()
+            }
+            .boot(&m.firmware_gpus)
+            .ok()
+            .map(|b| b.aperture.size());
+            match own {
+                // C11: from edk2-stable202505 a smaller value is used as
+                // given; before, OVMF would have ignored it.
+                Some(o) if rules.mmio64_exact && o > aperture.size() => format!(
+                    " OVMF made a {} window at {:#x} because {from}, and this OVMF takes it as given (edk2-stable202505 and later; Debian's 2025.02-2 and later): a stale setting, smaller than the {} window OVMF makes without it.",
+                    human(aperture.size()),
+                    aperture.start,
+                    human(o)
+                ),
+                _ => format!(
+                    " OVMF made a {} window at {:#x} because {from}.",
+                    human(aperture.size()),
+                    aperture.start
+                ),
+            }
+        }
         (
             Some(Boot {
                 origin: OriginKind::OvmfDynamic,
@@ -165,16 +213,19 @@ fn cause(m: &Model) -> String {
 }
 
 /// A prescription as a hint; `speak`: the platform whose syntax it gives
-/// (the guest's management layer), `None` for the generic lines.
+/// (the guest's management layer), `None` for the generic lines;
+/// `host_mmio64`: the `X-PciMmio64Mb` fw_cfg says the host sets (a new
+/// one must replace it).
 pub(super) fn render(
     d: &Diagnosis,
     m: &Model,
     p: &Prescription,
     first: bool,
     speak: Option<Hypervisor>,
+    host_mmio64: Option<u64>,
 ) -> Hint {
     let why = if first {
-        format!("{}{}", why(d), cause(m))
+        format!("{}{}", why(d), cause(m, host_mmio64))
     } else {
         why(d)
     };
@@ -203,8 +254,14 @@ pub(super) fn render(
         HintId::OvmfMmio64Aperture => {
             let mb = syntax::aperture_mib(c).unwrap_or(0);
             let width = m.boot.as_ref().map(|b| b.width).unwrap_or(40);
+            let set = match host_mmio64 {
+                Some(old) => format!(
+                    "Replace the host's `X-PciMmio64Mb={old}` with `X-PciMmio64Mb={mb}` (MiB): change the value where it is set, since QEMU refuses a second `-fw_cfg` of one name."
+                ),
+                None => format!("Set OVMF's 64-bit aperture with `X-PciMmio64Mb={mb}` (MiB)."),
+            };
             format!(
-                "{why} Set OVMF's 64-bit aperture with `X-PciMmio64Mb={mb}` (MiB).{effect} \
+                "{why} {set}{effect} \
                  The aperture is placed above RAM at a multiple of its size and must end within the {width} bits OVMF uses, or the firmware hangs before the kernel starts; OVMF before edk2-stable202505 ignores a value smaller than its own window. {steps}"
             )
         }
@@ -223,7 +280,12 @@ pub(super) fn render(
         _ => {
             let text = format!(
                 "{} The {} 64-bit window has room for the {} the GPUs need; the firmware left BARs unassigned, and the guest kernel can place them itself.",
-                if first { cause(m) } else { String::new() }.trim_start(),
+                if first {
+                    cause(m, host_mmio64)
+                } else {
+                    String::new()
+                }
+                .trim_start(),
                 d.window_bytes.map(human).unwrap_or_default(),
                 d.needed_bytes.map(human).unwrap_or_default()
             );

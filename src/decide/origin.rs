@@ -2,6 +2,9 @@
 //! its rules, machine, vCPU, RAM, QEMU's hole, OVMF's aperture), and how
 //! its firmware made the 64-bit window it offers (`origin`, the report's
 //! `capacity.window_origin`), checked against the window the guest saw.
+//! What the guest read of fw_cfg (`X-PciMmio64Mb`, SeaBIOS's `pci64`, the
+//! e820 map, the hot-plug area's end) is taken as fact; without it the
+//! aperture is inferred from where the window sits, the rest assumed.
 
 use crate::decide::predict::Model;
 use crate::decide::sizing::align_up;
@@ -10,8 +13,11 @@ use crate::decide::window::{
     SeabiosRules, SeabiosVersion, Setup, QEMU_DEFAULT_PHYS_BITS,
 };
 use crate::evidence::Evidence;
+use crate::model::fw_cfg::{FwCfg, Input};
 use crate::model::platform::{CpuVendor, FirmwareKind, Platform, QemuMachine};
 use crate::model::range::Range;
+use crate::model::range::FOUR_GIB;
+use crate::model::size::human;
 use crate::parse::release::machine_version;
 use serde::Serialize;
 
@@ -44,6 +50,9 @@ pub(crate) struct WindowOrigin {
     pub model_agrees: Option<bool>,
     /// Facts not in the evidence, taken at a default.
     pub assumed: Vec<&'static str>,
+    /// What the host set, read from fw_cfg and taken as fact.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<String>,
 }
 
 impl WindowOrigin {
@@ -62,6 +71,7 @@ impl WindowOrigin {
             rules: None,
             model_agrees: None,
             assumed: Vec::new(),
+            facts: Vec::new(),
         }
     }
 }
@@ -124,7 +134,10 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
     if ev.cpu.vendor.is_none() {
         assumed.push("an Intel vCPU vendor");
     }
-    let ram_end = ev.ram_end.unwrap_or_else(|| {
+    let fw = ev.firmware.fw_cfg.clone().unwrap_or_default();
+    // The map QEMU gave the firmware over the guest's own (which `mem=`
+    // cuts), when fw_cfg has it.
+    let ram_end = fw.ram_end().or(ev.ram_end).unwrap_or_else(|| {
         assumed.push("RAM ending below 4 GiB");
         0
     });
@@ -161,10 +174,14 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         guest_phys_bits_arg: None,
         cpu_model: None,
         ram_end,
-        device_memory: 0,
+        device_memory: device_memory(&fw, ram_end),
         hole64: None,
-        mmio64: None,
-        seabios_pci64: None,
+        mmio64: fw
+            .mmio64_mb
+            .known()
+            .flatten()
+            .map(|mb| mb.saturating_mul(1 << 20)),
+        seabios_pci64: fw.seabios_pci64.known().flatten().copied(),
         empty_ports: ev.empty_root_ports,
         // What the guest's kernel keeps is in its own iomem; the window
         // was read from it, not predicted.
@@ -172,7 +189,12 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
     };
     // The first variant whose firmware window starts where the guest's
     // does is taken.
-    let variants = variants(kind, &base, ev.seabios_release().is_some());
+    let variants = variants(
+        kind,
+        &base,
+        ev.seabios_release().is_some(),
+        fw.mmio64_mb.is_known(),
+    );
     let start_of = |s: &Setup| {
         s.boot(&firmware_gpus)
             .ok()
@@ -253,9 +275,28 @@ fn firmware_gpus(ev: &Evidence, machine: Machine) -> Option<Vec<GpuBars>> {
     Some(firmware_gpus)
 }
 
+/// The size of QEMU's memory hot-plug area, from where fw_cfg says it
+/// ends (`etc/reserved-memory-end`, rounded up to a GiB by QEMU): it
+/// starts at the GiB after RAM's top (hw/i386/pc.c, pc_memory_init,
+/// v7.2.0), where the e820 map puts it, or where RAM would end unmoved.
+/// 0 when fw_cfg says there is none, or cannot say (QEMU's default).
+fn device_memory(fw: &FwCfg, ram_end: u64) -> u64 {
+    let Input::Set(end) = fw.reserved_memory_end else {
+        return 0;
+    };
+    let top = fw.ram_top().unwrap_or(ram_end).max(FOUR_GIB);
+    end.saturating_sub(align_up(top, GIB).unwrap_or(u64::MAX))
+}
+
 /// The setups the window's place can tell apart, `base` first: OVMF's
-/// rules and apertures, or SeaBIOS's releases where DMI does not name one.
-fn variants(kind: FirmwareKind, base: &Setup, seabios_named: bool) -> Vec<Setup> {
+/// rules, and its apertures unless fw_cfg said which (`mmio64_known`), or
+/// SeaBIOS's releases where DMI does not name one.
+fn variants(
+    kind: FirmwareKind,
+    base: &Setup,
+    seabios_named: bool,
+    mmio64_known: bool,
+) -> Vec<Setup> {
     let mut variants: Vec<Setup> = vec![base.clone()];
     match kind {
         FirmwareKind::Ovmf => {
@@ -265,7 +306,7 @@ fn variants(kind: FirmwareKind, base: &Setup, seabios_named: bool) -> Vec<Setup>
                     ..base.clone()
                 });
             }
-            for shift in 35..=44 {
+            for shift in (35..=44).filter(|_| !mmio64_known) {
                 variants.push(Setup {
                     mmio64: Some(1 << shift),
                     ..base.clone()
@@ -302,6 +343,7 @@ pub(crate) fn model_origin(m: &Model) -> WindowOrigin {
         rules: Some(rules_of(s.firmware)),
         model_agrees: None,
         assumed: m.assumed.clone(),
+        facts: Vec::new(),
     }
 }
 
@@ -342,5 +384,186 @@ pub(crate) fn origin(ev: &Evidence, model: Option<&Model>) -> WindowOrigin {
     o.rules = Some(rules_of(m.setup.firmware));
     o.model_agrees = Some(m.agrees);
     o.assumed = m.assumed.clone();
+    o.facts = ev
+        .firmware
+        .fw_cfg
+        .as_ref()
+        .map(|fw| facts(fw, ev.firmware.kind()))
+        .unwrap_or_default();
     o
+}
+
+/// The fw_cfg inputs the model took as fact, in words, for the firmware
+/// that reads them.
+fn facts(fw: &FwCfg, kind: FirmwareKind) -> Vec<String> {
+    let mut out = Vec::new();
+    if kind == FirmwareKind::Ovmf {
+        match &fw.mmio64_mb {
+            Input::Set(mb) => out.push(format!(
+                "X-PciMmio64Mb={mb} ({}) set by the host (fw_cfg {})",
+                human(mb.saturating_mul(1 << 20)),
+                crate::model::fw_cfg::MMIO64_FILE
+            )),
+            Input::Unset => out.push("no X-PciMmio64Mb set by the host (fw_cfg)".into()),
+            Input::Refused(why) => out.push(format!("X-PciMmio64Mb set, but {why} (fw_cfg)")),
+            Input::Unknown => {}
+        }
+    }
+    if kind == FirmwareKind::SeaBios {
+        match &fw.seabios_pci64 {
+            Input::Set(on) => out.push(format!(
+                "{}={} set by the host (fw_cfg; SeaBIOS 1.17.0 and later read it)",
+                crate::model::fw_cfg::SEABIOS_PCI64_FILE,
+                if *on { "on" } else { "off" }
+            )),
+            Input::Unset => out.push(format!(
+                "no {} set by the host (fw_cfg)",
+                crate::model::fw_cfg::SEABIOS_PCI64_FILE
+            )),
+            Input::Refused(why) => out.push(format!(
+                "{} set, but {why} (fw_cfg)",
+                crate::model::fw_cfg::SEABIOS_PCI64_FILE
+            )),
+            Input::Unknown => {}
+        }
+    }
+    if let Some(end) = fw.ram_end() {
+        out.push(format!(
+            "RAM ends at {end:#x} as QEMU mapped it for the firmware (fw_cfg {})",
+            crate::model::fw_cfg::E820_FILE
+        ));
+    }
+    match fw.reserved_memory_end {
+        Input::Set(end) => out.push(format!(
+            "the memory hot-plug area ends at {end:#x} (fw_cfg {})",
+            crate::model::fw_cfg::RESERVED_MEMORY_END_FILE
+        )),
+        Input::Unset => out.push("no memory hot-plug area (fw_cfg)".into()),
+        _ => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::window::{Firmware as Fw, OvmfRules};
+    use crate::evidence::{Window, WindowSource};
+    use crate::model::fw_cfg::{E820Entry, FwCfg, Input, E820_RAM};
+    use crate::model::platform::Firmware;
+
+    /// A Debian 13 OVMF guest (C11: X-PciMmio64Mb as given) whose host
+    /// still sets a 64 GiB aperture for eight 32 GiB GPUs, read from
+    /// fw_cfg: the origin is that setting, as fact, and the first hint
+    /// names it stale and replaces it.
+    #[test]
+    fn a_stale_mmio64_read_from_fw_cfg_is_the_origin_and_named() {
+        let mut ev = crate::decide::tests::metal(46, 8);
+        for g in &mut ev.gpus {
+            g.bars[0].size = Some(32 * GIB);
+        }
+        ev.firmware = Firmware {
+            bios_vendor: Some("EFI Development Kit II / OVMF".into()),
+            bios_version: Some("0.0.0".into()),
+            sys_vendor: Some("QEMU".into()),
+            product_name: Some("Standard PC (Q35 + ICH9, 2009)".into()),
+            fw_cfg: Some(FwCfg {
+                readable: true,
+                mmio64_mb: Input::Set(65536),
+                seabios_pci64: Input::Unset,
+                reserved_memory_end: Input::Unset,
+                e820: Input::Set(vec![E820Entry {
+                    start: 0,
+                    length: GIB,
+                    kind: E820_RAM,
+                }]),
+            }),
+            ..Firmware::default()
+        };
+        ev.cpu.vendor = Some(CpuVendor::Amd);
+        ev.cpu.pdpe1gb = Some(false);
+        ev.ram_end = Some(GIB);
+        // The window that firmware makes, as the guest would see it.
+        let m = infer(&ev).expect("a QEMU guest");
+        let stale = Setup {
+            firmware: Fw::Ovmf(OvmfRules::STABLE_202505),
+            mmio64: Some(64 * GIB),
+            ..m.setup.clone()
+        };
+        let crs = stale.boot(&m.firmware_gpus).unwrap().crs.unwrap();
+        ev.windows = vec![Window {
+            range: crs,
+            source: WindowSource::Iomem,
+            bus: None,
+        }];
+
+        let d = crate::decide::conclude(&ev, None);
+        let o = &d.origin;
+        assert_eq!(o.kind, OriginKind::OvmfMmio64, "{o:?}");
+        assert_eq!(o.aperture_bytes, Some(64 * GIB));
+        assert_eq!(o.model_agrees, Some(true));
+        assert!(
+            o.facts
+                .iter()
+                .any(|f| f.starts_with("X-PciMmio64Mb=65536 (64 GiB) set by the host")),
+            "{o:?}"
+        );
+        assert!(!o.assumed.contains(&"RAM ending below 4 GiB"), "{o:?}");
+        let first = &d.hints[0].text;
+        assert!(
+            first.contains("because the host sets X-PciMmio64Mb=65536 (read from fw_cfg)")
+                && first.contains("a stale setting, smaller than the 128 GiB window"),
+            "{first}"
+        );
+        let aperture = d
+            .hints
+            .iter()
+            .find(|h| h.id == crate::decide::hint::HintId::OvmfMmio64Aperture)
+            .expect("an aperture hint");
+        assert!(
+            aperture
+                .text
+                .contains("Replace the host's `X-PciMmio64Mb=65536` with `X-PciMmio64Mb="),
+            "{}",
+            aperture.text
+        );
+
+        // Not read (no driver): the same window is found by its place, and
+        // nothing is said to be the host's.
+        ev.firmware.fw_cfg = Some(FwCfg::default());
+        let d = crate::decide::conclude(&ev, None);
+        assert!(d.origin.facts.is_empty());
+        assert!(
+            !d.hints[0].text.contains("read from fw_cfg"),
+            "{}",
+            d.hints[0].text
+        );
+    }
+
+    /// The hot-plug area's size from where fw_cfg says it ends: QEMU starts
+    /// it at the GiB after RAM's top.
+    #[test]
+    fn device_memory_from_reserved_memory_end() {
+        let fw = |end: Input<u64>, map: Vec<E820Entry>| FwCfg {
+            readable: true,
+            reserved_memory_end: end,
+            e820: Input::Set(map),
+            ..FwCfg::default()
+        };
+        let ram = |start, length| E820Entry {
+            start,
+            length,
+            kind: E820_RAM,
+        };
+        // 1 GiB of RAM, maxmem 8G, 2 slots: 4 GiB + 7 + 2 GiB.
+        let f = fw(Input::Set(13 * GIB), vec![ram(0, GIB)]);
+        assert_eq!(device_memory(&f, GIB), 9 * GIB);
+        // 8 GiB on q35: RAM to 10 GiB, the area from there.
+        let f = fw(
+            Input::Set(20 * GIB),
+            vec![ram(0, 2 * GIB), ram(4 * GIB, 6 * GIB)],
+        );
+        assert_eq!(device_memory(&f, 10 * GIB), 10 * GIB);
+        assert_eq!(device_memory(&fw(Input::Unset, vec![]), GIB), 0);
+    }
 }

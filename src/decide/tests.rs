@@ -440,7 +440,7 @@ fn every_path() -> Vec<(&'static str, Hint)> {
     ];
     for m in models() {
         for (i, p) in m.prescribe().iter().enumerate() {
-            out.push(("model", hints::render(&d, &m, p, i == 0, None)));
+            out.push(("model", hints::render(&d, &m, p, i == 0, None, None)));
         }
         for t in &targets {
             out.extend(

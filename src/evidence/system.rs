@@ -1,13 +1,15 @@
 //! Evidence from a system (`check`): sysfs for the functions and their
 //! BARs, `/proc` for windows, address bits and the command line, DMI for
-//! the firmware, and the kernel log for what those cannot show; then
-//! P2P's (`evidence::p2p`), from the same reads.
+//! the firmware and fw_cfg for what the host told it, and the kernel log
+//! for what those cannot show; then P2P's (`evidence::p2p`), from the same
+//! reads.
 
 use crate::evidence::log::{as_windows, fill_sizes, with_failures_from_log, LogFacts};
 use crate::evidence::p2p::{self, P2pEvidence};
 use crate::evidence::{Evidence, Gpu, WindowSource};
 use crate::model::select::{is_selected, Selector};
 use crate::parse::{cmdline, kernel_log, platform};
+use crate::read::fw_cfg;
 use crate::read::kmsg::{self, LogFileError};
 use crate::read::root::Root;
 use crate::read::sysfs::{self, NoDevices};
@@ -24,6 +26,10 @@ pub(crate) struct SystemSource {
     /// Replaces the default GPU selection when non-empty.
     pub selectors: Vec<Selector>,
     pub expect: Option<usize>,
+    /// The kernel command line when the caller has read it already (the
+    /// boot step, for its settings), `Some(None)` when that failed; `None`:
+    /// read `proc/cmdline` here.
+    pub cmdline: Option<Option<String>>,
 }
 
 /// Why a system cannot be inspected at all.
@@ -112,11 +118,11 @@ fn gather_bars(
         .collect();
     fill_sizes(&mut gpus, &events);
 
-    let cmdline = src
-        .root
-        .read_text("proc/cmdline")
-        .ok()
-        .or_else(|| facts.command_line.clone());
+    let cmdline = match &src.cmdline {
+        Some(read) => read.clone(),
+        None => src.root.read_text("proc/cmdline").ok(),
+    }
+    .or_else(|| facts.command_line.clone());
     if cmdline.is_none() {
         warnings.push("no kernel command line (proc/cmdline): pci=realloc taken as off".into());
     }
@@ -152,6 +158,7 @@ fn gather_bars(
     // log's own lines, the CPU's flag and every device on the bus (not only
     // the selected ones: an emulated VGA or a BMC says what the machine is).
     let mut firmware = system::firmware(&src.root);
+    firmware.fw_cfg = Some(fw_cfg::read(&src.root, &mut warnings));
     firmware.signs = platform::signs_from_log(&log_text);
     firmware.signs.cpu_flag = cpu.hypervisor;
     for f in &scan.functions {

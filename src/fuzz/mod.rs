@@ -16,7 +16,7 @@ mod system;
 
 pub use host::{host_config, p2p};
 pub use log::{explain, kernel_log, lspci};
-pub use system::{cmdline, cpuinfo, iomem, settings, sysfs_bars};
+pub use system::{cmdline, cpuinfo, fw_cfg, iomem, settings, sysfs_bars};
 
 /// What the program makes of a file's bytes (`read_lossy`).
 fn text(data: &[u8]) -> Cow<'_, str> {
@@ -71,7 +71,7 @@ mod tests {
 
     type Target = fn(&[u8]);
 
-    const TARGETS: [(&str, Target); 10] = [
+    const TARGETS: [(&str, Target); 11] = [
         ("explain", explain),
         ("kernel_log", kernel_log),
         ("lspci", lspci),
@@ -82,6 +82,7 @@ mod tests {
         ("cpuinfo", cpuinfo),
         ("host_config", host_config),
         ("p2p", p2p),
+        ("fw_cfg", fw_cfg),
     ];
 
     /// The invariants hold on the saved logs (the fuzzers start from them).

@@ -1,10 +1,12 @@
 //! The targets of a system's files: the kernel command line and the
-//! settings, a sysfs function's BARs, `/proc/iomem`, `/proc/cpuinfo`.
+//! settings, a sysfs function's BARs, `/proc/iomem`, `/proc/cpuinfo`, the
+//! fw_cfg files.
 
 use super::{check_bar, check_bus, check_range, text};
+use crate::model::fw_cfg::MMIO64_MAX_MB;
 use crate::model::range::FOUR_GIB;
 use crate::parse::settings::{parse_timeout, Settings, MAX_TIMEOUT_TENTHS};
-use crate::parse::{cmdline, platform, procfs, resource};
+use crate::parse::{cmdline, fw_cfg as fwc, platform, procfs, resource};
 
 /// No quote and no separator: a parameter that prints back as it was.
 fn plain(s: &str) -> bool {
@@ -151,5 +153,55 @@ pub fn cpuinfo(data: &[u8]) {
     let _ = (fw.kind(), fw.platform(), fw.qemu_machine());
     if let Some(v) = &fw.sys_vendor {
         assert!(!v.is_empty() && v.trim() == v, "{v:?}");
+    }
+}
+
+/// A fw_cfg file as `qemu_fw_cfg` shows it: byte 0 picks which (its value
+/// mod 4: `X-PciMmio64Mb`, SeaBIOS's `pci64`, `reserved-memory-end`,
+/// `e820`), the rest is the file's bytes.
+pub fn fw_cfg(data: &[u8]) {
+    let Some((&which, raw)) = data.split_first() else {
+        return;
+    };
+    match which % 4 {
+        0 => {
+            if let Ok(mb) = fwc::ovmf_mmio64_mb(raw) {
+                assert!(mb <= MMIO64_MAX_MB, "{mb}");
+                // Printed back as QEMU's `string=` would hold it, the same.
+                assert_eq!(fwc::ovmf_mmio64_mb(format!("{mb}").as_bytes()), Ok(mb));
+                assert_eq!(fwc::ovmf_mmio64_mb(format!("{mb}\n").as_bytes()), Ok(mb));
+            }
+        }
+        1 => {
+            if let Some(on) = fwc::seabios_pci64(raw) {
+                let word = raw.split(|&b| b == 0).next().unwrap_or_default();
+                assert!(
+                    matches!(word, b"1" | b"on" | b"yes" | b"0" | b"off" | b"no"),
+                    "{word:?}"
+                );
+                assert_eq!(on, matches!(word, b"1" | b"on" | b"yes"));
+            }
+        }
+        2 => {
+            let r = fwc::reserved_memory_end(raw);
+            assert_eq!(r.is_ok(), raw.len() == 8, "{r:?}");
+        }
+        _ => match fwc::e820(raw) {
+            Ok(map) => {
+                assert_eq!(map.len() * 20, raw.len());
+                assert!(!map.is_empty());
+                let back: Vec<u8> = map
+                    .iter()
+                    .flat_map(|e| {
+                        let mut b = e.start.to_le_bytes().to_vec();
+                        b.extend_from_slice(&e.length.to_le_bytes());
+                        b.extend_from_slice(&e.kind.to_le_bytes());
+                        b
+                    })
+                    .collect();
+                assert_eq!(back, raw, "e820 round trip");
+            }
+            Err(_) => assert!(raw.is_empty() || raw.len() % 20 != 0),
+        },
     }
 }

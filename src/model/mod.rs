@@ -5,6 +5,7 @@
 //! `Evidence` for `decide`.
 
 pub(crate) mod bar;
+pub(crate) mod fw_cfg;
 pub(crate) mod layer;
 pub(crate) mod p2p;
 pub(crate) mod pci;

@@ -3,6 +3,7 @@
 //! are read by `read::system` (or taken from the kernel log's `DMI:` line by
 //! `parse::platform`); the rules that classify them are here.
 
+use crate::model::fw_cfg::FwCfg;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -204,6 +205,9 @@ pub(crate) struct Firmware {
     pub board_vendor: Option<String>,
     pub board_name: Option<String>,
     pub signs: Signs,
+    /// What the host told the firmware through fw_cfg, as the guest read
+    /// it back; `None` where no system was read (pasted text, `plan`).
+    pub fw_cfg: Option<FwCfg>,
 }
 
 /// What a DMI system vendor or product names, if a hypervisor.

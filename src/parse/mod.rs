@@ -7,6 +7,7 @@
 
 pub(crate) mod address;
 pub(crate) mod cmdline;
+pub(crate) mod fw_cfg;
 pub(crate) mod hex;
 pub(crate) mod hypervisor;
 pub(crate) mod iommu;

@@ -12,10 +12,10 @@
 //!    can be changed from the boot loader without rebuilding the image.
 //!
 //! A malformed setting becomes a warning (collected for the log) and is
-//! ignored: the boot step must never fail because of a typo. The hook
-//! scripts read `timeout` themselves (they must know the deadline before
-//! starting a binary that could hang) with the same rules:
-//! `tests/data/timeout-cases.txt` is the case table both test suites read.
+//! ignored: the boot step must never fail because of a typo. `timeout` is
+//! the boot step's deadline, which its parent process keeps
+//! (`commands::boot`, `deadline`); `tests/data/timeout-cases.txt` is its
+//! case table.
 
 use crate::model::select::Selector;
 use std::path::{Path, PathBuf};
@@ -208,9 +208,9 @@ fn parse_bool(v: &str) -> Result<bool, String> {
     }
 }
 
-/// Seconds, whole or with a decimal fraction; kept to tenths because the
-/// hook waits in steps of 0.1 s. `1.25` is 1.2 s: digits past the first
-/// decimal are dropped, as the hook's shell arithmetic does.
+/// Seconds, whole or with a decimal fraction, kept to tenths: `1.25` is
+/// 1.2 s, digits past the first decimal dropped (as the hooks' shell
+/// arithmetic did when they kept the deadline; the case table holds it).
 pub(crate) fn parse_timeout(v: &str) -> Result<u32, String> {
     let bad = || {
         format!(
@@ -409,10 +409,9 @@ mod tests {
         assert_eq!(s.selectors, vec![sel("1af4:1110")]);
     }
 
-    /// The deadline rules the boot hooks' shell library implements too:
-    /// both read the same case table (tests/shell/run runs the shell side).
+    /// The deadline's rules, from their case table.
     #[test]
-    fn timeout_case_table_shared_with_the_shell() {
+    fn timeout_case_table() {
         let table = include_str!("../../tests/data/timeout-cases.txt");
         let unescape = |s: &str| s.replace("\\n", "\n").replace("\\t", "\t");
         let mut n = 0;

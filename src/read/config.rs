@@ -3,7 +3,7 @@
 //! rules for both are in `parse::settings`.
 
 use crate::parse::settings::Settings;
-use crate::read::root::{read_lossy, Root};
+use crate::read::root::{read_regular, Root};
 use std::path::Path;
 
 /// Where the configuration lives, on the system and in the initramfs.
@@ -11,14 +11,26 @@ pub(crate) const CONFIG_PATH: &str = "/etc/gpu-preflight.conf";
 
 /// Reads the configuration file (`config`, or `/etc/gpu-preflight.conf`
 /// under `root`) and `<root>/proc/cmdline`. Problems with either become
-/// warnings; a missing default configuration file is normal.
+/// warnings; a missing default configuration file is normal. Only regular
+/// files are read, without blocking (`read_regular`): the boot step's
+/// parent, which keeps the deadline, reads these two and nothing else.
 pub(crate) fn load(root: &Root, config: Option<&Path>) -> (Settings, Vec<String>) {
+    let (settings, warnings, _) = load_with_cmdline(root, config);
+    (settings, warnings)
+}
+
+/// `load`, and the command line's text as read (`None` when it could not
+/// be), for a caller that needs it again and must not read it twice.
+pub(crate) fn load_with_cmdline(
+    root: &Root,
+    config: Option<&Path>,
+) -> (Settings, Vec<String>, Option<String>) {
     let mut warnings = Vec::new();
     let config_path = match config {
         Some(p) => p.to_path_buf(),
         None => root.join(CONFIG_PATH),
     };
-    let file_text = match read_lossy(&config_path) {
+    let file_text = match read_regular(&config_path) {
         Ok(text) => Some(text),
         // Without a file the defaults apply; only a file the operator
         // named explicitly is worth a warning when it is missing.
@@ -32,22 +44,26 @@ pub(crate) fn load(root: &Root, config: Option<&Path>) -> (Settings, Vec<String>
         }
     };
     let cmdline_path = root.join("/proc/cmdline");
-    let cmdline = match read_lossy(&cmdline_path) {
-        Ok(text) => text,
+    let cmdline = match read_regular(&cmdline_path) {
+        Ok(text) => Some(text),
         // A fixture root need not have one; a live system always does.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !root.is_live() => String::new(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !root.is_live() => None,
         Err(e) => {
             warnings.push(format!(
                 "cannot read {}: {e}; kernel command line settings ignored",
                 cmdline_path.display()
             ));
-            String::new()
+            None
         }
     };
     let shown = config_path.display().to_string();
-    let (settings, mut w) = Settings::parse(file_text.as_deref(), &shown, &cmdline);
+    let (settings, mut w) = Settings::parse(
+        file_text.as_deref(),
+        &shown,
+        cmdline.as_deref().unwrap_or(""),
+    );
     warnings.append(&mut w);
-    (settings, warnings)
+    (settings, warnings, cmdline)
 }
 
 #[cfg(test)]
@@ -81,5 +97,29 @@ mod tests {
         assert_eq!((s.mode, s.expect), (Mode::Warn, Some(2)));
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("nope.conf"), "{w:?}");
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_in_place_of_either_file_is_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("etc")).unwrap();
+        std::fs::create_dir_all(d.path().join("proc")).unwrap();
+        // Nobody ever writes to these: a blocking open would wait for good.
+        for p in ["etc/gpu-preflight.conf", "proc/cmdline"] {
+            nix::unistd::mkfifo(&d.path().join(p), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        }
+        let (s, w) = load(&Root::new(d.path()), None);
+        assert_eq!(s, Settings::default());
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].contains("gpu-preflight.conf: not a regular file; using defaults"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].contains("proc/cmdline: not a regular file; kernel command line"),
+            "{w:?}"
+        );
+        let (_, w) = load(&Root::new(d.path()), Some(d.path().join("etc").as_path()));
+        assert!(w[0].contains("etc: not a regular file"), "{w:?}");
     }
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod config;
 pub(crate) mod cpuid;
+pub(crate) mod fw_cfg;
 pub(crate) mod host;
 pub(crate) mod iommu;
 pub(crate) mod kmsg;

@@ -115,6 +115,33 @@ pub(crate) fn read_lossy(path: &Path) -> std::io::Result<String> {
     })
 }
 
+/// Reads a regular file as text (lossily, as `read_lossy`), refusing
+/// anything else: opened without blocking (a FIFO or a device at that path
+/// would otherwise hold the open, or the read, for good) and checked with
+/// fstat before the first read. For what a process that must not block
+/// reads: the boot step's parent reads its settings so.
+pub(crate) fn read_regular(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    note(path);
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(512);
+    f.read_to_end(&mut bytes)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
 /// At most `limit` bytes of a file. Config space past the first 64 bytes
 /// is readable by root only, and sysfs gives what it may.
 fn read_bytes(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {

@@ -31,6 +31,7 @@ fn failing_report() -> Report {
             dmesg: Some(fx.join("dmesg.txt")),
             selectors: vec!["1af4:1110".parse().unwrap()],
             expect: Some(8),
+            cmdline: None,
         },
         false,
     )

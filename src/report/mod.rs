@@ -6,6 +6,7 @@
 //! only ever added. `schema` is bumped if one must change meaning.
 
 pub(crate) mod cause;
+pub(crate) mod fw_cfg;
 pub(crate) mod json;
 pub(crate) mod kmsg;
 pub(crate) mod lead;
@@ -104,6 +105,9 @@ pub(crate) struct FirmwareReport {
     /// `lxd`, `incus`), whose settings the hints give first; null where
     /// none is named (plain QEMU, Proxmox and libvirt leave no sign).
     pub layer: Option<Layer>,
+    /// What the guest read of fw_cfg (a system's report only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fw_cfg: Option<fw_cfg::FwCfgReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -309,6 +313,7 @@ pub(crate) fn build(
             platform_signs: judged.signs,
             platform_source: ev.platform_source(),
             layer: ev.firmware.layer(),
+            fw_cfg: ev.firmware.fw_cfg.as_ref().map(fw_cfg::build),
         },
         gpus,
         unassigned,

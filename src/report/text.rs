@@ -202,6 +202,9 @@ fn firmware(r: &Report, s: &mut String) {
         f.layer
             .map_or(String::new(), |l| format!(", managed by {}", l.name()))
     );
+    if let Some(fw) = &f.fw_cfg {
+        let _ = writeln!(s, "  fw_cfg:   {}", crate::report::fw_cfg::text(fw));
+    }
 }
 
 /// `OVMF's dynamic window: 128 GiB at 0xe000000000, the top eighth of 40
@@ -232,6 +235,9 @@ fn origin_line(o: &crate::decide::origin::WindowOrigin, drawn: bool) -> Option<S
     }
     if o.model_agrees == Some(false) {
         s.push_str("; the model does not reproduce this window: its predictions are estimates");
+    }
+    for f in &o.facts {
+        s.push_str(&format!("; {f}"));
     }
     Some(s)
 }
