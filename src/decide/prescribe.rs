@@ -193,9 +193,8 @@ impl Search<'_> {
             let mut two_part = false;
             for bits in (s.phys_bits + 1)..=46 {
                 let next = Setup {
-                    phys_bits: bits,
                     pdpe1gb: s.pdpe1gb || with_flag,
-                    ..s.clone()
+                    ..at_width(&s, bits)
                 };
                 let with_realloc = !two_part && !realloc && self.ok(&next, true);
                 if !(with_realloc || self.ok(&next, realloc)) {
@@ -283,10 +282,7 @@ impl Search<'_> {
             if bits != s.phys_bits && !self.found.is_empty() {
                 return;
             }
-            let base = Setup {
-                phys_bits: bits,
-                ..s.clone()
-            };
+            let base = at_width(&s, bits);
             for shift in 36..=46 {
                 let size = 1u64 << shift;
                 if s.hole64.is_some_and(|h| h >= size) || size <= s.machine.default_hole64() {
@@ -347,6 +343,25 @@ impl Search<'_> {
             effect: "the guest kernel places the BARs the firmware left".into(),
         };
         self.consider(c, &s, true, false);
+    }
+}
+
+/// `s` with the vCPU given `bits` address bits, as QEMU then makes it: a
+/// GuestPhysBits that QEMU derived under KVM from the width (A6m: KVM's
+/// value, at most phys-bits; target/i386/kvm/kvm-cpu.c
+/// kvm_set_guest_phys_bits, v10.0.13 L21-40) follows it up, the host
+/// having the bits (the hint says it must); one given on `-cpu`
+/// (`guest-phys-bits=N`), or one below the old width, stays.
+fn at_width(s: &Setup, bits: u32) -> Setup {
+    let followed = s.guest_phys_bits_arg.is_none() && s.guest_phys_bits == Some(s.phys_bits);
+    Setup {
+        phys_bits: bits,
+        guest_phys_bits: if followed {
+            Some(bits)
+        } else {
+            s.guest_phys_bits
+        },
+        ..s.clone()
     }
 }
 
@@ -568,6 +583,32 @@ mod tests {
             "{ps:?}"
         );
         assert_each_step_boots_ok(&m);
+    }
+
+    #[test]
+    fn a_wider_vcpu_keeps_a_guest_phys_bits_given_and_raises_a_derived_one() {
+        let s = Setup {
+            guest_phys_bits: Some(40),
+            ..Setup::q35(OVMF, 40, CpuVendor::Amd)
+        };
+        // Derived by QEMU from phys-bits (A6m): it follows.
+        assert_eq!(at_width(&s, 44).guest_phys_bits, Some(44));
+        // Given on -cpu: QEMU keeps it.
+        let given = Setup {
+            guest_phys_bits_arg: Some(40),
+            ..s.clone()
+        };
+        assert_eq!(at_width(&given, 44).guest_phys_bits, Some(40));
+        // Below the width (the host's, or a limit): it stays.
+        let host = Setup {
+            guest_phys_bits: Some(39),
+            ..s.clone()
+        };
+        assert_eq!(at_width(&host, 44).guest_phys_bits, Some(39));
+        // None reported: none.
+        let none = Setup::q35(OVMF, 40, CpuVendor::Amd);
+        assert_eq!(at_width(&none, 44).guest_phys_bits, None);
+        assert_eq!(at_width(&none, 44).phys_bits, 44);
     }
 
     #[test]
