@@ -271,6 +271,14 @@ scenario loop-seabios-1.16.3-2x64g-amd-64g \
   first=cpu-phys-bits+pci=realloc loop=yes gens=itools standin=gpu topology=root-ports \
   build=seabios-1.16.3 qemu=qemu-10.0.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=2x64G ports=4 \
   ram=64G guest=mem=1G args='gpu_preflight.match=1af4:1110 gpu_preflight.expect=4' timeout=240
+# The wrap case: SeaBIOS 1.16.3 shifts its window down by its own size off
+# QEMU's AMD HT reservation, and at 40 bits that wraps past zero: none of
+# five 128 GiB BARs is usable (campaign boots 2026-12-03,
+# docs/firmware-window.md). One bit more puts the top above the reservation.
+scenario loop-seabios-1.16.3-wrap-5x128g-amd \
+  first=cpu-phys-bits loop=yes gens=itools topology=root-ports \
+  build=seabios-1.16.3 qemu=qemu-10.0.2 fw=seabios cpu=qemu64 gpus=5x128G \
+  args='gpu_preflight.match=1af4:1110 gpu_preflight.expect=5' timeout=240
 scenario loop-seabios-1.16.2-8x128g-amd-256g \
   first=cpu-phys-bits loop=yes gens=itools standin=gpu topology=root-ports \
   build=seabios-1.16.2 fw=seabios cpu=kvm64,vendor=AuthenticAMD gpus=8x128G ports=4 \
