@@ -361,6 +361,43 @@ impl Change {
             + usize::from(self.pcie_switch.is_some())
             + usize::from(self.viommu_aw_bits_min.is_some())
     }
+
+    /// The guest's own settings: its kernel command line and NCCL's
+    /// environment.
+    fn guest_count(&self) -> usize {
+        self.kernel_cmdline_add.len() + self.nccl_env.len()
+    }
+
+    /// Some of it is made in the guest.
+    pub(crate) fn has_guest_part(&self) -> bool {
+        self.guest_count() > 0
+    }
+
+    /// Some of it is made outside the guest (the VM's configuration).
+    pub(crate) fn has_host_part(&self) -> bool {
+        self.count() > self.guest_count()
+    }
+
+    /// A step of two parts: the guest's settings, written while the guest
+    /// still runs, and the host's, which take effect when the VM is
+    /// stopped and started; one boot then carries both.
+    pub(crate) fn is_two_part(&self) -> bool {
+        self.has_guest_part() && self.has_host_part()
+    }
+
+    /// The change without the guest's settings: the host part alone.
+    pub(crate) fn host_part(&self) -> Change {
+        Change {
+            kernel_cmdline_add: Vec::new(),
+            nccl_env: BTreeMap::new(),
+            ..self.clone()
+        }
+    }
+
+    /// `pci=realloc` is among the guest's kernel parameters.
+    pub(crate) fn adds_realloc(&self) -> bool {
+        self.kernel_cmdline_add.iter().any(|p| p == "pci=realloc")
+    }
 }
 
 /// A fix: what to change, where, and what the next boot will show.
@@ -447,6 +484,37 @@ mod tests {
             assert_eq!(*id as usize, i, "{id}");
         }
         assert_eq!(HintId::ALL.len(), HintId::P2pHostBarMapping as usize + 1);
+    }
+
+    #[test]
+    fn a_change_of_two_parts_is_host_settings_with_the_guests() {
+        let realloc = || vec!["pci=realloc".to_string()];
+        let host = Change {
+            phys_bits_min: Some(41),
+            ..Change::default()
+        };
+        let guest = Change {
+            kernel_cmdline_add: realloc(),
+            ..Change::default()
+        };
+        let both = Change {
+            kernel_cmdline_add: realloc(),
+            ..host.clone()
+        };
+        let parts = |c: &Change| (c.has_host_part(), c.has_guest_part(), c.is_two_part());
+        assert_eq!(parts(&host), (true, false, false));
+        assert_eq!(parts(&guest), (false, true, false));
+        assert_eq!(parts(&both), (true, true, true));
+        assert_eq!(parts(&Change::default()), (false, false, false));
+        assert_eq!(both.host_part(), host);
+        assert!(both.adds_realloc() && guest.adds_realloc() && !host.adds_realloc());
+        // A hot-plug reservation carries realloc inside another parameter:
+        // not the one `remediate` writes.
+        let hp = Change {
+            kernel_cmdline_add: vec!["pci=realloc,hpmmioprefsize=32G".into()],
+            ..Change::default()
+        };
+        assert!(!hp.adds_realloc());
     }
 
     #[test]

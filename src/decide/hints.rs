@@ -235,7 +235,11 @@ pub(super) fn render(
         format!(" With it {}.", p.effect)
     };
     let c = &p.change;
-    let steps = syntax::guest_steps(c, speak);
+    let steps = if c.is_two_part() {
+        two_part_steps(c, speak)
+    } else {
+        syntax::guest_steps(c, speak)
+    };
     let text = match p.id {
         HintId::CpuPdpe1gb => {
             format!("{why} Give the vCPU 1 GiB pages (the pdpe1gb CPU flag).{effect} {steps}")
@@ -269,8 +273,10 @@ pub(super) fn render(
             let gib = syntax::hole64_bytes(c).map_or(0, |(b, _)| b >> 30);
             let then = if m.realloc {
                 "pci=realloc is already active in the guest: its kernel places the BARs there itself"
+            } else if c.adds_realloc() {
+                "the firmware still leaves the BARs where it did, and the guest kernel, booted with pci=realloc, places them there itself"
             } else {
-                "the firmware still leaves the BARs where it did: after that boot add `pci=realloc` in the guest, whose kernel then places them there"
+                "the firmware places the BARs there"
             };
             format!(
                 "{why} Enlarge QEMU's 64-bit PCI hole to {gib} GiB{}.{effect} Then {then}. QEMU refuses to start a VM whose hole ends past what the vCPU addresses. {steps}",
@@ -301,6 +307,25 @@ pub(super) fn render(
         expect: Some(p.expect),
         boots_to_ok: Some(p.boots_to_ok),
     }
+}
+
+/// How a step of two parts is made: the guest's part while the guest
+/// still runs, then the host's with the VM stopped, so that the one boot
+/// after carries both. (Done the other way round, the boot after the host
+/// change would not have the guest's part, and a second boot would be
+/// needed.)
+fn two_part_steps(c: &Change, speak: Option<Hypervisor>) -> String {
+    let params: Vec<String> = c
+        .kernel_cmdline_add
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect();
+    let how = syntax::kernel_cmdline(c).unwrap_or_default();
+    let host = syntax::guest_steps(&c.host_part(), speak);
+    format!(
+        "This step has two parts, and the guest's comes first: while the guest still runs, before the VM is stopped, add {} to its kernel command line ({how}; with `remediate=1` in /etc/gpu-preflight.conf, or `gpu_preflight.remediate=1` on the kernel command line, a failing boot has `gpu-preflight remediate` do it by itself). Then, on the host: {host} The next boot carries both parts.",
+        params.join(" ")
+    )
 }
 
 /// ` and give the vCPU 43 physical address bits`: the width a window
@@ -376,26 +401,39 @@ pub(crate) fn plan_hints(m: &Model, target: &VmTarget, why: &str) -> Vec<Hint> {
                     syntax::aperture_mib(c).unwrap_or(0)
                 ),
                 HintId::QemuPciHole64Size => format!(
-                    "enlarge QEMU's 64-bit hole to {}{}{}",
+                    "enlarge QEMU's 64-bit hole to {}{}",
                     c.qemu_globals
                         .first()
                         .map(|(_, v)| v.as_str())
                         .unwrap_or(""),
                     with_bits(c),
-                    if m.realloc {
-                        ""
-                    } else {
-                        ", then boot the guest with pci=realloc"
-                    }
                 ),
                 _ => "add pci=realloc to the guest's kernel command line".to_string(),
+            };
+            let what = if c.is_two_part() {
+                format!("{what}, with pci=realloc in the guest in the same step")
+            } else {
+                what
             };
             let effect = if p.effect.is_empty() {
                 String::new()
             } else {
                 format!(": {}", p.effect)
             };
-            let how = syntax::for_vm(c, p.side, &vm);
+            let how = if c.is_two_part() {
+                format!(
+                    "in the guest first, while it still runs (before the VM is stopped; for a VM not booted yet, in its image), add {} to its kernel command line: {}; then {}",
+                    c.kernel_cmdline_add
+                        .iter()
+                        .map(|p| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    syntax::kernel_cmdline(c).unwrap_or_default(),
+                    syntax::for_vm(&c.host_part(), p.side, &vm)
+                )
+            } else {
+                syntax::for_vm(c, p.side, &vm)
+            };
             Hint {
                 id: p.id,
                 text: format!("{why}To fix: {what}{effect}. {}.", sentence(&how)),

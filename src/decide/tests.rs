@@ -347,7 +347,9 @@ fn held(c: &Change) -> BTreeSet<Knob> {
 }
 
 /// A host or guest hint's text and change name the same settings of its
-/// side; a firmware-setup hint has no machine-readable change.
+/// side; a host step of two parts (the host's settings with the guest's
+/// kernel parameters, made first) names those of both; a firmware-setup
+/// hint has no machine-readable change.
 fn assert_consistent(path: &str, h: &Hint) {
     let held = held(&h.change);
     if h.side == Side::Firmware {
@@ -355,12 +357,14 @@ fn assert_consistent(path: &str, h: &Hint) {
         return;
     }
     let guest = h.side == Side::Guest;
+    let both = h.change.is_two_part();
+    assert!(!both || h.side == Side::Host, "{path} [{}]", h.id);
     let named: BTreeSet<Knob> = named(&h.text)
         .into_iter()
-        .filter(|k| k.guest() == guest)
+        .filter(|k| both || k.guest() == guest)
         .collect();
     assert!(
-        held.iter().all(|k| k.guest() == guest),
+        both || held.iter().all(|k| k.guest() == guest),
         "{path} [{}]: {held:?} on the {:?} side",
         h.id,
         h.side

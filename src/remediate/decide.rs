@@ -29,7 +29,7 @@ pub(crate) fn decide(report: &Report, state: Option<State>, boot_id: Option<&str
     if report.realloc_active {
         return Decision::ReallocDidNotHelp;
     }
-    if !report.has_hint(HintId::GuestPciRealloc) {
+    if !(report.has_hint(HintId::GuestPciRealloc) || first_step_adds_realloc(report)) {
         return Decision::HostSide;
     }
     if let Some(s) = state {
@@ -43,4 +43,18 @@ pub(crate) fn decide(report: &Report, state: Option<State>, boot_id: Option<&str
         };
     }
     Decision::Apply
+}
+
+/// The first hint, the step to take, adds `pci=realloc` in the guest: on
+/// its own, or as the guest's part of a host change (SeaBIOS 1.16.3's
+/// padded ports: 41 bits and realloc in one step). The guest's part must
+/// be on the next boot's command line before the VM is stopped for the
+/// host's, so it is written now, even where the diagnosis alone would not
+/// call for realloc (`phys_bits_too_small`). A later hint's realloc is not
+/// the step.
+fn first_step_adds_realloc(report: &Report) -> bool {
+    report
+        .hints
+        .first()
+        .is_some_and(|h| h.change.adds_realloc())
 }

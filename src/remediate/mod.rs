@@ -1,11 +1,14 @@
 //! Remediation: make the next boot carry `pci=realloc`, once, when the
 //! diagnosis says that is what the guest can do about it.
 //!
-//! It acts only when the check fails with the `guest-pci-realloc` hint and
-//! realloc is not active. After a boot that had `pci=realloc` and still
-//! failed it changes nothing and prints the host-side hints: realloc cannot
-//! create address space (docs/lab.md, "Which knob fixes which variant"),
-//! and adding it again would only loop.
+//! It acts only when the check fails, realloc is not active, and the
+//! report has the `guest-pci-realloc` hint or its first hint is a step of
+//! two parts whose guest part is `pci=realloc` (a host change the guest
+//! kernel then finishes: written now, before the VM is stopped, the one
+//! boot after the host change carries both). After a boot that had
+//! `pci=realloc` and still failed it changes nothing and prints the
+//! host-side hints: realloc cannot create address space (docs/lab.md,
+//! "Which knob fixes which variant"), and adding it again would only loop.
 //!
 //! The backend is chosen from what the target root holds (`detect`):
 //! `grub_d` (Debian/Ubuntu), `grubby` (Fedora/RHEL BLS), `systemd_boot`
@@ -180,13 +183,33 @@ pub(crate) fn remediate(ctx: &Ctx, report: &Report) -> Transcript {
             t.done(Status::NeedsHand)
         }
         Decision::AlreadyDone { state, same_boot } => already_done(ctx, *state, same_boot, t),
-        Decision::Apply => match detect(ctx) {
-            Backend::GrubD => grub_d::apply(ctx, report, t),
-            Backend::Grubby(tool) => grubby::apply(ctx, report, &tool, t),
-            Backend::SystemdBoot => systemd_boot::apply(ctx, report, t),
-            Backend::Manual(why) => manual(report, &why, t),
-        },
+        Decision::Apply => {
+            let t = match detect(ctx) {
+                Backend::GrubD => grub_d::apply(ctx, report, t),
+                Backend::Grubby(tool) => grubby::apply(ctx, report, &tool, t),
+                Backend::SystemdBoot => systemd_boot::apply(ctx, report, t),
+                Backend::Manual(why) => manual(report, &why, t),
+            };
+            host_part(report, t)
+        }
     }
+}
+
+/// After the guest's part of a step of two parts: what is left, on the
+/// host, with the VM stopped.
+fn host_part(report: &Report, mut t: Transcript) -> Transcript {
+    let Some(h) = report.hints.first() else {
+        return t;
+    };
+    if t.status == Status::Failed || !h.change.is_two_part() {
+        return t;
+    }
+    t.say(format!(
+        "gpu-preflight: {PARAM} is the guest's part of [{}]; the host's part is left:          stop the VM, make the change below and start it, and the next boot carries both",
+        h.id
+    ));
+    t.say(format!("  hint [{}] {}", h.id, h.text));
+    t
 }
 
 /// No boot loader configuration we know how to edit; `why` says what was

@@ -8,7 +8,7 @@ use super::grub_d::{header, FRAGMENT, FRAGMENT_TEXT};
 use super::state::{load_state, State};
 use super::*;
 use crate::decide::diagnosis::DiagnosisKind;
-use crate::decide::hint::{Hint, HintId, Side};
+use crate::decide::hint::{Change, Hint, HintId, Side};
 use crate::evidence::system::{gather, SystemSource};
 use crate::report::{Mode, Verdict};
 use std::fs;
@@ -64,6 +64,57 @@ fn with(mut r: Report, verdict: Verdict, realloc: bool, hints: &[HintId]) -> Rep
         })
         .collect();
     r
+}
+
+/// `r` failing with the seed case's first step: 41 address bits on the
+/// host and `pci=realloc` in the guest, one step of two parts; then
+/// `rest`, hints without a change.
+fn two_part_first(mut r: Report, diagnosis: DiagnosisKind, rest: &[HintId]) -> Report {
+    r.verdict = Verdict::Fail;
+    r.diagnosis = diagnosis;
+    r.realloc_active = false;
+    let mut first = Hint::new(
+        HintId::CpuPhysBits,
+        "give the vCPU 41 bits, with pci=realloc in the guest first".into(),
+        Side::Host,
+        Some(crate::decide::hint::Restart::Vm),
+        Change {
+            phys_bits_min: Some(41),
+            kernel_cmdline_add: vec![PARAM.into()],
+            ..Change::default()
+        },
+    );
+    first.expect = Some(DiagnosisKind::Ok);
+    first.boots_to_ok = Some(1);
+    r.hints = vec![first];
+    r.hints
+        .extend(with(r.clone(), Verdict::Fail, false, rest).hints);
+    r
+}
+
+/// The failing report of the captured OVMF 8 x 32G boot (the default
+/// hole): `window_too_small`; its first hint is the host's pdpe1gb alone,
+/// and a later one (the hole) carries pci=realloc as its guest part.
+fn window_too_small_report() -> Report {
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ovmf-8x32g");
+    let g = gather(
+        &SystemSource {
+            root: Root::new(fx.join("root")),
+            dmesg: Some(fx.join("dmesg.txt")),
+            selectors: vec!["1af4:1110".parse().unwrap()],
+            expect: Some(8),
+            cmdline: None,
+        },
+        false,
+    )
+    .expect("fixture readable");
+    crate::report::build(
+        std::time::Instant::now(),
+        Mode::Check,
+        &g.evidence,
+        crate::decide::conclude(&g.evidence, None),
+        g.warnings,
+    )
 }
 
 fn state(boot_id: Option<&str>) -> State {
@@ -173,6 +224,78 @@ fn decision_table() {
     for (i, (r, s, boot, want)) in cases.into_iter().enumerate() {
         assert_eq!(decide(&r, s, boot), want, "case {i}");
     }
+}
+
+#[test]
+fn the_first_steps_guest_part_is_written_even_where_the_diagnosis_would_not_call_for_it() {
+    let base = failing_report();
+    let (a, b) = (Some("boot-a"), Some("boot-b"));
+    // phys_bits_too_small, no guest-pci-realloc hint: the first step's
+    // guest part is pci=realloc, so it is written.
+    let seed = two_part_first(base.clone(), DiagnosisKind::PhysBitsTooSmall, &[]);
+    assert!(!seed.has_hint(HintId::GuestPciRealloc));
+    assert_eq!(decide(&seed, None, a), Decision::Apply);
+    // Once, as any other: a record of this boot or an earlier one.
+    assert_eq!(
+        decide(&seed, Some(state(a)), a),
+        Decision::AlreadyDone {
+            state: Box::new(state(a)),
+            same_boot: true
+        }
+    );
+    assert_eq!(
+        decide(&seed, Some(state(a)), b),
+        Decision::AlreadyDone {
+            state: Box::new(state(a)),
+            same_boot: false
+        }
+    );
+    // With realloc on and still failing, only the host can help.
+    let mut on = seed.clone();
+    on.realloc_active = true;
+    assert_eq!(decide(&on, None, a), Decision::ReallocDidNotHelp);
+    // Healthy: nothing.
+    let mut ok = seed.clone();
+    ok.verdict = Verdict::Ok;
+    assert_eq!(decide(&ok, None, a), Decision::Healthy);
+    // A host step first and the two-part one later: the first is the
+    // step to take; realloc is not written.
+    let mut later = with(base.clone(), Verdict::Fail, false, &[HintId::CpuPdpe1gb]);
+    later.hints.extend(seed.hints.clone());
+    assert_eq!(decide(&later, None, a), Decision::HostSide);
+    // The same from a real report: OVMF 8 x 32G, pdpe1gb first, the hole
+    // with realloc third.
+    let real = window_too_small_report();
+    assert_eq!(real.diagnosis, DiagnosisKind::WindowTooSmall);
+    assert!(!real.hints[0].change.has_guest_part());
+    assert!(real.hints.iter().any(|h| h.change.is_two_part()));
+    assert_eq!(decide(&real, None, a), Decision::HostSide);
+}
+
+#[test]
+fn a_two_part_first_step_writes_realloc_and_names_the_host_part_left() {
+    let f = Fake::debian();
+    let report = two_part_first(failing_report(), DiagnosisKind::PhysBitsTooSmall, &[]);
+    let o = remediate(&f.ctx(false, false), &report);
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert_eq!(
+        fs::read_to_string(f.r().join(&FRAGMENT[1..])).unwrap(),
+        FRAGMENT_TEXT
+    );
+    let s = load_state(&Root::new(f.r())).unwrap().unwrap();
+    assert_eq!(s.diagnosis, "phys_bits_too_small");
+    let text = o.text();
+    assert!(
+        text.contains("the guest's part of [cpu-phys-bits]")
+            && text.contains("stop the VM")
+            && text.contains("hint [cpu-phys-bits] give the vCPU 41 bits"),
+        "{text}"
+    );
+    // The realloc-only step has no host part to name.
+    let f = Fake::debian();
+    let o = remediate(&f.ctx(false, false), &failing_report());
+    assert_eq!(o.status, Status::Done, "{}", o.text());
+    assert!(!o.text().contains("host's part"), "{}", o.text());
 }
 
 /// A fake Debian root, a directory of stand-in tools for PATH and the
