@@ -1022,3 +1022,101 @@ fn seabios_pci64_from_a_proxmox_args_line() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn layout_proxmox_flags_say_what_the_config_says() {
+    // --layout proxmox: the GPUs are hostpci0, 1, ... where qemu-server
+    // puts them; the same VM as a config and as flags is one prediction.
+    let gpus = [
+        "0000:41:00",
+        "0000:42:00",
+        "0000:61:00",
+        "0000:62:00",
+        "0000:a1:00",
+        "0000:a2:00",
+    ];
+    for (machine, pcie, topology, bios) in [
+        ("q35", ",pcie=1", "root-ports", "ovmf"),
+        ("q35", "", "bridge", "ovmf"),
+        ("q35", "", "bridge", "seabios"),
+        ("pc", "", "bus0", "seabios"),
+    ] {
+        let mut conf = format!("bios: {bios}\nmachine: {machine}\nmemory: 65536\n");
+        for (i, g) in gpus.iter().enumerate() {
+            conf.push_str(&format!("hostpci{i}: {g}{pcie}\n"));
+        }
+        let (rc, from_conf) = proxmox_conf(&format!("layout-{machine}-{topology}"), &conf);
+        assert!(rc == 0 || rc == 1, "{from_conf}");
+        // The firmware's build from the host's packages, as for the config.
+        let mut args = vec![
+            "--firmware",
+            bios,
+            "--machine",
+            machine,
+            "--ram",
+            "64G",
+            "--cpu",
+            "kvm64",
+            "--qemu",
+            "7.2",
+            "--cpu-vendor",
+            "amd",
+            "--layout",
+            "proxmox",
+            "--topology",
+            topology,
+        ];
+        for g in gpus {
+            args.extend(["--gpu", g]);
+        }
+        let (_, from_flags) = json(&args);
+        let what = format!("{machine} {topology} {bios}");
+        assert_eq!(from_flags["predicted"], from_conf["predicted"], "{what}");
+        assert_eq!(from_flags["capacity"], from_conf["capacity"], "{what}");
+        assert_eq!(from_flags["vm"]["layout"], "proxmox", "{what}");
+    }
+    // Further 64-bit devices are reported as given; a layout the machine
+    // cannot have is refused.
+    let (_, v) = json(&[
+        "--gpus",
+        "1",
+        "--bar",
+        "32G",
+        "--machine",
+        "pc",
+        "--layout",
+        "proxmox",
+        "--device64",
+        "16K",
+        "--device64",
+        "16K",
+    ]);
+    assert_eq!(
+        v["vm"]["devices64_bytes"],
+        serde_json::json!([16384, 16384]),
+        "{v}"
+    );
+    for bad in [
+        vec!["--layout", "libvirt"],
+        vec![
+            "--layout",
+            "proxmox",
+            "--machine",
+            "q35",
+            "--topology",
+            "bus0",
+        ],
+        vec![
+            "--layout",
+            "proxmox",
+            "--machine",
+            "pc",
+            "--topology",
+            "root-ports",
+        ],
+    ] {
+        let mut a = vec!["--gpus", "1", "--bar", "32G"];
+        a.extend(bad.iter());
+        assert_eq!(plan(&a).status.code(), Some(2), "{bad:?}");
+    }
+}

@@ -56,6 +56,10 @@ pub(crate) struct PlanOptions {
     pub qemu: Option<String>,
     /// `root-ports`, `bridge`, `bus0`.
     pub topology: Option<String>,
+    /// `proxmox`: qemu-server's buses, the GPUs hostpci0, 1, ...
+    pub layout: Option<String>,
+    /// Further devices' 64-bit prefetchable BARs (`--device64`).
+    pub device64: Vec<u64>,
     pub maxmem: Option<u64>,
     pub mem_slots: Option<u32>,
     /// 32-bit BARs of each GPU given by hand (`--bar32`).
@@ -106,6 +110,20 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
     let mut c = config::read(host)?;
     let mut warnings = std::mem::take(&mut c.warnings);
     let gpus = config::gpus(host, o, &c, &mut warnings)?;
+    // --layout proxmox: the root ports qemu-server makes that no hostpci
+    // takes, unless --empty-ports says.
+    if o.layout.as_deref() == Some("proxmox") && o.empty_ports.is_none() {
+        let machine = o
+            .machine
+            .as_deref()
+            .or(c.machine.as_deref())
+            .unwrap_or("q35");
+        let pcie = o.topology.as_deref() == Some("root-ports");
+        c.empty_ports = Some(crate::decide::window::proxmox::empty_ports(
+            machine.contains("q35"),
+            (0..gpus.len()).map(|i| (pcie, u32::try_from(i).unwrap_or(u32::MAX))),
+        ));
+    }
     let (setup, vm) = vm::resolve(host, o, &c, &mut warnings)?;
 
     let firmware_gpus = predict::firmware_gpus(o, &setup, &gpus)?;

@@ -7,6 +7,7 @@
 
 use super::config::{parse_accel, Accel, Config};
 use super::{usage, PlanError, PlanOptions};
+use crate::decide::window::qemu::GIB;
 use crate::decide::window::rules::bundled_seabios;
 use crate::decide::window::{cpu_models, qemu};
 use crate::decide::window::{
@@ -18,8 +19,6 @@ use crate::model::platform::{Cpu, CpuVendor};
 use crate::parse::release::installed_version;
 use crate::parse::release::{edk2_build, machine_version, qemu_version, seabios_version};
 use crate::report::plan::VmReport;
-
-use crate::decide::window::qemu::GIB;
 
 /// The QEMU release: `--qemu`, else the host's package, else 7.2's rules,
 /// or the first release of the named CPU model (`needs`) where that is
@@ -493,6 +492,8 @@ pub(super) fn resolve(
         mmio64_bytes: mmio64,
         realloc: o.realloc,
         qemu_version: qemu_v.to_string(),
+        layout: o.layout.as_deref().map(|_| "proxmox"),
+        devices64_bytes: o.device64.clone(),
         assumed,
     };
     Ok((setup, vm))
