@@ -166,6 +166,8 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
         mmio64: None,
         seabios_pci64: None,
         empty_ports: ev.empty_root_ports,
+        layout: crate::decide::window::Layout::Plain,
+        others: Vec::new(),
         // What the guest's kernel keeps is in its own iomem; the window
         // was read from it, not predicted.
         guest_mem: None,

@@ -11,14 +11,16 @@ use crate::decide::p2p;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::packed_size;
 use crate::decide::summary;
-use crate::evidence::host::{self, HostEvidence, Wanted};
+use crate::evidence::host::{self, HostEvidence, VmConfig, Wanted};
 use crate::parse::release::qemu_version;
 use crate::read::root::Root;
 use crate::report::plan::{self, PlanCapacity, PlanReport};
+use config::Config;
 use std::path::PathBuf;
 
 mod config;
 mod predict;
+mod pve;
 #[cfg(test)]
 mod tests;
 mod vm;
@@ -105,9 +107,27 @@ fn gather(o: &PlanOptions) -> HostEvidence {
     )
 }
 
+/// What the configuration `--proxmox` or `--libvirt` names says, or
+/// nothing (flags): config.rs reads a libvirt domain, pve.rs a Proxmox
+/// VM.
+fn read_config(host: &HostEvidence) -> Result<Config, PlanError> {
+    match host
+        .vm
+        .as_ref()
+        .map_err(|e| PlanError::Unreadable(e.clone()))?
+    {
+        VmConfig::Proxmox(p) => pve::from_proxmox(p, host),
+        VmConfig::Libvirt(l) => config::from_libvirt(l, host),
+        VmConfig::None => Ok(Config {
+            source: "flags".into(),
+            ..Config::default()
+        }),
+    }
+}
+
 /// The plan from what was read: no file is opened from here on.
 fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError> {
-    let mut c = config::read(host)?;
+    let mut c = read_config(host)?;
     let mut warnings = std::mem::take(&mut c.warnings);
     let gpus = config::gpus(host, o, &c, &mut warnings)?;
     // --layout proxmox: the root ports qemu-server makes that no hostpci
