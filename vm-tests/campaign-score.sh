@@ -192,7 +192,7 @@ vt_table() {
             "$(jq -c '.truth + {outcome}' "$d/score.json")" "$(jq -c '.plan' "$d/score.json")"
     done >"$r/disagreements.txt"
     echo
-    echo "disagreements, one reproducer a line ($(grep -c . "$r/disagreements.txt")${2:-, also in $r/disagreements.txt}):"
+    echo "disagreements, one reproducer a line ($(grep -c . "$r/disagreements.txt")$([ -n "${2-}" ] || echo ", also in $r/disagreements.txt")):"
     cat "$r/disagreements.txt"
 }
 
