@@ -350,6 +350,7 @@ impl Setup {
                 &usable_all,
                 &map.kernel_ram(self.guest_mem),
                 &map.reserved(),
+                self.addressable(),
             );
             for (g, p) in gpus.iter_mut().zip(placed.without_realloc) {
                 g.usable = p;
