@@ -172,6 +172,21 @@ vt_table() {
         echo " abandoned: records where the firmware programmed no memory BAR at all)"
         echo
         echo "totals: $(jq -r '"\(length) configurations, \([.[] | select(.outcome == "booted")] | length) booted, \([.[] | select(.outcome == "qemu_refused")] | length) qemu_refused, \([.[] | select(.outcome == "firmware_hang")] | length) firmware_hang, \([.[] | select(.outcome == "truth_unread" or .outcome == "hang_escaped")] | length) unmeasured, \([.[] | select(.classes | length == 0)] | length) in full agreement; boot time \([.[].secs // 0] | add) s in all"' <<<"$all")"
+        # The figures the campaign is judged by: placed count right over the
+        # booted records plan predicted a boot for; records plan called
+        # healthy (predicted.ok) whose boot failed or left a GPU unplaced;
+        # plan's diagnosis and placed GPUs equal to check's over the booted
+        # records with check's report.
+        echo "summary: $(jq -r '
+            [.[] | select(.outcome == "booted" and .plan.placed != null and .plan.no_boot == null)] as $s
+            | ([$s[] | select(.classes | (index("placed_over") or index("placed_under")) | not)] | length) as $r
+            | ([.[] | select(.plan.ok == true and (.outcome != "booted" or (.truth.placed // 0) < .gpus))] | length) as $h
+            | [.[] | select(.outcome == "booted" and .check != null and .via != "none" and .plan.no_boot == null)] as $c
+            | ([$c[] | select(.classes | index("plan_check") | not)] | length) as $cc
+            | ([.[] | select(.outcome == "booted")] | length) as $b
+            | "placed count right \($r)/\($s | length)"
+              + (if ($s | length) > 0 then " (\($r * 1000 / ($s | length) | floor / 10)%)" else "" end)
+              + "; predicted healthy but failed \($h); plan == check \($cc)/\($c | length) (of \($b) booted)"' <<<"$all")"
         echo "per QEMU build: $(jq -r 'group_by(.qemu) | map("\(.[0].qemu) \(length)") | join(", ")' <<<"$all"); per machine type: $(jq -r 'group_by(.machine) | map("\(.[0].machine) \(length)") | join(", ")' <<<"$all")"
         echo "in full agreement per stand-in shape: $(jq -r 'group_by(.standin // "gpu") | map("\(.[0].standin // "gpu") \([.[] | select(.classes | length == 0)] | length)/\(length)") | join(", ")' <<<"$all"); per NIC: $(jq -r 'group_by(.nic // "none") | map("\(.[0].nic // "none") \([.[] | select(.classes | length == 0)] | length)/\(length)") | join(", ")' <<<"$all")"
         echo
