@@ -471,14 +471,53 @@ fn proxmox_conf(name: &str, text: &str) -> (i32, Value) {
 #[test]
 fn proxmox_q35_has_four_ports_and_the_empty_ones_take_padding() {
     // pve-q35-4.0.cfg's ich9-pcie-port-1..4: one GPU leaves three empty,
-    // which OVMF pads (rule D2, boot B2): the 128 GiB GPU is rejected.
+    // which OVMF pads (rule D2, boot B2), 512 MiB each at 40 bits: the
+    // window over a 64 GiB GPU is 1.5 GiB larger than without them.
+    let conf = "bios: ovmf\nmachine: q35\nmemory: 512\nhostpci0: 0000:61:00,pcie=1\n";
+    let window = |extra: &[&str]| {
+        let dir = std::env::temp_dir().join(format!(
+            "gpu-preflight-plan-{}-ports{}",
+            std::process::id(),
+            extra.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("ports.conf");
+        std::fs::write(&f, conf).unwrap();
+        let mut args = vec![
+            "--proxmox",
+            f.to_str().unwrap(),
+            "--qemu",
+            "7.2",
+            "--cpu-vendor",
+            "amd",
+            "--gpus",
+            "1",
+            "--bar",
+            "64G",
+        ];
+        args.extend(extra);
+        let (_, v) = json(&args);
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(v["predicted"]["firmware_unprogrammed_gpus"], 0, "{v}");
+        v["capacity"]["window"]["size"].as_u64().unwrap()
+    };
+    let with_ports = window(&[]);
+    // --empty-ports 0 says the ports are not there.
+    let without = window(&["--empty-ports", "0"]);
+    assert_eq!(with_ports - without, 3 << 29);
+}
+
+#[test]
+fn proxmox_q35_bridges_take_padding_even_with_every_port_used() {
+    // G6b: qemu-server's pci.0-pci.3 behind pcidmi are hot-plug buses
+    // OVMF pads whatever they hold, so at 40 bits (a 128 GiB window) a
+    // 128 GiB GPU no longer fits, though no root port is empty.
     let (_, v) = proxmox_conf(
-        "ports",
+        "bridges",
         "bios: ovmf\nmachine: q35\nmemory: 512\nhostpci0: 0000:61:00,pcie=1\n",
     );
     assert_eq!(v["predicted"]["firmware_unprogrammed_gpus"], 1, "{v}");
     assert_eq!(v["predicted"]["placement"][0]["firmware_programmed"], false);
-    // --empty-ports 0 says the ports are not there.
     let o = plan(&[
         "--proxmox",
         "100",
@@ -486,6 +525,28 @@ fn proxmox_q35_has_four_ports_and_the_empty_ones_take_padding() {
         "1",
         "--bar",
         "128G",
+        "--ram",
+        "512M",
+        "--cpu-vendor",
+        "amd",
+        "--empty-ports",
+        "0",
+        "--firmware",
+        "ovmf:2022.11",
+        "--format",
+        "json",
+    ]);
+    let w: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["predicted"]["firmware_unprogrammed_gpus"], 1, "{w}");
+    assert_eq!(w["vm"]["layout"], "proxmox", "{w}");
+    // 64 GiB fits beside the bridges' padding.
+    let o = plan(&[
+        "--proxmox",
+        "100",
+        "--gpus",
+        "1",
+        "--bar",
+        "64G",
         "--ram",
         "512M",
         "--cpu-vendor",
@@ -1058,4 +1119,102 @@ fn the_plan_draws_its_address_map() {
     );
     assert!(row("RAM").ends_with("ends 0x8080000000"));
     assert!(row("CPU reach").ends_with("40 bits, 1 TiB"));
+}
+
+#[test]
+fn layout_proxmox_flags_say_what_the_config_says() {
+    // --layout proxmox: the GPUs are hostpci0, 1, ... where qemu-server
+    // puts them; the same VM as a config and as flags is one prediction.
+    let gpus = [
+        "0000:41:00",
+        "0000:42:00",
+        "0000:61:00",
+        "0000:62:00",
+        "0000:a1:00",
+        "0000:a2:00",
+    ];
+    for (machine, pcie, topology, bios) in [
+        ("q35", ",pcie=1", "root-ports", "ovmf"),
+        ("q35", "", "bridge", "ovmf"),
+        ("q35", "", "bridge", "seabios"),
+        ("pc", "", "bus0", "seabios"),
+    ] {
+        let mut conf = format!("bios: {bios}\nmachine: {machine}\nmemory: 65536\n");
+        for (i, g) in gpus.iter().enumerate() {
+            conf.push_str(&format!("hostpci{i}: {g}{pcie}\n"));
+        }
+        let (rc, from_conf) = proxmox_conf(&format!("layout-{machine}-{topology}"), &conf);
+        assert!(rc == 0 || rc == 1, "{from_conf}");
+        // The firmware's build from the host's packages, as for the config.
+        let mut args = vec![
+            "--firmware",
+            bios,
+            "--machine",
+            machine,
+            "--ram",
+            "64G",
+            "--cpu",
+            "kvm64",
+            "--qemu",
+            "7.2",
+            "--cpu-vendor",
+            "amd",
+            "--layout",
+            "proxmox",
+            "--topology",
+            topology,
+        ];
+        for g in gpus {
+            args.extend(["--gpu", g]);
+        }
+        let (_, from_flags) = json(&args);
+        let what = format!("{machine} {topology} {bios}");
+        assert_eq!(from_flags["predicted"], from_conf["predicted"], "{what}");
+        assert_eq!(from_flags["capacity"], from_conf["capacity"], "{what}");
+        assert_eq!(from_flags["vm"]["layout"], "proxmox", "{what}");
+    }
+    // Further 64-bit devices are reported as given; a layout the machine
+    // cannot have is refused.
+    let (_, v) = json(&[
+        "--gpus",
+        "1",
+        "--bar",
+        "32G",
+        "--machine",
+        "pc",
+        "--layout",
+        "proxmox",
+        "--device64",
+        "16K",
+        "--device64",
+        "16K",
+    ]);
+    assert_eq!(
+        v["vm"]["devices64_bytes"],
+        serde_json::json!([16384, 16384]),
+        "{v}"
+    );
+    for bad in [
+        vec!["--layout", "libvirt"],
+        vec![
+            "--layout",
+            "proxmox",
+            "--machine",
+            "q35",
+            "--topology",
+            "bus0",
+        ],
+        vec![
+            "--layout",
+            "proxmox",
+            "--machine",
+            "pc",
+            "--topology",
+            "root-ports",
+        ],
+    ] {
+        let mut a = vec!["--gpus", "1", "--bar", "32G"];
+        a.extend(bad.iter());
+        assert_eq!(plan(&a).status.code(), Some(2), "{bad:?}");
+    }
 }

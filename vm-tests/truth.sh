@@ -5,7 +5,11 @@
 # enumeration lines "reg 0x18: [mem ...]", 0 = unprogrammed) and the root
 # bus windows. Sourced by vm-tests/campaign.
 
-# vt_truth_json GUESTDIR TOPOLOGY: prints the truth as one JSON object:
+# vt_truth_json GUESTDIR TOPOLOGY [ORDER]: prints the truth as one JSON
+# object. The GPUs are in BDF order, or, given ORDER (bus-0 devices,
+# "1c.0 1c.1 10.0 ...", in the order plan numbers the GPUs) and the
+# guest's paths file, in the order of the bus-0 device each sits below
+# (Proxmox's ports 5 and later are at 10.x, below 1c.x in bus order):
 #   gpus[]: {slot, placed (every memory BAR of its functions assigned by
 #           the kernel), firmware_programmed (every one programmed by the
 #           firmware), bars[]: {bdf, bar, size, fw, final}}
@@ -14,9 +18,17 @@
 #   bus_abandoned: no memory BAR of any device was programmed by the firmware
 #   check: the guest's `gpu-preflight check` report (null when absent)
 vt_truth_json() {
-    local g=$1 check=null
+    local g=$1 check=null paths=/dev/null
     check=$(vt_json_or_null "$g/check.json")
-    awk -v check="$check" '
+    [ -z "${3-}" ] || [ ! -s "$g/paths" ] || paths=$g/paths
+    awk -v check="$check" -v ordlist="${3-}" '
+    BEGIN { no = split(ordlist, ord, " "); for (i = 1; i <= no; i++) rank[ord[i]] = i }
+    FILENAME ~ /paths$/ {
+        # BDF PATH: the first bus-0 device on the path ranks the GPU.
+        n = split($2, comp, "/")
+        for (i = 1; i <= n; i++) if (comp[i] ~ /^[0-9a-f]+:00:[0-9a-f]+\.[0-7]$/) { d = comp[i]; sub(/^[0-9a-f]+:00:/, "", d); top[$1] = d; break }
+        next
+    }
     function hexval(s,   n, i, c) {   # low 28 bits are enough for flags
         s = tolower(s); sub(/^0x/, "", s)
         if (length(s) > 7) s = substr(s, length(s) - 6)
@@ -75,8 +87,12 @@ vt_truth_json() {
     }
     END {
         n = 0
-        for (s in gpu) order[++n] = s
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (order[j] < order[i]) { t = order[i]; order[i] = order[j]; order[j] = t }
+        for (s in gpu) {
+            order[++n] = s
+            r = (s ".0" in top && top[s ".0"] in rank) ? rank[top[s ".0"]] : 999
+            skey[s] = sprintf("%04d %s", r, s)
+        }
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (skey[order[j]] < skey[order[i]]) { t = order[i]; order[i] = order[j]; order[j] = t }
         printf "{\"gpus\":["
         for (i = 1; i <= n; i++) {
             s = order[i]; m = split(bars[s], ks, " "); placed = "true"; prog = "true"; out = ""
@@ -95,5 +111,5 @@ vt_truth_json() {
         printf "],\"window64_start\":%s", (w64 == "" ? "null" : "\"0x" w64 "\"")
         printf ",\"bus_abandoned\":%s", (anymem > 0 && anyprog == 0) ? "true" : "false"
         printf ",\"check\":%s}\n", check
-    }' "$g/resources" "$g/dmesg.txt"
+    }' "$paths" "$g/resources" "$g/dmesg.txt"
 }

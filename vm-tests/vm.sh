@@ -22,10 +22,13 @@
 #   standin   single (default): one ivshmem-plain per GPU, its BAR 2 the
 #             size; gpu: the GPU-shaped stand-ins of standins.sh
 #   gpus      COUNTxSIZE (8x128G); 0 (default) for none
-#   topology  root-ports | bridge | bus0 | switch (standins.sh); default
-#             root-ports on q35, bus0 on pc
-#   ports     empty pcie-root-ports after the stand-ins (default 0)
-#   nic       none (default) | virtio: a virtio-net behind one more root port
+#   topology  root-ports | bridge | bus0 | switch, or Proxmox's own
+#             layouts pve-bridge | pve-ports (q35) | pve-bus0 (pc)
+#             (standins.sh); default root-ports on q35, bus0 on pc
+#   ports     empty pcie-root-ports after the stand-ins (default 0; the
+#             pve-* layouts have Proxmox's instead)
+#   nic       none (default) | virtio: a virtio-net behind one more root
+#             port, on bus 0 (bus0), or on Proxmox's pci.0 (pve-*)
 #   vga       none (default) | std
 #   global    QEMU globals, DRIVER.PROP=VALUE, space separated (-global)
 #   fw_cfg    fw_cfg strings, NAME=VALUE, space separated (-fw_cfg)
@@ -104,18 +107,41 @@ vt_vm_facts() {
     esac
     VF[topology]=$(vm topology "$([ "${VF[family]}" = pc ] && echo bus0 || echo root-ports)")
     case ${VF[family]}:${VF[topology]} in
-    q35:root-ports | q35:bridge | q35:switch | pc:bus0) ;;
-    q35:bus0 | pc:root-ports | pc:bridge | pc:switch)
-        vt_die "topology ${VF[topology]} needs machine=$([ "${VF[topology]}" = bus0 ] && echo pc || echo q35)" ;;
-    *) vt_die "unknown topology ${VF[topology]} (root-ports, bridge, bus0, switch)" ;;
+    q35:root-ports | q35:bridge | q35:switch | pc:bus0 | q35:pve-bridge | q35:pve-ports | pc:pve-bus0) ;;
+    q35:bus0 | pc:root-ports | pc:bridge | pc:switch | pc:pve-bridge | pc:pve-ports | q35:pve-bus0)
+        vt_die "topology ${VF[topology]} needs machine=$(case ${VF[topology]} in *bus0) echo pc ;; *) echo q35 ;; esac)" ;;
+    *) vt_die "unknown topology ${VF[topology]} (root-ports, bridge, bus0, switch, pve-bridge, pve-ports, pve-bus0)" ;;
     esac
-    VF[ports]=$(vm ports 0)
-    [ "$(vm nic none)" = none ] || VF[ports]=$((VF[ports] + 1))
-    [ "${VF[family]}" = q35 ] || [ "${VF[ports]}" = 0 ] || vt_die "empty root ports and the NIC's port need machine=q35"
     case $(vm nic none) in
     none | virtio) ;;
     *) vt_die "unknown nic $(vm nic)" ;;
     esac
+    # Empty root ports as plan counts them; the NIC's own port is one. A
+    # NIC on bus 0 or on Proxmox's pci.0 is a further 64-bit device
+    # (VF[dev64]: the sizes of their 64-bit prefetchable BARs, for
+    # --device64; a virtio-pci device's modern BAR is 16 KiB: hw/virtio/
+    # virtio-pci.c virtio_pci_device_plugged, four 4 KiB regions).
+    VF[dev64]=''
+    case ${VF[topology]} in
+    pve-*)
+        [ -z "$(vm ports)" ] || [ "$(vm ports)" = 0 ] || vt_die "topology ${VF[topology]} has Proxmox's ports, not ports=$(vm ports)"
+        case ${VF[topology]} in
+        pve-ports) VF[ports]=$((VF[count] < 4 ? 4 - VF[count] : 0)) ;;
+        pve-bridge) VF[ports]=4 ;;
+        pve-bus0) VF[ports]=0 ;;
+        esac
+        [ "$(vm nic none)" = none ] || VF[dev64]=16K
+        ;;
+    bus0)
+        VF[ports]=$(vm ports 0)
+        [ "$(vm nic none)" = none ] || VF[dev64]=16K
+        ;;
+    *)
+        VF[ports]=$(vm ports 0)
+        [ "$(vm nic none)" = none ] || VF[ports]=$((VF[ports] + 1))
+        ;;
+    esac
+    [ "${VF[family]}" = q35 ] || [ "${VF[ports]}" = 0 ] || vt_die "empty root ports and the NIC's port need machine=q35"
 
     # The vCPU. A model's vendor is what QEMU gives it unless vendor= says
     # otherwise (target/i386/cpu.c, builtin_x86_defs: qemu64 and EPYC are
@@ -296,7 +322,18 @@ vt_vm_plan_flags() {
     f=$(vm qemu qemu-7.2)
     # Every boot here runs under TCG: a named model keeps its own vendor
     # and no GuestPhysBits comes from KVM.
-    printf '%s\n' --qemu "${f#qemu-}" --topology "${VF[topology]}" --accel tcg
+    case ${VF[topology]} in
+    pve-*)
+        # Proxmox's buses; the GPUs are hostpci0, 1, ... with pcie=1 on
+        # q35's ports (pve-ports), pcie=0 (pve-bridge), or on i440fx.
+        case ${VF[topology]} in
+        pve-ports) f=root-ports ;; pve-bridge) f=bridge ;; pve-bus0) f=bus0 ;;
+        esac
+        printf '%s\n' --qemu "$(vm qemu qemu-7.2 | sed 's/^qemu-//')" --layout proxmox --topology "$f" --accel tcg
+        ;;
+    *) printf '%s\n' --qemu "${f#qemu-}" --topology "${VF[topology]}" --accel tcg ;;
+    esac
+    for f in ${VF[dev64]}; do printf '%s\n' --device64 "$f"; done
     [ -z "${VF[guest_mem]}" ] || printf '%s\n' --guest-mem "${VF[guest_mem]}"
     if [ "$(vm standin single)" = gpu ]; then
         for f in $VT_GPU_BAR32; do printf '%s\n' --bar32 "$f"; done

@@ -156,6 +156,19 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_name = "TOPOLOGY")]
     pub topology: Option<String>,
 
+    /// How the VM's buses are laid out: proxmox (qemu-server's: on q35 the
+    /// pcidmi bridge with pci.0-pci.3 and four root ports, on pc the pci.1
+    /// and pci.2 bridges; the GPUs are hostpci0, 1, ... and sit where
+    /// qemu-server puts them, --topology root-ports being pcie=1).
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+
+    /// A further device (not a GPU) with a 64-bit prefetchable BAR of SIZE,
+    /// such as a virtio device's 16K: on bus 0 of pc, behind pci.0 with
+    /// --layout proxmox on q35, else behind a root port of its own. Repeatable.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub device64: Vec<u64>,
+
     /// Memory hot-plug: QEMU's maxmem.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub maxmem: Option<u64>,
@@ -208,6 +221,8 @@ impl PlanArgs {
             p2p: self.p2p,
             qemu: self.qemu.clone(),
             topology: self.topology.clone(),
+            layout: self.layout.clone(),
+            device64: self.device64.clone(),
             maxmem: self.maxmem,
             mem_slots: self.mem_slots,
             bar32: self.bar32.clone(),

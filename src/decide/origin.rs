@@ -183,6 +183,8 @@ pub(crate) fn infer(ev: &Evidence) -> Option<Model> {
             .map(|mb| mb.saturating_mul(1 << 20)),
         seabios_pci64: fw.seabios_pci64.known().flatten().copied(),
         empty_ports: ev.empty_root_ports,
+        layout: crate::decide::window::Layout::Plain,
+        others: Vec::new(),
         // What the guest's kernel keeps is in its own iomem; the window
         // was read from it, not predicted.
         guest_mem: None,

@@ -71,6 +71,27 @@ pub(crate) struct PveConfig {
     pub hostpci: Vec<HostPci>,
     /// `hotplug:` includes `memory`.
     pub memory_hotplug: bool,
+    /// The virtio devices qemu-server adds (each with a modern 64-bit
+    /// prefetchable BAR), by the bus of its address map they sit on
+    /// (PCI.pm get_pci_addr_map: 0 is `pci.0`, N is `pci.N`): balloon0
+    /// unless `balloon: 0`, netN of model virtio, virtioN disks, and the
+    /// virtio-scsi-pci controllers of scsiN disks (scsihw0 for
+    /// `scsihw: virtio-scsi-pci`, virtioscsiN each for
+    /// `virtio-scsi-single`).
+    pub virtio_buses: Vec<u8>,
+}
+
+/// `pci.N` of qemu-server's address map for a device id (PCI.pm
+/// get_pci_addr_map): net0-5 and virtio0-5 on 0, net6-31 on 1, virtio6-15
+/// on 2, virtioscsiN on 3.
+fn virtio_bus(kind: &str, index: u32) -> Option<u8> {
+    match (kind, index) {
+        ("net", 0..=5) | ("virtio", 0..=5) => Some(0),
+        ("net", 6..=31) => Some(1),
+        ("virtio", 6..=15) => Some(2),
+        ("virtioscsi", 0..=30) => Some(3),
+        _ => None,
+    }
 }
 
 /// A boolean property as Proxmox reads it (PVE::JSONSchema
@@ -163,6 +184,7 @@ fn parse_hostpci(line: usize, key: &str, value: &str) -> Result<HostPci, String>
 /// in `[sections]` and are not the configuration it starts with).
 pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
     let mut c = PveConfig::default();
+    let (mut balloon, mut scsihw, mut scsi) = (true, String::new(), Vec::new());
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         let err = |msg: String| LineError { line: i + 1, msg };
@@ -204,6 +226,24 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
                 c.args_line = Some(i + 1);
             }
             "hotplug" => c.memory_hotplug = value.split(',').any(|v| v.trim() == "memory"),
+            "balloon" => balloon = value != "0",
+            "scsihw" => scsihw = value.to_string(),
+            k if numbered(k, "net").is_some() => {
+                let virtio = properties(value, "model")
+                    .iter()
+                    .any(|(k, v)| k == "virtio" || (k == "model" && *v == "virtio"));
+                if let (true, Some(b)) = (
+                    virtio,
+                    numbered(k, "net").and_then(|n| virtio_bus("net", n)),
+                ) {
+                    c.virtio_buses.push(b);
+                }
+            }
+            k if numbered(k, "virtio").is_some() => {
+                c.virtio_buses
+                    .extend(numbered(k, "virtio").and_then(|n| virtio_bus("virtio", n)));
+            }
+            k if numbered(k, "scsi").is_some() => scsi.extend(numbered(k, "scsi")),
             k if k.len() > 7
                 && k.starts_with("hostpci")
                 && k[7..].bytes().all(|b| b.is_ascii_digit()) =>
@@ -214,7 +254,25 @@ pub(crate) fn parse_config(text: &str) -> Result<PveConfig, LineError> {
             _ => {}
         }
     }
+    if balloon {
+        c.virtio_buses.push(0);
+    }
+    match scsihw.as_str() {
+        "virtio-scsi-pci" if !scsi.is_empty() => c.virtio_buses.push(0),
+        "virtio-scsi-single" => c
+            .virtio_buses
+            .extend(scsi.iter().filter_map(|n| virtio_bus("virtioscsi", *n))),
+        _ => {}
+    }
     Ok(c)
+}
+
+/// `KINDn` (`net0`, `scsi12`): n.
+fn numbered(key: &str, kind: &str) -> Option<u32> {
+    let n = key.strip_prefix(kind)?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| n.parse().ok())
+        .flatten()
 }
 
 impl PveConfig {
@@ -571,5 +629,27 @@ mod proptests {
             let _ = mapping_paths(&text, "gpu", Some("pve"));
             let _ = parse_cpu(&text);
         }
+    }
+
+    #[test]
+    fn virtio_devices_by_the_bus_of_qemu_servers_address_map() {
+        // PCI.pm get_pci_addr_map: net0-5 and virtio0-5 on pci.0, net6+
+        // on pci.1, virtio6+ on pci.2, virtioscsiN on pci.3; balloon0
+        // unless `balloon: 0`; an e1000 NIC has no modern BAR.
+        let c = parse_config(
+            "net0: virtio=BC:24:11:00:00:01,bridge=vmbr0\n\
+             net1: e1000=BC:24:11:00:00:02,bridge=vmbr0\n\
+             net7: model=virtio,bridge=vmbr0\n\
+             virtio7: local:vm-1-disk-1\n\
+             scsihw: virtio-scsi-single\n\
+             scsi0: local:vm-1-disk-0\n\
+             scsi1: local:vm-1-disk-2\n",
+        )
+        .unwrap();
+        assert_eq!(c.virtio_buses, [0, 1, 2, 0, 3, 3]);
+        let c = parse_config("balloon: 0\nscsihw: virtio-scsi-pci\nscsi0: local:d\n").unwrap();
+        assert_eq!(c.virtio_buses, [0]);
+        let c = parse_config("balloon: 0\nscsihw: lsi\nscsi0: local:d\n").unwrap();
+        assert!(c.virtio_buses.is_empty());
     }
 }

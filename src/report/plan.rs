@@ -52,6 +52,10 @@ pub(crate) struct VmReport {
     pub realloc: bool,
     /// The QEMU release whose rules were taken (`7.2`).
     pub qemu_version: String,
+    /// Whose bus layout the VM has (`proxmox`), when known.
+    pub layout: Option<&'static str>,
+    /// Further devices' 64-bit prefetchable BARs (a virtio device's 16 KiB).
+    pub devices64_bytes: Vec<u64>,
     /// What was not in the configuration and was taken at a default.
     pub assumed: Vec<String>,
 }
@@ -229,6 +233,27 @@ fn lines(r: &PlanReport) -> String {
             v.mmio64_bytes
                 .map(|b| (b >> 20).to_string())
                 .unwrap_or_else(|| "unset".into())
+        );
+    }
+    if v.layout.is_some() || !v.devices64_bytes.is_empty() {
+        let devs: Vec<String> = v.devices64_bytes.iter().map(|b| human(*b)).collect();
+        let _ = writeln!(
+            s,
+            "            {}{}",
+            v.layout
+                .map(|l| match l {
+                    "proxmox" => "Proxmox's bus layout".to_string(),
+                    l => format!("{l} bus layout"),
+                })
+                .unwrap_or_else(|| "bus layout by --topology".into()),
+            if devs.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; further 64-bit devices: {} (64-bit prefetchable BARs)",
+                    devs.join(", ")
+                )
+            }
         );
     }
     for (i, g) in r.gpus.iter().enumerate() {

@@ -1,16 +1,14 @@
-//! What a Proxmox VM configuration or a libvirt domain says of the VM,
-//! with the host's devices it passes through, before flags override it.
+//! What a Proxmox VM configuration (pve.rs) or a libvirt domain says of
+//! the VM, with the host's devices it passes through, before flags
+//! override it.
 
 use super::{usage, PlanError, PlanOptions};
 use crate::decide::hints::VmTarget;
-use crate::decide::window::{self, Attach};
-use crate::evidence::host::{
-    HostEvidence, LibvirtVm, ProxmoxVm, VmConfig, ASSUMED_HOST_PHYS_BITS, CPU_MODELS,
-};
+use crate::decide::window::{self, Attach, GpuBars, Layout, Machine};
+use crate::evidence::host::{HostEvidence, LibvirtVm};
 use crate::model::pci::PciAddress;
 use crate::model::platform::CpuVendor;
 use crate::model::select::is_gpu_class;
-use crate::parse::{proxmox, qemu_args};
 use crate::report::plan::{PlanBar, PlanGpu};
 
 /// How QEMU runs the vCPU: `--accel`, else the configuration's (libvirt's
@@ -67,6 +65,11 @@ pub(super) struct Config {
     pub vendor: Option<CpuVendor>,
     /// libvirt's `<domain type='qemu'>`: TCG.
     pub accel: Option<Accel>,
+    /// Whose bus layout the VM has (a Proxmox VM: qemu-server's).
+    pub layout: Option<Layout>,
+    /// Further devices with a 64-bit prefetchable BAR (size, and where
+    /// when the configuration says; else where the layout puts them).
+    pub others: Vec<(u64, Option<Attach>)>,
     /// Memory hot-plug: maxmem, slots, and the RAM QEMU boots with.
     pub maxmem: Option<u64>,
     pub mem_slots: Option<u32>,
@@ -76,23 +79,6 @@ pub(super) struct Config {
     /// hot-plug's maximum without `/proc/cpuinfo`).
     pub host_bits_assumed: bool,
     pub warnings: Vec<String>,
-}
-
-/// What the configuration `--proxmox` or `--libvirt` names says, or
-/// nothing (flags).
-pub(super) fn read(host: &HostEvidence) -> Result<Config, PlanError> {
-    match host
-        .vm
-        .as_ref()
-        .map_err(|e| PlanError::Unreadable(e.clone()))?
-    {
-        VmConfig::Proxmox(p) => from_proxmox(p, host),
-        VmConfig::Libvirt(l) => from_libvirt(l, host),
-        VmConfig::None => Ok(Config {
-            source: "flags".into(),
-            ..Config::default()
-        }),
-    }
 }
 
 const MAX_GPUS: usize = 1024;
@@ -205,185 +191,7 @@ pub(super) fn gpus(
     Ok(gpus)
 }
 
-fn from_proxmox(p: &ProxmoxVm, host: &HostEvidence) -> Result<Config, PlanError> {
-    let (arg, path) = (p.arg.as_str(), &p.path);
-    let shown = path.display().to_string();
-    let pve = p
-        .config
-        .as_ref()
-        .map_err(|e| usage(format!("{shown} line {}: {}", e.line, e.msg)))?;
-    let vmid = if arg.bytes().all(|b| b.is_ascii_digit()) {
-        arg.to_string()
-    } else {
-        path.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "<vmid>".into())
-    };
-    let mut c = Config {
-        source: format!("proxmox:{vmid}"),
-        file: Some(shown.clone()),
-        firmware: Some(pve.bios.clone().unwrap_or_else(|| "seabios".into())),
-        machine: Some(pve.machine.clone().unwrap_or_else(|| "pc".into())),
-        ram: Some(pve.memory_mib.unwrap_or(512) << 20),
-        args: pve.args.clone().unwrap_or_default(),
-        ..Config::default()
-    };
-    let cpu = proxmox_cpu(p, pve, &shown, &mut c)?;
-    let w = qemu_args::window_args(&qemu_args::words(&c.args)).map_err(|e| {
-        let line = pve.args_line.unwrap_or(0);
-        usage(format!("{shown} line {line}: args: {e}"))
-    })?;
-    c.hole64 = w.hole64;
-    c.mmio64 = w.mmio64;
-    c.seabios_pci64 = w.seabios_pci64;
-    c.guest_phys_bits = cpu.guest_phys_bits;
-    if pve.memory_hotplug {
-        let host_bits = host.host_phys_bits().unwrap_or_else(|| {
-            c.host_bits_assumed = true;
-            ASSUMED_HOST_PHYS_BITS
-        });
-        let phys_bits = match cpu.phys_bits {
-            Some(proxmox::PhysBits::Bits(b)) => Some(b),
-            Some(proxmox::PhysBits::Host) => Some(host_bits),
-            None => None,
-        };
-        let host_vcpu = matches!(cpu.model.as_str(), "host" | "max");
-        c.maxmem = Some(window::proxmox::max_mem(phys_bits, host_vcpu, host_bits));
-        c.mem_slots = Some(window::proxmox::HOTPLUG_SLOTS);
-        c.static_ram = Some(window::proxmox::HOTPLUG_STATIC_RAM);
-    }
-    proxmox_gpus(p, pve, host, &shown, &mut c)?;
-    c.target = Some(VmTarget::Proxmox {
-        vmid,
-        cpu: c.cpu_prop.clone(),
-        args: c.args.clone(),
-    });
-    Ok(c)
-}
-
-/// The VM's `cpu:` (a custom model resolved through cpu-models.conf) into
-/// `c`, and the CPU that results.
-fn proxmox_cpu(
-    p: &ProxmoxVm,
-    pve: &proxmox::PveConfig,
-    shown: &str,
-    c: &mut Config,
-) -> Result<proxmox::PveCpu, PlanError> {
-    let cpu = pve
-        .cpu
-        .clone()
-        .unwrap_or_else(|| proxmox::parse_cpu("").expect("the default parses"));
-    c.cpu_model = Some(cpu.model.clone());
-    let cpu = match cpu.model.strip_prefix("custom-") {
-        Some(name) => {
-            let line = pve.cpu_value.as_ref().map_or(0, |(_, l)| *l);
-            let m = custom_cpu(
-                p.cpu_models.as_deref(),
-                name,
-                cpu.clone(),
-                &format!("{shown} line {line}"),
-            )?;
-            c.cpu_host = matches!(m.model.as_str(), "host" | "max");
-            m
-        }
-        None => cpu,
-    };
-    c.cpu_prop = pve
-        .cpu_value
-        .as_ref()
-        .map_or_else(|| "kvm64".into(), |(v, _)| v.clone());
-    c.flags = cpu.flags.clone();
-    // qemu-server forces the vendor of every named model (the reported
-    // model of a custom one): cpu_models::proxmox_forced_vendor.
-    c.vendor = window::cpu_models::proxmox_forced_vendor(&cpu.model);
-    match cpu.phys_bits {
-        Some(proxmox::PhysBits::Bits(b)) => c.phys_bits = Some(b),
-        Some(proxmox::PhysBits::Host) => c.phys_bits_host = true,
-        None => {}
-    }
-    Ok(cpu)
-}
-
-/// Each `hostpciN` (through its mapping, if it names one): its host
-/// functions and where qemu-server attaches it (`window::proxmox`), with
-/// the root ports left empty.
-fn proxmox_gpus(
-    p: &ProxmoxVm,
-    pve: &proxmox::PveConfig,
-    host: &HostEvidence,
-    shown: &str,
-    c: &mut Config,
-) -> Result<(), PlanError> {
-    let q35 = c.machine.as_deref().is_some_and(|m| m.contains("q35"));
-    if let Some(Err(e)) = &p.mappings {
-        return Err(PlanError::Unreadable(e.clone()));
-    }
-    let node = p.node.clone();
-    for h in &pve.hostpci {
-        let at = format!("{shown} line {}", h.line);
-        let specs = match &h.mapping {
-            Some(name) => {
-                let m = p.mapped.get(name).cloned().flatten().ok_or_else(|| {
-                    usage(format!(
-                        "{at}: mapping {name:?} is not in /etc/pve/mapping/pci.cfg"
-                    ))
-                })?;
-                if m.node.is_some() && m.node != node {
-                    c.warnings.push(format!(
-                        "{at}: mapping {name:?} has no device for node {}; planned with node {}'s ({})",
-                        node.as_deref().unwrap_or("(unknown: no /etc/hostname)"),
-                        m.node.as_deref().unwrap_or(""),
-                        m.paths.join(";")
-                    ));
-                }
-                m.paths
-            }
-            None => h.hosts.clone(),
-        };
-        let mut funcs = Vec::new();
-        for spec in &specs {
-            funcs.extend(
-                host.spec(spec)
-                    .map_err(|e| PlanError::Unreadable(format!("{at}: {e}")))?,
-            );
-        }
-        c.gpus.push((at, funcs));
-        c.attach.push(window::proxmox::attach(q35, h.pcie, h.index));
-    }
-    c.empty_ports = Some(window::proxmox::empty_ports(
-        q35,
-        pve.hostpci.iter().map(|h| (h.pcie, h.index)),
-    ));
-    Ok(())
-}
-
-/// `cpu: custom-NAME`: the model of that name in cpu-models.conf, with the
-/// VM's own flags after its flags and the VM's `phys-bits` over its own
-/// (as Proxmox combines them). A model that is not there is an error:
-/// Proxmox does not start the VM.
-fn custom_cpu(
-    cpu_models: Option<&str>,
-    name: &str,
-    vm: proxmox::PveCpu,
-    at: &str,
-) -> Result<proxmox::PveCpu, PlanError> {
-    let model = match cpu_models {
-        Some(text) => proxmox::custom_cpu_model(text, name)
-            .map_err(|e| usage(format!("{CPU_MODELS} line {}: {}", e.line, e.msg)))?,
-        None => None,
-    };
-    let Some(mut m) = model else {
-        return Err(usage(format!(
-            "{at}: cpu: custom-{name}: no cpu-model {name} in {CPU_MODELS}, and Proxmox does not start a VM without its model"
-        )));
-    };
-    m.flags.extend(vm.flags);
-    m.phys_bits = vm.phys_bits.or(m.phys_bits);
-    m.guest_phys_bits = vm.guest_phys_bits.or(m.guest_phys_bits);
-    Ok(m)
-}
-
-fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError> {
+pub(super) fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError> {
     let shown = l.path.display().to_string();
     let d = l
         .domain
@@ -436,4 +244,66 @@ fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config, PlanError>
     }
     c.target = Some(VmTarget::Libvirt { name });
     Ok(c)
+}
+
+/// Guest RAM as given, the RAM QEMU boots with (Proxmox's memory
+/// hot-plug boots 1 GiB), and the hot-plug area above it.
+pub(super) fn memory(o: &PlanOptions, c: &Config, assumed: &mut Vec<String>) -> (u64, u64, u64) {
+    let ram = o.ram.or(c.ram).unwrap_or_else(|| {
+        assumed.push("1 GiB of guest RAM (give --ram)".into());
+        window::qemu::GIB
+    });
+    // B3/B9/G10: the memory hot-plug area. Proxmox boots `-m
+    // size=1024,slots=255,maxmem=...` with the rest as DIMMs (Memory.pm).
+    let maxmem = o.maxmem.or(c.maxmem);
+    let boot_ram = if o.ram.is_none() {
+        c.static_ram.unwrap_or(ram)
+    } else {
+        ram
+    };
+    let slots = o.mem_slots.or(c.mem_slots);
+    let slots = match (maxmem, slots) {
+        (Some(m), None) if m > boot_ram => {
+            assumed.push("255 memory slots (give --mem-slots)".into());
+            255
+        }
+        (_, s) => s.unwrap_or(0),
+    };
+    (
+        ram,
+        boot_ram,
+        window::qemu::device_memory(maxmem, boot_ram, slots),
+    )
+}
+
+/// Whose bus layout the VM has: `--layout`, else the configuration's
+/// (a Proxmox VM has qemu-server's).
+pub(super) fn layout(o: &PlanOptions, c: &Config) -> Layout {
+    match o.layout.as_deref() {
+        Some("proxmox") => Layout::Proxmox,
+        _ => c.layout.unwrap_or(Layout::Plain),
+    }
+}
+
+/// The further devices with 64-bit prefetchable BARs: the configuration's
+/// and `--device64`'s, each where the VM puts such a device: on bus 0 of
+/// i440fx, behind Proxmox's `pci.0` on q35 (G6c), else on a root port of
+/// its own.
+pub(super) fn others(o: &PlanOptions, c: &Config, machine: Machine) -> Vec<GpuBars> {
+    let q35 = machine == Machine::Q35;
+    let attach = match (layout(o, c), q35) {
+        (_, false) => Attach::Bus0,
+        (Layout::Proxmox, true) => window::proxmox::virtio_attach(true),
+        (Layout::Plain, true) => Attach::RootPort,
+    };
+    c.others
+        .iter()
+        .map(|(size, at)| (*size, at.unwrap_or(attach)))
+        .chain(o.device64.iter().map(|s| (*s, attach)))
+        .map(|(size, attach)| GpuBars {
+            bars: vec![size],
+            funcs: Vec::new(),
+            attach,
+        })
+        .collect()
 }

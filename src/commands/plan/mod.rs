@@ -11,14 +11,16 @@ use crate::decide::p2p;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::packed_size;
 use crate::decide::summary;
-use crate::evidence::host::{self, HostEvidence, Wanted};
+use crate::evidence::host::{self, HostEvidence, VmConfig, Wanted};
 use crate::parse::release::qemu_version;
 use crate::read::root::Root;
 use crate::report::plan::{self, PlanCapacity, PlanReport};
+use config::Config;
 use std::path::PathBuf;
 
 mod config;
 mod predict;
+mod pve;
 #[cfg(test)]
 mod tests;
 mod vm;
@@ -56,6 +58,10 @@ pub(crate) struct PlanOptions {
     pub qemu: Option<String>,
     /// `root-ports`, `bridge`, `bus0`.
     pub topology: Option<String>,
+    /// `proxmox`: qemu-server's buses, the GPUs hostpci0, 1, ...
+    pub layout: Option<String>,
+    /// Further devices' 64-bit prefetchable BARs (`--device64`).
+    pub device64: Vec<u64>,
     pub maxmem: Option<u64>,
     pub mem_slots: Option<u32>,
     /// 32-bit BARs of each GPU given by hand (`--bar32`).
@@ -101,11 +107,43 @@ fn gather(o: &PlanOptions) -> HostEvidence {
     )
 }
 
+/// What the configuration `--proxmox` or `--libvirt` names says, or
+/// nothing (flags): config.rs reads a libvirt domain, pve.rs a Proxmox
+/// VM.
+fn read_config(host: &HostEvidence) -> Result<Config, PlanError> {
+    match host
+        .vm
+        .as_ref()
+        .map_err(|e| PlanError::Unreadable(e.clone()))?
+    {
+        VmConfig::Proxmox(p) => pve::from_proxmox(p, host),
+        VmConfig::Libvirt(l) => config::from_libvirt(l, host),
+        VmConfig::None => Ok(Config {
+            source: "flags".into(),
+            ..Config::default()
+        }),
+    }
+}
+
 /// The plan from what was read: no file is opened from here on.
 fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError> {
-    let mut c = config::read(host)?;
+    let mut c = read_config(host)?;
     let mut warnings = std::mem::take(&mut c.warnings);
     let gpus = config::gpus(host, o, &c, &mut warnings)?;
+    // --layout proxmox: the root ports qemu-server makes that no hostpci
+    // takes, unless --empty-ports says.
+    if o.layout.as_deref() == Some("proxmox") && o.empty_ports.is_none() {
+        let machine = o
+            .machine
+            .as_deref()
+            .or(c.machine.as_deref())
+            .unwrap_or("q35");
+        let pcie = o.topology.as_deref() == Some("root-ports");
+        c.empty_ports = Some(crate::decide::window::proxmox::empty_ports(
+            machine.contains("q35"),
+            (0..gpus.len()).map(|i| (pcie, u32::try_from(i).unwrap_or(u32::MAX))),
+        ));
+    }
     let (setup, vm) = vm::resolve(host, o, &c, &mut warnings)?;
 
     let firmware_gpus = predict::firmware_gpus(o, &setup, &gpus)?;

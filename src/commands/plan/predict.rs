@@ -6,14 +6,46 @@ use super::{usage, PlanError, PlanOptions};
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::prescribe::Model;
 use crate::decide::sizing::{align_up, Block};
+use crate::decide::window::proxmox;
 use crate::decide::window::topology::parse_topology;
 use crate::decide::window::{Attach, GpuBars, Machine, NoBoot, Setup};
 use crate::model::size::human;
 use crate::report::plan::{Placement, PlanGpu, Predicted, WindowSpan};
 
+/// `--layout`: whose bus layout the VM has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// qemu-server's (decide/window/proxmox.rs).
+    Proxmox,
+}
+
+/// `--layout`, checked against the machine and `--topology`: Proxmox puts
+/// a hostpci on a root port (pcie=1) or behind pci.0/pci.2 (pcie=0) on
+/// q35, on bus 0 or behind pci.2 on i440fx, whatever pcie says there.
+pub(super) fn layout(o: &PlanOptions, machine: Machine) -> Result<Option<Layout>, PlanError> {
+    let Some(l) = o.layout.as_deref() else {
+        return Ok(None);
+    };
+    if l != "proxmox" {
+        return Err(usage(format!("--layout {l:?}: expected proxmox")));
+    }
+    let t = o.topology.as_deref().and_then(parse_topology);
+    match (machine, t) {
+        (Machine::Q35, None | Some(Attach::RootPort) | Some(Attach::Bridge(_)))
+        | (Machine::I440fx, None | Some(Attach::Bus0)) => Ok(Some(Layout::Proxmox)),
+        (Machine::Q35, _) => Err(usage(
+            "--layout proxmox on q35: --topology root-ports (pcie=1) or bridge (pcie=0)",
+        )),
+        (Machine::I440fx, _) => Err(usage(
+            "--layout proxmox on pc: qemu-server puts every hostpci on bus 0 or pci.2 (--topology bus0)",
+        )),
+    }
+}
+
 /// The GPUs as the firmware sees them: their 64-bit prefetchable BARs, and
-/// where they sit: --topology, else the configuration's, else the
-/// machine's default (a root port each on q35, bus 0 on i440fx).
+/// where they sit: with --layout proxmox where qemu-server puts hostpci
+/// N, else --topology, else the configuration's, else the machine's
+/// default (a root port each on q35, bus 0 on i440fx).
 pub(super) fn firmware_gpus(
     o: &PlanOptions,
     setup: &Setup,
@@ -30,18 +62,28 @@ pub(super) fn firmware_gpus(
             })
         })
         .transpose()?;
+    let layout = layout(o, setup.machine)?;
     let default_attach = match setup.machine {
         Machine::Q35 => Attach::RootPort,
         Machine::I440fx => Attach::Bus0,
     };
     Ok(gpus
         .iter()
-        .map(|g| {
+        .enumerate()
+        .map(|(i, g)| {
             let counted = || g.bars.iter().filter(|b| b.counted);
+            let attach = match layout {
+                Some(Layout::Proxmox) => proxmox::attach(
+                    setup.machine == Machine::Q35,
+                    flag_attach == Some(Attach::RootPort),
+                    u32::try_from(i).unwrap_or(u32::MAX),
+                ),
+                None => flag_attach.or(g.attach).unwrap_or(default_attach),
+            };
             GpuBars {
                 bars: counted().map(|b| b.size).collect(),
                 funcs: counted().map(|b| b.function).collect(),
-                attach: flag_attach.or(g.attach).unwrap_or(default_attach),
+                attach,
             }
         })
         .filter(|g| !g.bars.is_empty())

@@ -119,7 +119,7 @@ fn one_host_width_when_the_host_cpu_is_unknown() {
         let mut host = gather(&o);
         assert_eq!(host.host_phys_bits(), Some(46), "the fixture's");
         host.cpu = None;
-        let c = config::read(&host).unwrap();
+        let c = read_config(&host).unwrap();
         // qemu-server's get_max_mem: the host's bits (at most 40 for a
         // named model), rounded to even, 2^(bits-21) MiB, at most 4 TiB:
         // 512 GiB for kvm64, 4 TiB for `host` (36 bits, the default

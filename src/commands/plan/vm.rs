@@ -10,7 +10,7 @@ use super::{usage, PlanError, PlanOptions};
 use crate::decide::window::rules::bundled_seabios;
 use crate::decide::window::{cpu_models, qemu};
 use crate::decide::window::{
-    ram_end, Firmware, Machine, OvmfRules, QemuRules, QemuVersion, SeabiosRules, Setup,
+    ram_end, Firmware, Layout, Machine, OvmfRules, QemuRules, QemuVersion, SeabiosRules, Setup,
     QEMU_DEFAULT_PHYS_BITS,
 };
 use crate::evidence::host::{HostEvidence, ASSUMED_HOST_PHYS_BITS};
@@ -18,8 +18,6 @@ use crate::model::platform::{Cpu, CpuVendor};
 use crate::parse::release::installed_version;
 use crate::parse::release::{edk2_build, machine_version, qemu_version, seabios_version};
 use crate::report::plan::VmReport;
-
-use crate::decide::window::qemu::GIB;
 
 /// The QEMU release: `--qemu`, else the host's package, else 7.2's rules,
 /// or the first release of the named CPU model (`needs`) where that is
@@ -357,32 +355,6 @@ fn vendor(
     }
 }
 
-/// Guest RAM as given, the RAM QEMU boots with (Proxmox's memory
-/// hot-plug boots 1 GiB), and the hot-plug area above it.
-fn memory(o: &PlanOptions, c: &Config, assumed: &mut Vec<String>) -> (u64, u64, u64) {
-    let ram = o.ram.or(c.ram).unwrap_or_else(|| {
-        assumed.push("1 GiB of guest RAM (give --ram)".into());
-        GIB
-    });
-    // B3/B9/G10: the memory hot-plug area. Proxmox boots `-m
-    // size=1024,slots=255,maxmem=...` with the rest as DIMMs (Memory.pm).
-    let maxmem = o.maxmem.or(c.maxmem);
-    let boot_ram = if o.ram.is_none() {
-        c.static_ram.unwrap_or(ram)
-    } else {
-        ram
-    };
-    let slots = o.mem_slots.or(c.mem_slots);
-    let slots = match (maxmem, slots) {
-        (Some(m), None) if m > boot_ram => {
-            assumed.push("255 memory slots (give --mem-slots)".into());
-            255
-        }
-        (_, s) => s.unwrap_or(0),
-    };
-    (ram, boot_ram, qemu::device_memory(maxmem, boot_ram, slots))
-}
-
 /// The model's setup and the report's account of the VM.
 pub(super) fn resolve(
     host: &HostEvidence,
@@ -435,7 +407,7 @@ pub(super) fn resolve(
             g
         }
     };
-    let (ram, boot_ram, device_memory) = memory(o, c, &mut assumed);
+    let (ram, boot_ram, device_memory) = super::config::memory(o, c, &mut assumed);
     let hole64 = o.hole64.or(c.hole64);
     let mmio64 = o.mmio64.or(c.mmio64);
     if mmio64.is_some() && !matches!(firmware, Firmware::Ovmf(_)) {
@@ -462,6 +434,8 @@ pub(super) fn resolve(
         mmio64,
         seabios_pci64: c.seabios_pci64,
         empty_ports: o.empty_ports.or(c.empty_ports).unwrap_or(0),
+        layout: super::config::layout(o, c),
+        others: super::config::others(o, c, machine),
         guest_mem: match o.guest_mem {
             // mem=0 boots no kernel.
             Some(0) => {
@@ -493,6 +467,8 @@ pub(super) fn resolve(
         mmio64_bytes: mmio64,
         realloc: o.realloc,
         qemu_version: qemu_v.to_string(),
+        layout: (setup.layout == Layout::Proxmox).then_some("proxmox"),
+        devices64_bytes: setup.others.iter().flat_map(|g| g.bars.clone()).collect(),
         assumed,
     };
     Ok((setup, vm))

@@ -43,6 +43,9 @@ pub(crate) struct Left {
     pub gpus: Vec<usize>,
     /// The window the kernel gives it when it places it again.
     pub kernel: Option<Block>,
+    /// A device's BAR, not a bridge's window: the kernel may put it back
+    /// where the firmware left it (`revert`).
+    pub bar: bool,
 }
 
 impl Left {
@@ -59,6 +62,7 @@ impl Left {
             qemu: (size > 0 && limit >= lob).then_some((lob, limit)),
             gpus,
             kernel,
+            bar: false,
         }
     }
 
@@ -78,6 +82,7 @@ impl Left {
             qemu: (mapped && last >= lob).then_some((lob, last)),
             gpus,
             kernel: Block::bar(size),
+            bar: true,
         }
     }
 }
@@ -180,6 +185,7 @@ pub(crate) fn place(
     usable: &[bool],
     ram: &[(u64, u64)],
     reserved: &[(u64, u64)],
+    addressable: u64,
 ) -> Placed {
     let n = usable.len();
     let mut free = Free::new(crs);
@@ -212,7 +218,14 @@ pub(crate) fn place(
     let unclaimed: Vec<usize> = (0..left.len())
         .filter(|w| !claimable(&left[*w]) && !left[*w].gpus.is_empty())
         .collect();
-    let failed1 = assign(&mut free, left, &unclaimed);
+    let mut reverted = Vec::new();
+    let mut revert_failed = |failed: Vec<usize>| -> Vec<usize> {
+        failed
+            .into_iter()
+            .filter(|w| !revert(&left[*w], crs, ram, reserved, addressable, &mut reverted))
+            .collect()
+    };
+    let failed1 = revert_failed(assign(&mut free, left, &unclaimed));
     let mut placed = usable.to_vec();
     settle(&mut placed, left, &unclaimed, &failed1);
     let without_realloc = placed.clone();
@@ -229,12 +242,53 @@ pub(crate) fn place(
     }
     keep_out(&mut free);
     redo.extend(failed1.iter().copied());
-    let failed2 = assign(&mut free, left, &redo);
+    let failed2 = revert_failed(assign(&mut free, left, &redo));
     settle(&mut placed, left, &redo, &failed2);
     Placed {
         without_realloc,
         with_realloc: placed,
     }
+}
+
+/// A bus-0 BAR the kernel could neither claim nor place in its window
+/// goes back to the address the firmware gave it when nothing is there
+/// (drivers/pci/setup-res.c, Linux 6.1: `pci_assign_resource` falls back
+/// to `pci_revert_fw_address`, which requests a device with no upstream
+/// bridge straight from `iomem_resource`, so it fails only over another
+/// resource: the root windows, the RAM the kernel uses, the reserved
+/// ranges, a BAR reverted before it; nor past the end of `iomem_resource`,
+/// the vCPU's width (arch/x86/kernel/setup.c `iomem_resource.end =
+/// (1ULL << boot_cpu_data.x86_phys_bits) - 1`); arch/x86/pci/i386.c
+/// `pcibios_allocate_dev_resources` saves the address only when it is not
+/// 0). A bridge's window has no saved address and is not reverted. Below
+/// 4 GiB is taken as in use (the 32-bit window, RAM and the firmware's
+/// ranges fill it; not modelled finer). Campaign seed 20261203 record
+/// 0001: SeaBIOS 1.17.0 on i440fx, 7 x 256 GiB at 40 bits, the window
+/// wrapped; the BAR left at 512 GiB is "trying firmware assignment" and
+/// assigned, the ones at 256 GiB (over the root window) and 768 GiB (over
+/// the HT range) are not.
+fn revert(
+    l: &Left,
+    crs: Range,
+    ram: &[(u64, u64)],
+    reserved: &[(u64, u64)],
+    addressable: u64,
+    reverted: &mut Vec<(u64, u64)>,
+) -> bool {
+    let Some((s, e)) = l.range.filter(|_| l.bar) else {
+        return false;
+    };
+    let over = |(a, b): &(u64, u64)| s < *b && e > *a;
+    let window = (crs.start, crs.end.saturating_add(1));
+    if s < FOUR_GIB
+        || e > addressable
+        || over(&window)
+        || ram.iter().chain(reserved).chain(reverted.iter()).any(over)
+    {
+        return false;
+    }
+    reverted.push((s, e));
+    true
 }
 
 /// After a round that placed `windows`: a GPU with a window among them is
@@ -341,7 +395,7 @@ mod tests {
         assert!(e > 1 << 41);
         let crs = Range::new(s, (1u64 << 41) - 1);
         let ht = [(0xFD_0000_0000, 1 << 40)];
-        let p = place(crs, &left, &[false; 8], &[], &ht);
+        let p = place(crs, &left, &[false; 8], &[], &ht, u64::MAX);
         assert_eq!(
             p.without_realloc,
             [false, false, false, false, true, true, true, true]
@@ -361,7 +415,7 @@ mod tests {
         let (s, e) = qemu_w64(&left).unwrap();
         assert_eq!(s, FOUR_GIB);
         assert_eq!(e, GIB / 2 + 7 * b - 1);
-        let p = place(Range::new(s, e), &left, &[false; 8], &[], &[]);
+        let p = place(Range::new(s, e), &left, &[false; 8], &[], &[], u64::MAX);
         assert_eq!(p.without_realloc, [false; 8]);
     }
 
@@ -381,7 +435,7 @@ mod tests {
         usable[7] = true;
         usable[3] = true;
         let (s, e) = qemu_w64(&left).unwrap();
-        let p = place(Range::new(s, e), &left, &usable, &[], &[]);
+        let p = place(Range::new(s, e), &left, &usable, &[], &[], u64::MAX);
         assert_eq!(p.without_realloc.iter().filter(|x| **x).count(), 2);
         assert_eq!(p.with_realloc.iter().filter(|x| **x).count(), 6);
     }
@@ -406,7 +460,7 @@ mod tests {
         // Claimed over the HT range, the GPU short: realloc finds no room.
         let mut fill = vec![big.clone()];
         fill.extend((0..4).map(|i| Left::window((4 + 192 * i) * GIB, 192 * GIB, vec![1], None)));
-        let p = place(crs, &fill, &[false, true], &[], &ht);
+        let p = place(crs, &fill, &[false, true], &[], &ht, u64::MAX);
         assert_eq!(p.with_realloc, [false, true]);
         // Two BARs on bus 0, both unclaimable; the 64-bit window holds the
         // big one only, and the small one is past what falls back below
@@ -421,7 +475,36 @@ mod tests {
             &[false],
             &[],
             &[],
+            u64::MAX,
         );
         assert_eq!((p.without_realloc[0], p.with_realloc[0]), (false, false));
+    }
+
+    /// Campaign seed 20261203 record 0001 (SeaBIOS 1.17.0, i440fx, AMD,
+    /// 40 bits, 4 x 256 GiB on bus 0 left at 0, 256, 512 and 768 GiB, a
+    /// 2 GiB root window at 256 GiB): only the BAR at 512 GiB goes back to
+    /// where the firmware left it; a bridge window there would not.
+    #[test]
+    fn a_bus0_bar_goes_back_to_its_firmware_address_when_that_is_free() {
+        let b = 256 * GIB;
+        let left: Vec<Left> = (0..4u64)
+            .map(|i| Left::bar(i * b, b, vec![i as usize]))
+            .collect();
+        let crs = Range::new(256 * GIB, 258 * GIB - 1);
+        let ht = [(0xFD_0000_0000, 1 << 40)];
+        let ram = [(0, GIB)];
+        let p = place(crs, &left, &[false; 4], &ram, &ht, 1 << 40);
+        assert_eq!(p.without_realloc, [false, false, true, false]);
+        assert_eq!(p.with_realloc, [false, false, true, false]);
+        // Nothing goes back past the vCPU's width (39 bits: 512 GiB).
+        let p = place(crs, &left, &[false; 4], &ram, &ht, 1 << 39);
+        assert_eq!(p.without_realloc, [false; 4]);
+        let w = vec![Left::window(2 * b, b, vec![0], Block::bar(b))];
+        let p = place(crs, &w, &[false], &ram, &ht, u64::MAX);
+        assert_eq!(p.without_realloc, [false]);
+        // Two BARs at one free address: the first taken only.
+        let twice = vec![Left::bar(2 * b, b, vec![0]), Left::bar(2 * b, b, vec![1])];
+        let p = place(crs, &twice, &[false; 2], &ram, &ht, u64::MAX);
+        assert_eq!(p.without_realloc, [true, false]);
     }
 }

@@ -27,7 +27,7 @@ pub(crate) mod topology;
 
 pub(crate) use qemu::{ram_end, Machine};
 pub(crate) use rules::{OvmfRules, QemuRules, QemuVersion, SeabiosRules, SeabiosVersion};
-pub(crate) use topology::{Attach, GpuBars};
+pub(crate) use topology::{Attach, GpuBars, Layout, PciBridges};
 
 use crate::model::platform::CpuVendor;
 use crate::model::range::{Range, FOUR_GIB};
@@ -90,6 +90,13 @@ pub(crate) struct Setup {
     pub seabios_pci64: Option<bool>,
     /// Hot-plug root ports without a device (each takes padding).
     pub empty_ports: usize,
+    /// Whose bus layout the VM has: which pci-bridges it has besides the
+    /// GPUs' (`Setup::pci_bridges`), and the order of its root ports.
+    pub layout: Layout,
+    /// Further devices (not GPUs) with 64-bit prefetchable BARs, such as a
+    /// virtio device's 16 KiB modern BAR: the firmware places them with
+    /// the GPUs; their fate is not reported.
+    pub others: Vec<GpuBars>,
     /// The RAM the guest kernel uses when its command line limits it
     /// (`mem=`): the rest of RAM is free space to it.
     pub guest_mem: Option<u64>,
@@ -115,6 +122,8 @@ impl Setup {
             mmio64: None,
             seabios_pci64: None,
             empty_ports: 0,
+            layout: Layout::Plain,
+            others: Vec::new(),
             guest_mem: None,
         }
     }
@@ -246,6 +255,43 @@ pub(crate) fn width_trusted(phys_bits: u32, vendor: Option<CpuVendor>) -> bool {
 }
 
 impl Setup {
+    /// The VM's pci-bridges: Proxmox's (G6b), or the GPUs' only.
+    pub(crate) fn pci_bridges(&self, gpus: &[GpuBars]) -> PciBridges {
+        let q35 = self.machine == Machine::Q35;
+        let of_gpus = PciBridges::of_gpus(gpus, q35);
+        match self.layout {
+            // With the ones devices name that it adds only then (pci.3 on
+            // i440fx for virtio-scsi-single: QemuServer.pm L3743).
+            Layout::Proxmox => {
+                let mut b = proxmox::bridges(q35);
+                for n in of_gpus.present {
+                    if !b.present.contains(&n) {
+                        b.present.push(n);
+                    }
+                }
+                b.present.sort_unstable();
+                b
+            }
+            Layout::Plain => of_gpus,
+        }
+    }
+
+    /// The GPUs on root ports (`Attach::RootPort`), in the order of their
+    /// ports' bus numbers, which the firmwares enumerate depth first in
+    /// device order: the GPUs' own order, but on Proxmox's layout the
+    /// ports made for hostpci4 and later sit at 10.x and 11.x, below
+    /// ich9-pcie-port-1..4 at 1c.x (PCI.pm print_pcie_root_port,
+    /// pve-q35-4.0.cfg).
+    pub(crate) fn ports_in_bus_order(&self, gpus: &[GpuBars]) -> Vec<usize> {
+        let mut ports: Vec<usize> = (0..gpus.len())
+            .filter(|i| gpus[*i].attach == Attach::RootPort)
+            .collect();
+        if self.layout == Layout::Proxmox {
+            ports.sort_by_key(|i| (*i < 4, *i));
+        }
+        ports
+    }
+
     /// B7: the 64-bit window QEMU writes into `PCI0._CRS`, from what the
     /// firmware programmed on the root bus (`used`, [lob, upb]), in QEMU's
     /// u64 arithmetic (hw/pci-host/q35.c q35_host_get_pci_hole64_start_value
@@ -281,28 +327,35 @@ impl Setup {
     pub(crate) fn boot(&self, gpus: &[GpuBars]) -> Result<Boot, NoBoot> {
         self.qemu_starts()?;
         let map = self.memory_map();
+        // The further devices are placed with the GPUs, after them; what
+        // becomes of them is left out of the boot.
+        let n = gpus.len();
+        let all: Vec<GpuBars> = gpus.iter().chain(&self.others).cloned().collect();
         let fw = match self.firmware {
-            Firmware::Ovmf(rules) => ovmf::boot(self, rules, &map, gpus)?,
-            Firmware::SeaBios(rules) => seabios::boot(self, rules, &map, gpus)?,
+            Firmware::Ovmf(rules) => ovmf::boot(self, rules, &map, &all)?,
+            Firmware::SeaBios(rules) => seabios::boot(self, rules, &map, &all)?,
         };
         let crs = self.crs(fw.used, map.hole64_start);
+        let usable_all: Vec<bool> = fw.gpus.iter().map(|g| g.usable).collect();
         let mut gpus = fw.gpus;
+        gpus.truncate(n);
         let firmware_placed = gpus.iter().filter(|g| g.usable).count();
         let mut realloc_gpus = None;
         // The kernel's claim, and its own placement of what it could not
         // claim (kernel.rs), around RAM and the reserved ranges.
         if let (Some(c), false) = (crs, fw.left.is_empty()) {
-            let usable: Vec<bool> = gpus.iter().map(|g| g.usable).collect();
-            let placed = kernel::place(
+            let mut placed = kernel::place(
                 c,
                 &fw.left,
-                &usable,
+                &usable_all,
                 &map.kernel_ram(self.guest_mem),
                 &map.reserved(),
+                self.addressable(),
             );
             for (g, p) in gpus.iter_mut().zip(placed.without_realloc) {
                 g.usable = p;
             }
+            placed.with_realloc.truncate(n);
             realloc_gpus = fw.realloc_rounds.then_some(placed.with_realloc);
         }
         Ok(Boot {

@@ -4,7 +4,7 @@
 
 use super::kernel::Left;
 use super::qemu::{MemoryMap, GIB};
-use super::topology::{bridge_window, bridges, Attach, GpuBars};
+use super::topology::{bridge_window, bridges, Attach, GpuBars, Layout, PciBridges};
 use super::{width_trusted, Fate, FwBoot, NoBoot, OriginKind, OvmfRules, Setup};
 use crate::decide::sizing::{align_up, Block};
 use crate::model::range::{Range, FOUR_GIB};
@@ -121,6 +121,7 @@ pub(super) fn boot(
     };
     let n = gpus.len();
     let groups = bridges(gpus);
+    let pci_bridges = s.pci_bridges(gpus);
     // D3 rejects a device, which is a PCI function: (GPU, function, its
     // BAR sizes), in GPU order. A GPU is programmed when none of its
     // functions is rejected.
@@ -162,13 +163,47 @@ pub(super) fn boot(
                 Attach::Bridge(_) => {}
             }
         }
-        // D5: one window per bridge over its remaining devices' BARs.
-        for (_, members) in &groups {
+        // D5: one window per bridge over its remaining devices' BARs. G6b:
+        // every pci-bridge is a hot-plug bus (SHPC: PciBusDxe
+        // PciHotPlugSupport.c IsPciHotPlugBus, IsSHPC) whose padding
+        // OvmfPkg's GetResourcePadding gives as it does a root port's
+        // (pci-bridge has QEMU's reservation capability, every field
+        // unset: the defaults); the window is the larger of the two
+        // (PciResourceSupport.c CalculateResourceAperture, edk2-stable202211:
+        // MAX of the typical and the padding aperture), an empty bridge's
+        // the padding. Behind q35's PCIe-to-PCI bridge, which is no
+        // hot-plug bus, they are its children; on i440fx they sit on bus
+        // 0 with their SHPC BARs.
+        let mut bridge_blocks = Vec::new();
+        for n in &pci_bridges.present {
             let mut children = Vec::new();
-            for i in members {
-                children.extend(gpus[*i].blocks_of(|f| !gone[*i].contains(&f))?);
+            for (_, members) in groups.iter().filter(|(b, _)| b == n) {
+                for i in members {
+                    children.extend(gpus[*i].blocks_of(|f| !gone[*i].contains(&f))?);
+                }
             }
-            blocks.extend(bridge_window(&children));
+            bridge_blocks.extend(match bridge_window(&children) {
+                Some(w) => Some(Block {
+                    size: w.size.max(pad),
+                    align: w.align.max(pad),
+                }),
+                None => (pad > 0).then_some(Block {
+                    size: pad,
+                    align: pad,
+                }),
+            });
+        }
+        if pci_bridges.on_bus0 {
+            blocks.extend(bridge_blocks);
+            blocks.extend(std::iter::repeat_n(
+                Block {
+                    size: PciBridges::SHPC_BAR,
+                    align: PciBridges::SHPC_BAR,
+                },
+                pci_bridges.present.len(),
+            ));
+        } else {
+            blocks.extend(bridge_window(&bridge_blocks));
         }
         if pad > 0 {
             blocks.extend(std::iter::repeat_n(
@@ -195,6 +230,14 @@ pub(super) fn boot(
     // programmed (L1033-1037, PciLib.c L824-826; boot B6). The functions
     // of one GPU follow the same order among equals (an inference: no
     // record has two equal functions in one GPU).
+    // The order of the GPUs' root ports by bus number ("later" above):
+    // their own order, but not on Proxmox's layout.
+    let mut rank: Vec<usize> = (0..n).collect();
+    if s.layout == Layout::Proxmox {
+        for (r, i) in s.ports_in_bus_order(gpus).into_iter().enumerate() {
+            rank[i] = r;
+        }
+    }
     let mut abandoned = false;
     let used_end = loop {
         if let Some(end) = pack(&gone) {
@@ -208,7 +251,7 @@ pub(super) fn boot(
             .max_by(|a, b| {
                 units[*a].2.cmp(&units[*b].2).then_with(|| {
                     if gpus[units[*a].0].attach == Attach::RootPort {
-                        a.cmp(b)
+                        (rank[units[*a].0], a).cmp(&(rank[units[*b].0], b))
                     } else {
                         b.cmp(a)
                     }

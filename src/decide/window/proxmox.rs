@@ -5,7 +5,7 @@
 //! (`PCI.pm`, `Memory.pm`) and its `pve-q35-4.0.cfg`.
 
 use super::qemu::GIB;
-use super::Attach;
+use super::{Attach, PciBridges};
 
 /// G10: with `hotplug: memory`, Memory.pm `config` boots `-m
 /// size=1024,slots=255,maxmem=MAX` and adds the rest as DIMMs.
@@ -43,6 +43,41 @@ pub(crate) fn attach(q35: bool, pcie: bool, index: u32) -> Attach {
         (true, false, i) if i < Q35_PORTS => Attach::Bridge(0),
         (false, _, i) if i < Q35_PORTS => Attach::Bus0,
         _ => Attach::Bridge(2),
+    }
+}
+
+/// G6b: the pci-bridges qemu-server gives every VM, whatever it holds: on
+/// q35 `pci.0` to `pci.3` behind `pcidmi` (usr/pve-q35-4.0.cfg); on
+/// i440fx `pci.1` and `pci.2` on bus 0 (QemuServer.pm config_to_command:
+/// `$bridges->{1}`, `{2}` for machine types 2.3 and later).
+pub(crate) fn bridges(q35: bool) -> PciBridges {
+    if q35 {
+        PciBridges {
+            present: vec![0, 1, 2, 3],
+            on_bus0: false,
+        }
+    } else {
+        PciBridges {
+            present: vec![1, 2],
+            on_bus0: true,
+        }
+    }
+}
+
+/// A virtio-pci device's modern BAR: four 4 KiB regions, 64-bit
+/// prefetchable (QEMU hw/virtio/virtio-pci.c virtio_pci_device_plugged,
+/// `modern_mem_bar_idx`, v9.0.0).
+pub(crate) const VIRTIO_BAR: u64 = 16 << 10;
+
+/// G6c: where qemu-server puts a VM's virtio devices with a modern BAR
+/// (net0-5 at 0x12-0x17, balloon0 at 0x3, scsihw0 at 0x5, virtio0-5 at
+/// 0xa-0xf: PCI.pm get_pci_addr_map, all on bus 0 of its map): `pci.0`,
+/// which is bus 0 on i440fx and a pci-bridge behind `pcidmi` on q35.
+pub(crate) fn virtio_attach(q35: bool) -> Attach {
+    if q35 {
+        Attach::Bridge(0)
+    } else {
+        Attach::Bus0
     }
 }
 

@@ -7,7 +7,7 @@
 use super::kernel::{qemu_w64, Left};
 use super::qemu::{MemoryMap, GIB};
 use super::rules::PadMode;
-use super::topology::{bridges, Attach, GpuBars};
+use super::topology::{bridges, Attach, GpuBars, Layout, PciBridges};
 use super::{width_trusted, Fate, FwBoot, NoBoot, OriginKind, SeabiosRules, Setup};
 use crate::decide::sizing::{align_up, bridge_window as kernel_bridge_window, Block};
 use crate::model::range::{Range, FOUR_GIB};
@@ -30,17 +30,24 @@ fn walign(v: u64, a: u64) -> u64 {
 }
 
 /// One entry of the root bus's 64-bit prefetchable region: a bridge window
-/// or a BAR, with the GPU BARs inside it (GPU, BAR size) in the order
-/// SeaBIOS maps them.
+/// or a BAR, with the GPU BARs inside it (GPU, BAR size, offset from the
+/// entry's start) in the order SeaBIOS maps them.
 struct Entry {
     size: u64,
     align: u64,
-    bars: Vec<(usize, u64)>,
+    bars: Vec<(usize, u64, u64)>,
     /// The window the guest kernel gives it when it must place it again
     /// (a bridge: its children as the kernel sizes them; a BAR: itself).
     kernel: Option<Block>,
     /// A BAR of a bus-0 device, not a bridge's window.
     bar: bool,
+}
+
+/// SeaBIOS's order of a bus's entries (pci_region_create_entry): by
+/// alignment, then size, both descending; an entry goes after its equals
+/// (lab: SeaBIOS 1.16.3, 8 equal ports, the GPU of bus 8 mapped lowest).
+fn sort_entries(entries: &mut [Entry]) {
+    entries.sort_by_key(|e| std::cmp::Reverse((e.align, e.size)));
 }
 
 /// A hot-plug bridge's window over these BARs (E3, E9): the BARs summed,
@@ -75,11 +82,54 @@ fn bridge_entry(bars: Vec<(usize, u64)>, rules: SeabiosRules, pad: bool, top: u6
         .map(|(_, s)| Block::bar(*s))
         .collect::<Option<Vec<_>>>()
         .and_then(|b| kernel_bridge_window(&b));
+    let mut at = 0u64;
+    let bars = bars
+        .into_iter()
+        .map(|(i, s)| {
+            let b = (i, s, at);
+            at = at.wrapping_add(s);
+            b
+        })
+        .collect();
     Entry {
         size: walign(sum, align),
         align,
         bars,
         kernel,
+        bar: false,
+    }
+}
+
+/// G6b: a bridge that is no hot-plug bus (q35's i82801b11 `pcidmi`,
+/// PCI_EXP_TYPE_PCI_BRIDGE without SHPC: pci_bus_hotplug_support) over
+/// the windows of the bridges behind it, `children` in the order SeaBIOS
+/// creates them (the highest secondary bus first): aligned to the largest
+/// (at least 2 MiB), their sizes summed and rounded up to it, nothing
+/// reserved when empty; mapped one after the other
+/// (pci_bios_check_devices, pci_region_map_entries, rel-1.16.3 L928-995,
+/// L1098-1112).
+fn nest_entry(children: Vec<Entry>) -> Entry {
+    let mut children = children;
+    sort_entries(&mut children);
+    let align = children
+        .iter()
+        .map(|c| c.align)
+        .max()
+        .unwrap_or(0)
+        .max(BRIDGE_MEM_MIN);
+    let sum = children.iter().fold(0u64, |a, c| a.wrapping_add(c.size));
+    let kernel = children.iter().filter_map(|c| c.kernel).collect::<Vec<_>>();
+    let mut at = 0u64;
+    let mut bars = Vec::new();
+    for c in &children {
+        bars.extend(c.bars.iter().map(|(i, s, o)| (*i, *s, at.wrapping_add(*o))));
+        at = at.wrapping_add(c.size);
+    }
+    Entry {
+        size: walign(sum, align),
+        align,
+        bars,
+        kernel: kernel_bridge_window(&kernel),
         bar: false,
     }
 }
@@ -119,48 +169,83 @@ pub(super) fn boot(
     // The root bus's entries in the order SeaBIOS creates them
     // (pci_bios_check_devices): the BARs of bus-0 devices in device order
     // (E4: they are entries of the root bus themselves), then a window per
-    // bridge from the highest secondary bus down, so the empty hot-plug
-    // ports (numbered after the GPUs' ports) come first and the GPUs'
-    // ports last to first.
+    // bridge from the highest secondary bus down.
+    let bus0_bar = |i: usize, b: u64| Entry {
+        size: b,
+        align: bar_align(b),
+        bars: vec![(i, b, 0)],
+        kernel: Block::bar(b),
+        bar: true,
+    };
     let mut entries: Vec<Entry> = Vec::new();
     for (i, g) in gpus.iter().enumerate() {
         if g.attach == Attach::Bus0 {
-            entries.extend(g.bars.iter().map(|b| Entry {
-                size: *b,
-                align: bar_align(*b),
-                bars: vec![(i, *b)],
-                kernel: Block::bar(*b),
-                bar: true,
-            }));
+            entries.extend(g.bars.iter().map(|b| bus0_bar(i, *b)));
         }
     }
-    // D2 for SeaBIOS: each empty hot-plug port reserves its alignment.
-    for _ in 0..s.empty_ports {
-        entries.push(bridge_entry(Vec::new(), rules, pad, top));
+    // G6b: the pci-bridges, each a hot-plug bus (SHPC) padded as a port
+    // is, empty or not; behind a PCIe-to-PCI bridge on q35 (whose subtree
+    // has the highest bus numbers on Proxmox's layout, 1e.0), on bus 0 on
+    // i440fx; the highest secondary bus first.
+    let pci_bridges = s.pci_bridges(gpus);
+    let groups = bridges(gpus);
+    let mut bridge_entries: Vec<Entry> = Vec::new();
+    for n in pci_bridges.present.iter().rev() {
+        let bars = groups
+            .iter()
+            .filter(|(b, _)| b == n)
+            .flat_map(|(_, m)| m.iter())
+            .flat_map(|i| gpus[*i].bars.iter().map(move |b| (*i, *b)))
+            .collect();
+        bridge_entries.push(bridge_entry(bars, rules, pad, top));
     }
-    for (i, g) in gpus.iter().enumerate().rev() {
-        if g.attach == Attach::RootPort {
-            entries.push(bridge_entry(
-                g.bars.iter().map(|b| (i, *b)).collect(),
+    let behind_dmi = !pci_bridges.on_bus0 && !bridge_entries.is_empty();
+    let dmi = behind_dmi.then(|| nest_entry(std::mem::take(&mut bridge_entries)));
+    // D2 for SeaBIOS: each empty hot-plug port reserves its alignment.
+    // The empty ports are numbered after the GPUs' ports (campaign) or
+    // are Proxmox's last ich9-pcie-ports: their buses come first from the
+    // top, then the GPUs' ports, the highest bus first.
+    let ports = || {
+        let mut p: Vec<Entry> = (0..s.empty_ports)
+            .map(|_| bridge_entry(Vec::new(), rules, pad, top))
+            .collect();
+        for i in s.ports_in_bus_order(gpus).into_iter().rev() {
+            p.push(bridge_entry(
+                gpus[i].bars.iter().map(|b| (i, *b)).collect(),
                 rules,
                 pad,
                 top,
             ));
         }
+        p
+    };
+    match (s.layout, dmi) {
+        // Proxmox's pcidmi at 1e.0 is past every root port.
+        (Layout::Proxmox, Some(d)) => {
+            entries.push(d);
+            entries.extend(ports());
+        }
+        // The campaign's bridge comes before the ports made after it.
+        (_, d) => {
+            entries.extend(ports());
+            entries.extend(d);
+        }
     }
-    for (_, members) in bridges(gpus) {
-        let bars = members
-            .iter()
-            .flat_map(|i| gpus[*i].bars.iter().map(move |b| (*i, *b)))
-            .collect();
-        entries.push(bridge_entry(bars, rules, pad, top));
-    }
-    // pci_region_create_entry keeps the list sorted by alignment, then
-    // size, both descending; an entry goes after its equals (lab: SeaBIOS
-    // 1.16.3, 8 equal ports, the GPU of bus 8 mapped lowest).
-    entries.sort_by_key(|e| std::cmp::Reverse((e.align, e.size)));
+    entries.extend(bridge_entries);
+    // Further devices on bus 0 follow the GPUs there (only their order
+    // among equals depends on it).
+    sort_entries(&mut entries);
     let sum: u64 = entries.iter().fold(0u64, |a, e| a.wrapping_add(e.size));
     let align = entries.first().map_or(1, |e| e.align);
+    // The pci-bridges on bus 0 have their SHPC BARs there: 64-bit, not
+    // prefetchable, so a region of their own below the prefetchable one
+    // (pci_region_migrate_64bit_entries moves every 64-bit entry of bus 0,
+    // r64_mem then r64_pref: pci_bios_map_devices, rel-1.16.3 L1117-1160).
+    let shpc: u64 = if pci_bridges.on_bus0 {
+        pci_bridges.present.len() as u64 * PciBridges::SHPC_BAR
+    } else {
+        0
+    };
     // E1: without pad mode the 64-bit BARs stay in the 32-bit window when
     // they fit there, below BUILD_PCIMEM_END (pci_bios_init_root_regions_mem:
     // the prefetchable region ends the window, aligned down; q35's window
@@ -202,7 +287,8 @@ pub(super) fn boot(
         .max(FOUR_GIB.wrapping_add(over4g));
     let mut origin = OriginKind::SeabiosAboveRam;
     if top > 0 {
-        let mut size = walign(sum, GIB);
+        // The two regions, each rounded to 1 GiB (L1140-1141).
+        let mut size = walign(shpc, GIB).wrapping_add(walign(sum, GIB));
         if pad {
             size = walign(size, top >> 3);
         }
@@ -216,7 +302,10 @@ pub(super) fn boot(
             origin = OriginKind::SeabiosTop;
         }
     }
-    let start = walign(walign(base, align), GIB);
+    // r64_mem from the base (1 GiB aligned), r64_pref after it, aligned to
+    // its largest entry and to 1 GiB (L1147-1153).
+    let mem_base = walign(base, GIB);
+    let start = walign(walign(mem_base.wrapping_add(shpc), align), GIB);
     // Every entry, and every BAR in it, mapped one after the other without
     // further alignment (pci_region_map_entries).
     let limit = s.addressable();
@@ -224,9 +313,17 @@ pub(super) fn boot(
     let mut usable = vec![true; gpus.len()];
     let mut programmed = vec![true; gpus.len()];
     let mut left = Vec::new();
+    // The SHPC BARs, read back as QEMU counts them (kernel.rs).
+    for k in 0..shpc / PciBridges::SHPC_BAR {
+        left.push(Left::bar(
+            mem_base.wrapping_add(k * PciBridges::SHPC_BAR),
+            PciBridges::SHPC_BAR,
+            Vec::new(),
+        ));
+    }
     let mut cur = start;
     for e in &entries {
-        let mut members: Vec<usize> = e.bars.iter().map(|(i, _)| *i).collect();
+        let mut members: Vec<usize> = e.bars.iter().map(|(i, _, _)| *i).collect();
         members.sort_unstable();
         members.dedup();
         // A BAR reads back aligned down to its size; QEMU takes a BAR at 0
@@ -236,13 +333,13 @@ pub(super) fn boot(
         // What QEMU counts of each for `_CRS` is kernel.rs's (`Left`).
         let read = |at: u64, size: u64| at & !(bar_align(size) - 1);
         let l = match e.bars.as_slice() {
-            [(_, size)] if e.bar => Left::bar(cur, *size, members),
+            [(_, size, _)] if e.bar => Left::bar(cur, *size, members),
             _ => Left::window(cur, e.size, members, e.kernel),
         };
         let range = l.range;
         left.push(l);
-        let mut at = cur;
-        for (i, size) in &e.bars {
+        for (i, size, offset) in &e.bars {
+            let at = cur.wrapping_add(*offset);
             // A BAR that reads back as 0, or as the last bytes below 2^64,
             // is unprogrammed as the guest sees it (lab: the seed case at 40
             // and 41 bits, the BARs aligned down to 0 and to -128 GiB).
@@ -262,7 +359,6 @@ pub(super) fn boot(
                     .iter()
                     .any(|(s, e)| at.wrapping_add(*size) > *s && at < *e);
             usable[*i] &= ok;
-            at = at.wrapping_add(*size);
         }
         cur = cur.wrapping_add(e.size);
     }

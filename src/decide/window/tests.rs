@@ -814,3 +814,94 @@ fn a_port_that_keeps_a_function_takes_the_padding_when_larger() {
     assert_eq!(b.crs.map(|r| r.start), Some(0xE00_0000_0000));
     assert_eq!(b.crs.map(|r| r.end), Some(0xF05_FFFF_FFFF));
 }
+
+fn proxmox_layout(s: Setup) -> Setup {
+    Setup {
+        layout: Layout::Proxmox,
+        ..s
+    }
+}
+
+#[test]
+fn g6b_proxmox_has_its_pci_bridges_whatever_they_hold() {
+    // pve-q35-4.0.cfg: pci.0-pci.3 behind pcidmi; QemuServer.pm: pci.1
+    // and pci.2 on bus 0 of i440fx. The plain layout has only the GPUs'.
+    let q35 = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB);
+    let g = each(1, &[64 * GIB]);
+    assert_eq!(
+        proxmox_layout(q35.clone()).pci_bridges(&g),
+        PciBridges {
+            present: vec![0, 1, 2, 3],
+            on_bus0: false
+        }
+    );
+    assert!(q35.pci_bridges(&g).present.is_empty());
+    let pc = proxmox_layout(Setup {
+        machine: Machine::I440fx,
+        ..q35
+    });
+    let behind = vec![GpuBars::new(vec![16 * GIB], Attach::Bridge(3))];
+    assert_eq!(
+        pc.pci_bridges(&behind),
+        PciBridges {
+            present: vec![1, 2, 3],
+            on_bus0: true
+        }
+    );
+}
+
+#[test]
+fn g6b_ovmf_pads_proxmoxs_bridges_as_it_pads_ports() {
+    // Each of the four bridges takes a root port's padding (512 MiB at
+    // 40 bits, v6): the 128 GiB GPU that fills the 128 GiB window alone
+    // no longer fits, a 64 GiB one does, 2 GiB further up.
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB);
+    assert_eq!(s.boot(&each(1, &[128 * GIB])).unwrap().placed, 1);
+    let p = proxmox_layout(s.clone());
+    assert_eq!(p.boot(&each(1, &[128 * GIB])).unwrap().placed, 0);
+    let plain = s.boot(&each(1, &[64 * GIB])).unwrap();
+    let pve = p.boot(&each(1, &[64 * GIB])).unwrap();
+    assert_eq!(pve.placed, 1);
+    let (a, b) = (plain.crs.unwrap(), pve.crs.unwrap());
+    assert_eq!(b.end - a.end, 2 * GIB, "{a:?} {b:?}");
+}
+
+#[test]
+fn g6b_proxmox_ports_for_hostpci4_and_later_come_first() {
+    // PCI.pm print_pcie_root_port: hostpci4+ at 10.x/11.x, below
+    // ich9-pcie-port-1..4 at 1c.x.
+    let s = vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, GIB);
+    let g = each(6, &[16 * GIB]);
+    assert_eq!(s.ports_in_bus_order(&g), [0, 1, 2, 3, 4, 5]);
+    assert_eq!(
+        proxmox_layout(s.clone()).ports_in_bus_order(&g),
+        [4, 5, 0, 1, 2, 3]
+    );
+}
+
+#[test]
+fn g6c_further_devices_are_placed_but_not_reported() {
+    // A virtio device's 16 KiB modern BAR beside the GPUs: the boot
+    // reports the GPUs only, and a small BAR changes none of their fates.
+    let s = Setup {
+        machine: Machine::I440fx,
+        ..vm(Firmware::SEABIOS_1_16_2, 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let g: Vec<GpuBars> = (0..2)
+        .map(|_| GpuBars::new(vec![64 * GIB], Attach::Bus0))
+        .collect();
+    let alone = s.boot(&g).unwrap();
+    let with = Setup {
+        others: vec![GpuBars::new(
+            vec![proxmox::VIRTIO_BAR],
+            proxmox::virtio_attach(false),
+        )],
+        ..s.clone()
+    }
+    .boot(&g)
+    .unwrap();
+    assert_eq!(with.gpus.len(), 2);
+    assert_eq!((alone.placed, with.placed), (2, 2));
+    // It is placed with them: the root window grows past the GPUs'.
+    assert!(with.crs.unwrap().end > alone.crs.unwrap().end);
+}

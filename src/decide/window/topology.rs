@@ -17,6 +17,52 @@ pub(crate) enum Attach {
     Bus0,
 }
 
+/// Whose bus layout a VM has, beyond where its GPUs sit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Only what the GPUs' attachments say.
+    Plain,
+    /// qemu-server's (proxmox.rs): its pci-bridges are there whatever they
+    /// hold, and the root ports it makes for hostpci4 and later come first.
+    Proxmox,
+}
+
+/// The pci-bridges of a VM besides its root ports, each QEMU's
+/// `pci-bridge`: a standard hot-plug controller (SHPC, on for machine
+/// types after 2.9: hw/core/machine.c hw_compat_2_9, pci_bridge_dev.c
+/// `shpc` default true, v9.0.0), so both firmwares treat it as a hot-plug
+/// bus (SeaBIOS pciinit.c pci_bus_hotplug_support: HOTPLUG_SHPC, rel-1.16.3
+/// L800-835; edk2 PciBusDxe PciHotPlugSupport.c IsPciHotPlugBus: IsSHPC,
+/// HEAD L449-480) and pads it when it is empty; and a 64-bit
+/// non-prefetchable BAR 0 for the controller (pci_bridge_dev_realize,
+/// `PCI_BASE_ADDRESS_MEM_TYPE_64`) on its parent bus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PciBridges {
+    /// Every pci-bridge, by the number `Attach::Bridge` names, the ones
+    /// no device sits behind too.
+    pub present: Vec<u8>,
+    /// On bus 0 (i440fx), not behind a PCIe-to-PCI bridge (q35's
+    /// i82801b11 `pcidmi`, which is no hot-plug bus itself: SeaBIOS
+    /// checks it for SHPC, which it has not; PciBusDxe neither).
+    pub on_bus0: bool,
+}
+
+impl PciBridges {
+    /// The bridges the GPUs' attachments name and nothing else: behind a
+    /// PCIe-to-PCI bridge on q35 (the campaign's `bridge` topology), on
+    /// bus 0 on i440fx.
+    pub(crate) fn of_gpus(gpus: &[GpuBars], q35: bool) -> PciBridges {
+        PciBridges {
+            present: bridges(gpus).into_iter().map(|(b, _)| b).collect(),
+            on_bus0: !q35,
+        }
+    }
+
+    /// The size of the SHPC BAR as SeaBIOS takes it (`PCI_DEVICE_MEM_MIN`,
+    /// pciinit.c L28: 4 KiB; QEMU's BAR is smaller).
+    pub(crate) const SHPC_BAR: u64 = 4 << 10;
+}
+
 /// H5: a libvirt domain's empty hot-plug ports, the `pcie-root-port`
 /// controllers (their indexes) no device's `<address bus=...>` names
 /// (libvirt formatdomain, "Controllers": a root port's index is the bus
