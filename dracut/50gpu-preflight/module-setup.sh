@@ -32,8 +32,10 @@ depends() {
 # the check loads it to read what the host set in fw_cfg (X-PciMmio64Mb,
 # SeaBIOS's pci64, the e820 map). Optional: a kernel without it, or with it
 # built in, gives an image without it, and the check assumes those values.
+# Not host-only: the machine that builds the image need not have the
+# driver loaded (it is a guest's, not the build host's).
 installkernel() {
-    instmods qemu_fw_cfg
+    hostonly='' instmods qemu_fw_cfg
 }
 
 install() {

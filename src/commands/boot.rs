@@ -27,6 +27,7 @@ use crate::read::fw_cfg::{self, DriverLoad};
 use crate::read::root::Root;
 use crate::report::kmsg::{self, PRIO_ERR, PRIO_INFO, PRIO_WARNING};
 use crate::report::{self, Report, Verdict};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -132,7 +133,9 @@ fn say(dev: &Path, records: &[(u8, String)], console: &str) {
         records,
         &mut std::io::stderr(),
     );
-    println!("{console}");
+    // A console that cannot be written (EPIPE, EIO) costs the line, not
+    // the boot step: println! would panic.
+    let _ = writeln!(std::io::stdout().lock(), "{console}");
 }
 
 /// Configuration problems, for the log after the verdict (the kernel log
@@ -190,8 +193,10 @@ fn boot(
     cmdline: Option<String>,
 ) -> BootRun {
     let config_records = config_records(config_warnings);
-    // Before udev would: the check reads what the host set in fw_cfg.
-    let driver = fw_cfg::load_driver(root);
+    // Before udev would (dracut's pre-udev hook; under initramfs-tools
+    // udev may be first, and the driver then is present): the check reads
+    // what the host set in fw_cfg.
+    let driver = fw_cfg::load_driver(root, cmdline.as_deref());
     let src = SystemSource {
         root: root.clone(),
         dmesg,

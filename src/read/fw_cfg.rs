@@ -115,10 +115,16 @@ const MODULE: &str = "kernel/drivers/firmware/qemu_fw_cfg.ko";
 /// start alone costs more than the check under emulation. The driver has
 /// no dependencies (its modinfo lists none). A compressed module
 /// (`.ko.xz`, `.ko.zst`, `.ko.gz`) is handed to the kernel to decompress
-/// (`MODULE_INIT_COMPRESSED_FILE`, Linux 6.4 and later).
-pub(crate) fn load_driver(root: &Root) -> DriverLoad {
+/// (`MODULE_INIT_COMPRESSED_FILE`, Linux 6.4 and later); a kernel that
+/// cannot take it is as one without the module. A driver the kernel
+/// command line keeps out (`modprobe.blacklist=`, `module_blacklist=`)
+/// is not loaded: `cmdline` is the command line, where it was read.
+pub(crate) fn load_driver(root: &Root, cmdline: Option<&str>) -> DriverLoad {
     if root.exists(DIR) {
         return DriverLoad::Present;
+    }
+    if cmdline.is_some_and(blacklisted) {
+        return DriverLoad::NoModule;
     }
     if !root.exists(DEVICE) {
         return DriverLoad::NoDevice;
@@ -138,6 +144,20 @@ pub(crate) fn load_driver(root: &Root) -> DriverLoad {
         return DriverLoad::WouldLoad(path);
     }
     finit_module(&path, compressed)
+}
+
+/// Whether `cmdline` keeps the driver out, as modprobe and the kernel
+/// read it (`modprobe.blacklist=a,b`, `module_blacklist=a,b`; `-` and
+/// `_` alike in module names).
+fn blacklisted(cmdline: &str) -> bool {
+    cmdline.split_whitespace().any(|w| {
+        w.strip_prefix("modprobe.blacklist=")
+            .or_else(|| w.strip_prefix("module_blacklist="))
+            .is_some_and(|list| {
+                list.split(',')
+                    .any(|m| m.replace('-', "_") == "qemu_fw_cfg")
+            })
+    })
 }
 
 fn finit_module(path: &std::path::Path, compressed: bool) -> DriverLoad {
@@ -161,6 +181,11 @@ fn finit_module(path: &std::path::Path, compressed: bool) -> DriverLoad {
     match std::io::Error::last_os_error() {
         // udev, or another hook, was first.
         e if e.raw_os_error() == Some(libc::EEXIST) => DriverLoad::Present,
+        // A kernel before 6.4, or one built without in-kernel
+        // decompression, cannot take a compressed module: as if none.
+        e if compressed && matches!(e.raw_os_error(), Some(libc::EINVAL | libc::EOPNOTSUPP)) => {
+            DriverLoad::NoModule
+        }
         e => DriverLoad::Failed(format!("{}: {e}", path.display())),
     }
 }
@@ -227,15 +252,38 @@ mod tests {
     fn the_driver_is_loaded_only_where_a_device_and_a_module_are() {
         let d = tempfile::tempdir().unwrap();
         let root = Root::new(d.path());
-        assert_eq!(load_driver(&root), DriverLoad::NoDevice);
+        assert_eq!(load_driver(&root, None), DriverLoad::NoDevice);
         std::fs::create_dir_all(d.path().join(DEVICE)).unwrap();
-        assert_eq!(load_driver(&root), DriverLoad::NoModule);
+        assert_eq!(load_driver(&root, None), DriverLoad::NoModule);
         put(d.path(), "proc/sys/kernel/osrelease", b"6.1.0-48-amd64\n");
-        assert_eq!(load_driver(&root), DriverLoad::NoModule);
+        assert_eq!(load_driver(&root, None), DriverLoad::NoModule);
         let m = format!("lib/modules/6.1.0-48-amd64/{MODULE}.xz");
         put(d.path(), &m, b"");
-        assert_eq!(load_driver(&root), DriverLoad::WouldLoad(d.path().join(&m)));
+        assert_eq!(
+            load_driver(&root, None),
+            DriverLoad::WouldLoad(d.path().join(&m))
+        );
         std::fs::create_dir_all(d.path().join(DIR)).unwrap();
-        assert_eq!(load_driver(&root), DriverLoad::Present);
+        assert_eq!(load_driver(&root, None), DriverLoad::Present);
+    }
+
+    #[test]
+    fn a_blacklisted_driver_is_not_loaded() {
+        assert!(blacklisted(
+            "ro modprobe.blacklist=nouveau,qemu-fw-cfg quiet"
+        ));
+        assert!(blacklisted("module_blacklist=qemu_fw_cfg"));
+        assert!(!blacklisted("modprobe.blacklist=nouveau quiet"));
+        assert!(!blacklisted("qemu_fw_cfg.blacklist=1"));
+        let d = tempfile::tempdir().unwrap();
+        put(d.path(), &format!("{DEVICE}/path"), b"x");
+        put(d.path(), "proc/sys/kernel/osrelease", b"6.1.0\n");
+        put(d.path(), &format!("lib/modules/6.1.0/{MODULE}"), b"m");
+        let root = Root::new(d.path().to_path_buf());
+        assert!(matches!(load_driver(&root, None), DriverLoad::WouldLoad(_)));
+        assert_eq!(
+            load_driver(&root, Some("ro module_blacklist=qemu_fw_cfg")),
+            DriverLoad::NoModule
+        );
     }
 }

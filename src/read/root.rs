@@ -115,6 +115,9 @@ pub(crate) fn read_lossy(path: &Path) -> std::io::Result<String> {
     })
 }
 
+/// The most `read_regular` reads of a file.
+const READ_REGULAR_LIMIT: u64 = 64 << 10;
+
 /// Reads a regular file as text (lossily, as `read_lossy`), refusing
 /// anything else: opened without blocking (a FIFO or a device at that path
 /// would otherwise hold the open, or the read, for good) and checked with
@@ -124,7 +127,7 @@ pub(crate) fn read_regular(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     note(path);
-    let mut f = std::fs::OpenOptions::new()
+    let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
@@ -134,8 +137,10 @@ pub(crate) fn read_regular(path: &Path) -> std::io::Result<String> {
             "not a regular file",
         ));
     }
+    // A settings file is small; a huge or sparse one is not read whole
+    // by the process that keeps the deadline.
     let mut bytes = Vec::with_capacity(512);
-    f.read_to_end(&mut bytes)?;
+    f.take(READ_REGULAR_LIMIT).read_to_end(&mut bytes)?;
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
