@@ -48,7 +48,8 @@
 #               0x1f (always added for machine types 2.3 and later),
 #               hostpci4-15 on pci.2 from 0xd
 # There the NIC (nic=virtio) is net0, on pci.0 at 0x12: behind pcidmi on
-# q35, on bus 0 on i440fx; on bus0 it is on bus 0 too (0x12); elsewhere it
+# q35, on bus 0 on i440fx; on bus0 it is on bus 0 too (0x18, after the
+# GPUs); elsewhere it
 # has a root port of its own. The `ports` count is not used by the pve-*
 # layouts: their empty ports are Proxmox's.
 
@@ -134,8 +135,10 @@ vt_standins() {
     case $nic:$topo in
     none:*) ;;
     virtio:bus0)
+        # After the GPUs' 0x10-0x17: at 0x12 it took the third GPU's slot,
+        # and QEMU refused every such VM with three GPUs or more.
         # shellcheck disable=SC2054 # commas belong to QEMU's syntax
-        VT_QEMU+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0,bus=pci.0,addr=0x12)
+        VT_QEMU+=(-netdev user,id=n0 -device virtio-net-pci,netdev=n0,bus=pci.0,addr=0x18)
         ;;
     virtio:*)
         # shellcheck disable=SC2054 # commas belong to QEMU's syntax
