@@ -118,12 +118,13 @@ vt_plan() {
     mapfile -t args < <(vt_vm_plan_flags full)
     rc=$(vt_plan_exec plan "$d/plan/flags.json" "$d/plan/flags.err" "${args[@]}" --format json)
     [ -n "$dry" ] || echo "$rc" >"$d/plan/flags.rc"
-    [ "$(sc "$n" plan_as)" = yes ] || return 0
+    case $(sc "$n" plan_as) in yes | libvirt) ;; *) return 0 ;; esac
     [ -n "$dry" ] || vt_plan_host "$n" "$d/plan-host"
     # Only guest-side settings come as flags: pci=realloc is the guest's.
     args=()
     [ -z "${VF[realloc]}" ] || args+=(--realloc)
     for src in proxmox libvirt; do
+        [ $src = proxmox ] && [ "$(sc "$n" plan_as)" = libvirt ] && continue
         if [ $src = proxmox ]; then
             set -- --proxmox 900
         else

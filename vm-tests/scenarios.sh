@@ -73,7 +73,10 @@
 # `gpu-preflight plan` runs before every boot with the same configuration
 # as flags (vm-tests/plan.sh); its prediction must match the boot:
 #   plan_as   yes: also as a Proxmox VM config and a libvirt domain XML on
-#             a fake host tree built by the test
+#             a fake host tree built by the test; libvirt: the domain XML
+#             only, where qemu-server would lay the VM out otherwise than
+#             the scenario's command line (its own ports and bridges,
+#             whose reservations share the window: plan models them)
 #   plan_miss why the predicted count of GPUs left unassigned may differ
 #             from the boot's (a wrong `ok` always fails)
 
@@ -225,7 +228,7 @@ scenario ovmf-40bit-8x128g loop=yes gens=itools \
   args="$sel8" verdict=fail diagnosis=phys_bits_too_small \
   unassigned=0000:01:00.0,0000:02:00.0,0000:03:00.0,0000:04:00.0,0000:05:00.0,0000:06:00.0,0000:07:00.0,0000:08:00.0 \
   hints=cpu-phys-bits
-scenario ovmf-intel-40bit-8x32g loop=yes gens=itools plan_as=yes \
+scenario ovmf-intel-40bit-8x32g loop=yes gens=itools plan_as=libvirt \
   fw=ovmf cpu=qemu64,vendor=GenuineIntel gpus=8x32G \
   observed='OVMF does not trust 40 bits from an Intel vCPU: its classic 32 GiB window' \
   args="$sel8" verdict=fail diagnosis=window_too_small \
