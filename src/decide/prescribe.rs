@@ -675,17 +675,8 @@ mod tests {
         // four ports SeaBIOS left above 2 TiB itself and the other four
         // are misaligned in their windows (4 of 8, firmware_left_unassigned);
         // 41 bits with pci=realloc: 8 of 8. 42 and 44 bits: 1 of 8, 46: 2.
-        let fw = Firmware::SeaBios(crate::decide::window::SeabiosRules::of(
-            crate::decide::window::SeabiosVersion(1, 16, 3),
-        ));
         // The lab's guests boot with mem=1G.
-        let setup = Setup {
-            ram_end: crate::decide::window::ram_end(Machine::Q35, 64 * GIB),
-            guest_mem: Some(GIB),
-            ..Setup::q35(fw, 40, CpuVendor::Amd)
-        };
-        let g = vec![GpuBars::port(vec![128 * GIB, 32 << 20]); 8];
-        let m = Model::new(setup, g, false).unwrap();
+        let m = seed();
         assert_eq!(m.predict(&m.setup, false).unwrap().unassigned, 8);
         let at = |bits, realloc| {
             let next = Setup {
