@@ -46,6 +46,15 @@ pub(crate) struct Left {
     /// A device's BAR, not a bridge's window: the kernel may put it back
     /// where the firmware left it (`revert`).
     pub bar: bool,
+    /// The GPUs' BARs inside a bridge's window as they read back: (GPU,
+    /// address, size). Known for SeaBIOS's windows; what the kernel keeps
+    /// of a window it clips (`claim`).
+    pub bars: Vec<(usize, u64, u64)>,
+    /// A bridge that decodes subtractively (q35's DMI-to-PCI bridge): the
+    /// windows behind it, each with its GPUs and the window the kernel
+    /// gives it. When the bridge's own window finds no room, they take
+    /// from the root window one by one (`assign`).
+    pub parts: Vec<(Vec<usize>, Option<Block>)>,
 }
 
 impl Left {
@@ -63,7 +72,21 @@ impl Left {
             gpus,
             kernel,
             bar: false,
+            bars: Vec::new(),
+            parts: Vec::new(),
         }
+    }
+
+    /// The window with the GPUs' BARs in it: (GPU, address, size).
+    pub(crate) fn with_bars(mut self, bars: Vec<(usize, u64, u64)>) -> Left {
+        self.bars = bars;
+        self
+    }
+
+    /// The windows behind a subtractively decoding bridge (`parts`).
+    pub(crate) fn with_parts(mut self, parts: Vec<(Vec<usize>, Option<Block>)>) -> Left {
+        self.parts = parts;
+        self
     }
 
     /// A 64-bit BAR of a bus-0 device written with `at`: it reads back
@@ -83,6 +106,8 @@ impl Left {
             gpus,
             kernel: Block::bar(size),
             bar: true,
+            bars: Vec::new(),
+            parts: Vec::new(),
         }
     }
 }
@@ -195,59 +220,125 @@ pub(crate) fn place(
         }
     };
     keep_out(&mut free);
-    // A window over the RAM the kernel uses conflicts and is not claimed
-    // (campaign record 0048, 128 GiB of RAM but mem=1G: a BAR wrapped to
-    // 128 GiB, over RAM the kernel does not use, is kept). A reserved range
-    // does not stop a claim (FIELD-NOTES §2: SeaBIOS 1.16.2 at 40 bits, the
-    // BAR at 896 GiB over QEMU's HT range kept), but the kernel places
-    // nothing new there (lab: the seed case at 41 bits skipped it).
-    let claimable = |l: &Left| {
-        l.range.is_some_and(|(s, e)| {
-            s >= crs.start
-                && e > s
-                && e - 1 <= crs.end
-                && !ram.iter().any(|(a, b)| s < *b && e > *a)
-        })
-    };
-    for l in left.iter().filter(|l| claimable(l)) {
-        let (s, e) = l.range.expect("claimable");
-        free.take(s, e);
+    // What the kernel claims of each window (`claim`).
+    let claims: Vec<Option<(u64, u64)>> = left.iter().map(|l| claim(l, crs, ram)).collect();
+    let claimable = |w: usize| claims[w].is_some();
+    for (s, e) in claims.iter().flatten() {
+        free.take(*s, *e);
     }
     // Round 1: the windows it could not claim. A GPU is placed when the
     // firmware's placement of it works and none of its windows failed.
     let unclaimed: Vec<usize> = (0..left.len())
-        .filter(|w| !claimable(&left[*w]) && !left[*w].gpus.is_empty())
+        .filter(|w| !claimable(*w) && !left[*w].gpus.is_empty())
         .collect();
     let mut reverted = Vec::new();
-    let mut revert_failed = |failed: Vec<usize>| -> Vec<usize> {
+    let mut revert_failed = |failed: Vec<Lost>| -> Vec<Lost> {
         failed
             .into_iter()
-            .filter(|w| !revert(&left[*w], crs, ram, reserved, addressable, &mut reverted))
+            .filter(|(w, _)| !revert(&left[*w], crs, ram, reserved, addressable, &mut reverted))
             .collect()
     };
     let failed1 = revert_failed(assign(&mut free, left, &unclaimed));
     let mut placed = usable.to_vec();
     settle(&mut placed, left, &unclaimed, &failed1);
+    for (w, l) in left.iter().enumerate() {
+        match claims[w] {
+            Some(part) if Some(part) != l.range => {
+                for (g, kept) in clipped(l, part) {
+                    if let Some(p) = placed.get_mut(g) {
+                        *p = kept.unwrap_or(*p);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let without_realloc = placed.clone();
     // Round 2, realloc: the claimed windows of the GPUs still short are
     // released, and they and round 1's failures are placed again in what
     // is free (never over RAM or a reserved range).
     let short = |g: &usize| *g < n && !placed[*g];
     let mut redo: Vec<usize> = (0..left.len())
-        .filter(|w| claimable(&left[*w]) && left[*w].gpus.iter().any(short))
+        .filter(|w| claimable(*w) && left[*w].gpus.iter().any(short))
         .collect();
     for &w in &redo {
-        let (s, e) = left[w].range.expect("claimable");
+        let (s, e) = claims[w].expect("claimable");
         free.give(s, e);
     }
     keep_out(&mut free);
-    redo.extend(failed1.iter().copied());
+    redo.extend(failed1.iter().map(|(w, _)| *w));
     let failed2 = revert_failed(assign(&mut free, left, &redo));
     settle(&mut placed, left, &redo, &failed2);
     Placed {
         without_realloc,
         with_realloc: placed,
     }
+}
+
+/// What the kernel claims of a window the firmware left, [start, end):
+/// all of it when it lies in the root window and off the RAM the kernel
+/// uses (a reserved range does not stop a claim: FIELD-NOTES §2, SeaBIOS
+/// 1.16.2 at 40 bits, the BAR at 896 GiB over QEMU's HT range kept; campaign
+/// record 0048, 128 GiB of RAM but mem=1G: a BAR wrapped to 128 GiB, over
+/// RAM the kernel does not use, kept). A bridge's window that lies only
+/// partly in the root window is clipped to that part and claimed
+/// (drivers/pci/pci.c `pci_bus_clip_resource`, called by setup-bus.c
+/// `pci_claim_bridge_resource`, Linux 6.1; the log says "clipped to").
+/// Campaign seed 20261203 record 0148: SeaBIOS 1.16.3, i440fx, 40 bits, a
+/// bridge's window at 256 GiB - 1.25 TiB clipped to end at 1 TiB. Only a
+/// window whose BARs are known is clipped here (`Left::bars`).
+fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
+    let (s, e) = l.range?;
+    let top = crs.end.saturating_add(1);
+    let on_ram = |a: u64, b: u64| ram.iter().any(|(x, y)| a < *y && b > *x);
+    if s >= crs.start && e > s && e <= top {
+        return (!on_ram(s, e)).then_some((s, e));
+    }
+    // x86 claims no window from 0 (arch/x86/pci/i386.c
+    // `pcibios_allocate_bridge_resources`: `!r->start` invalidates it;
+    // record 0074, a window at 0-384 GiB dropped, not clipped), and the
+    // clip takes the first root window the window overlaps: below 4 GiB
+    // that is a 32-bit one, not modelled.
+    if l.bar || l.bars.is_empty() || s < FOUR_GIB {
+        return None;
+    }
+    let (cs, ce) = (s.max(crs.start), e.min(top));
+    (cs < ce && !on_ram(cs, ce)).then_some((cs, ce))
+}
+
+/// The GPUs of a window clipped to `part`: `Some(true)` for one whose BARs
+/// all end up in it, `Some(false)` for one that loses a BAR, `None` for
+/// one with nothing outside (its fate is the firmware's placement). The
+/// BARs outside are placed again in what the kept ones leave free of the
+/// part, most aligned first, equals in GPU order (they are assigned under
+/// the bridge, whose window the claim fixed). Record 0148: the part holds
+/// three 256 GiB BARs and nothing more; each GPU's 32 MiB BAR left past
+/// 1 TiB finds no room ("can't assign; no space"), and no GPU is placed.
+fn clipped(l: &Left, (cs, ce): (u64, u64)) -> Vec<(usize, Option<bool>)> {
+    let inside = |at: u64, size: u64| at >= cs && at.checked_add(size).is_some_and(|e| e <= ce);
+    let mut free = Free(vec![(cs, ce)], 0);
+    let mut out_bars: Vec<(usize, u64)> = Vec::new();
+    for &(g, at, size) in &l.bars {
+        if inside(at, size) {
+            free.take(at, at + size);
+        } else {
+            out_bars.push((g, size));
+        }
+    }
+    out_bars.sort_by_key(|(g, size)| (std::cmp::Reverse(*size), *g));
+    let mut lost: Vec<usize> = Vec::new();
+    for (g, size) in &out_bars {
+        if Block::bar(*size).and_then(|b| free.alloc(b)).is_none() {
+            lost.push(*g);
+        }
+    }
+    l.gpus
+        .iter()
+        .map(|g| {
+            let moved = out_bars.iter().any(|(o, _)| o == g);
+            (*g, moved.then_some(!lost.contains(g)))
+        })
+        .collect()
 }
 
 /// A bus-0 BAR the kernel could neither claim nor place in its window
@@ -291,25 +382,41 @@ fn revert(
     true
 }
 
+/// A window that found no room, and the GPUs in it left without a place
+/// (all of them, unless parts of a subtractive bridge found room).
+type Lost = (usize, Vec<usize>);
+
 /// After a round that placed `windows`: a GPU with a window among them is
-/// placed exactly when none of its windows there failed; the others keep
+/// placed exactly when none of its windows there lost it; the others keep
 /// what they had.
-fn settle(placed: &mut [bool], left: &[Left], windows: &[usize], failed: &[usize]) {
+fn settle(placed: &mut [bool], left: &[Left], windows: &[usize], failed: &[Lost]) {
     for (g, p) in placed.iter_mut().enumerate() {
         let mut mine = windows
             .iter()
             .filter(|w| left[**w].gpus.contains(&g))
             .peekable();
         if mine.peek().is_some() {
-            *p = mine.all(|w| !failed.contains(w));
+            *p = mine.all(|w| !failed.iter().any(|(f, lost)| f == w && lost.contains(&g)));
         }
     }
 }
 
 /// Places the windows `todo` (indices into `left`), most aligned first,
 /// equals in device order (the firmware lists its entries in its own
-/// order: by the first GPU in each); returns those that found no room.
-fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<usize> {
+/// order: by the first GPU in each); returns those that found no room,
+/// with the GPUs each leaves without a place.
+///
+/// A subtractively decoding bridge whose own window finds no room still
+/// has its children placed: their windows take from the bus's resources,
+/// which are the root windows (drivers/pci/setup-bus.c, Linux 6.1: the
+/// bridge's children are assigned after it whatever its outcome, and
+/// `pci_bus_alloc_resource` walks the bus's resources, the parent's ones
+/// included for a subtractive bridge). Campaign seed 20261203 record 0134
+/// (SeaBIOS 1.16.3, q35, Proxmox's `pcie=0` bridges behind the DMI bridge,
+/// 7 x 16 GiB, realloc): the third try releases the DMI bridge's window,
+/// 136 GiB finds no room in 116 GiB, then pci.0's 72 GiB window is
+/// assigned at the root window's start and pci.2's 56 GiB is not: 4 of 7.
+fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<Lost> {
     let mut todo = todo.to_vec();
     todo.sort_by_key(|w| {
         (
@@ -317,9 +424,31 @@ fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<usize> {
             left[*w].gpus.first().copied().unwrap_or(usize::MAX),
         )
     });
-    todo.into_iter()
-        .filter(|w| left[*w].kernel.and_then(|b| free.alloc(b)).is_none())
-        .collect()
+    let mut lost = Vec::new();
+    for w in todo {
+        let l = &left[w];
+        if l.kernel.and_then(|b| free.alloc(b)).is_some() {
+            continue;
+        }
+        if l.parts.is_empty() {
+            lost.push((w, l.gpus.clone()));
+            continue;
+        }
+        let mut parts: Vec<&(Vec<usize>, Option<Block>)> = l.parts.iter().collect();
+        parts.sort_by_key(|(gpus, b)| {
+            (
+                std::cmp::Reverse(b.map_or(0, |b| b.align)),
+                gpus.first().copied().unwrap_or(usize::MAX),
+            )
+        });
+        let out: Vec<usize> = parts
+            .into_iter()
+            .filter(|(_, b)| b.and_then(|b| free.alloc(b)).is_none())
+            .flat_map(|(gpus, _)| gpus.iter().copied())
+            .collect();
+        lost.push((w, out));
+    }
+    lost
 }
 
 #[cfg(test)]
@@ -506,5 +635,72 @@ mod tests {
         let twice = vec![Left::bar(2 * b, b, vec![0]), Left::bar(2 * b, b, vec![1])];
         let p = place(crs, &twice, &[false; 2], &ram, &ht, u64::MAX);
         assert_eq!(p.without_realloc, [true, false]);
+    }
+
+    /// Campaign seed 20261203 record 0148 (SeaBIOS 1.16.3, i440fx, 40
+    /// bits, 7 x (256 GiB + 32 MiB)): pci.2's window at 256 GiB - 1.25 TiB
+    /// is clipped to end at 1 TiB; its three big BARs stay, the 32 MiB
+    /// ones past 1 TiB find no room in it, and no GPU of it is placed.
+    /// With room left in the part they go there; a window from 0 is not
+    /// clipped at all (record 0074).
+    #[test]
+    fn a_window_past_the_root_window_is_clipped_and_keeps_what_is_in_it() {
+        let t = 1u64 << 40;
+        let bars = |n: u64| -> Vec<(usize, u64, u64)> {
+            let mut v: Vec<_> = (0..n)
+                .map(|i| (i as usize, (1 + i) * 256 * GIB, 256 * GIB))
+                .collect();
+            v.extend((0..n).map(|i| (i as usize, t + i * (32 << 20), 32 << 20)));
+            v
+        };
+        let crs = Range::new(9 * GIB, t - 1);
+        let w = |n: u64| {
+            Left::window(256 * GIB, t, (0..n as usize).collect(), Block::bar(t)).with_bars(bars(n))
+        };
+        let p = place(crs, &[w(3)], &[false; 3], &[(0, GIB)], &[], t);
+        assert_eq!(p.without_realloc, [false; 3]);
+        let p = place(crs, &[w(2)], &[false; 2], &[(0, GIB)], &[], t);
+        assert_eq!(p.without_realloc, [true; 2]);
+        // Without the BARs known, nothing is clipped: placed again whole.
+        let bare = vec![Left::window(
+            256 * GIB,
+            t,
+            vec![0, 1],
+            Block::bar(512 * GIB),
+        )];
+        let p = place(crs, &bare, &[false; 2], &[(0, GIB)], &[], t);
+        assert_eq!(p.without_realloc, [true; 2]);
+        let from0 = [Left::window(0, 384 * GIB, vec![0], None).with_bars(vec![(0, 0, 128 * GIB)])];
+        assert_eq!(claim(&from0[0], crs, &[]), None);
+    }
+
+    /// Campaign seed 20261203 record 0134 (SeaBIOS 1.16.3, q35, Proxmox's
+    /// bridges behind the DMI bridge, 7 x 16 GiB, realloc, a 116 GiB root
+    /// window): the DMI bridge's 136 GiB finds no room, its children take
+    /// from the root window: pci.0's 72 GiB fits, pci.2's 56 GiB does not.
+    #[test]
+    fn a_subtractive_bridges_children_take_from_the_root_window() {
+        let base = 768 * GIB;
+        let b = |size: u64, align: u64| Some(Block { size, align });
+        let dmi = |parts: bool| {
+            let w = Left::window(base, 114 * GIB, (0..7).collect(), b(136 * GIB, 16 * GIB));
+            if parts {
+                w.with_parts(vec![
+                    ((0..4).collect(), b(72 * GIB, 16 * GIB)),
+                    (Vec::new(), b(GIB / 2, GIB / 2)),
+                    ((4..7).collect(), b(56 * GIB, 16 * GIB)),
+                    (Vec::new(), b(GIB / 2, GIB / 2)),
+                ])
+            } else {
+                w
+            }
+        };
+        let crs = Range::new(base, base + 116 * GIB - 1);
+        let usable = [true, true, true, true, false, false, false];
+        let p = place(crs, &[dmi(true)], &usable, &[], &[], 1 << 40);
+        assert_eq!(p.without_realloc, usable);
+        assert_eq!(p.with_realloc, usable);
+        let p = place(crs, &[dmi(false)], &usable, &[], &[], 1 << 40);
+        assert_eq!(p.with_realloc, [false; 7]);
     }
 }

@@ -41,6 +41,9 @@ struct Entry {
     kernel: Option<Block>,
     /// A BAR of a bus-0 device, not a bridge's window.
     bar: bool,
+    /// A bridge that decodes subtractively (q35's DMI-to-PCI bridge): the
+    /// windows behind it, each its GPUs and kernel size (`Left::parts`).
+    parts: Vec<(Vec<usize>, Option<Block>)>,
 }
 
 /// SeaBIOS's order of a bus's entries (pci_region_create_entry): by
@@ -97,6 +100,7 @@ fn bridge_entry(bars: Vec<(usize, u64)>, rules: SeabiosRules, pad: bool, top: u6
         bars,
         kernel,
         bar: false,
+        parts: Vec::new(),
     }
 }
 
@@ -119,6 +123,15 @@ fn nest_entry(children: Vec<Entry>) -> Entry {
         .max(BRIDGE_MEM_MIN);
     let sum = children.iter().fold(0u64, |a, c| a.wrapping_add(c.size));
     let kernel = children.iter().filter_map(|c| c.kernel).collect::<Vec<_>>();
+    let parts = children
+        .iter()
+        .map(|c| {
+            let mut gpus: Vec<usize> = c.bars.iter().map(|(i, _, _)| *i).collect();
+            gpus.sort_unstable();
+            gpus.dedup();
+            (gpus, c.kernel)
+        })
+        .collect();
     let mut at = 0u64;
     let mut bars = Vec::new();
     for c in &children {
@@ -131,6 +144,7 @@ fn nest_entry(children: Vec<Entry>) -> Entry {
         bars,
         kernel: kernel_bridge_window(&kernel),
         bar: false,
+        parts,
     }
 }
 
@@ -176,6 +190,7 @@ pub(super) fn boot(
         bars: vec![(i, b, 0)],
         kernel: Block::bar(b),
         bar: true,
+        parts: Vec::new(),
     };
     let mut entries: Vec<Entry> = Vec::new();
     for (i, g) in gpus.iter().enumerate() {
@@ -334,7 +349,16 @@ pub(super) fn boot(
         let read = |at: u64, size: u64| at & !(bar_align(size) - 1);
         let l = match e.bars.as_slice() {
             [(_, size, _)] if e.bar => Left::bar(cur, *size, members),
-            _ => Left::window(cur, e.size, members, e.kernel),
+            _ => Left::window(cur, e.size, members, e.kernel)
+                .with_bars(
+                    e.bars
+                        .iter()
+                        .map(|(i, size, offset)| {
+                            (*i, read(cur.wrapping_add(*offset), *size), *size)
+                        })
+                        .collect(),
+                )
+                .with_parts(e.parts.clone()),
         };
         let range = l.range;
         left.push(l);
