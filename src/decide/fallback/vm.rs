@@ -134,17 +134,33 @@ pub(super) fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
     }
 }
 
+/// VMware: EFI first where the VM boots with legacy BIOS, and where the
+/// text does not show its firmware: a VM that powered on has passed
+/// VMware's own check of its passthrough MMIO against the 64-bit MMIO
+/// settings (the power-on fails otherwise, "PCIPassthru: total number of
+/// pages needed ... exceeds limit", corpus 144 and 145), so a GPU BAR the
+/// guest's firmware left unassigned points at the firmware: the legacy
+/// BIOS maps no 64-bit BAR of this size (corpus 184, a P40 on a BIOS VM,
+/// fixed by EFI). Where EFI is seen, the MMIO size is the step.
 pub(super) fn vmware(c: &Ctx) -> Vec<Hint> {
     let mut out = Vec::new();
-    if c.ev.firmware.legacy_bios() {
+    let legacy = c.ev.firmware.legacy_bios();
+    // A host log's refusal is the power-on failing: the settings first.
+    let booted = !matches!(c.d.case, Case::Host { .. });
+    if legacy || (booted && c.ev.firmware.kind() == FirmwareKind::Unknown) {
         let change = Change {
             boot_firmware: Some(BootFirmware::Efi),
             ..Change::default()
         };
+        let firmware = if legacy {
+            "This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware."
+        } else {
+            "The text does not show the VM's firmware. The VM powered on, so VMware accepted its MMIO settings (it refuses to power on a VM whose passthrough BARs exceed them); a BAR the guest's firmware left unassigned then points at a legacy BIOS, which places no 64-bit BAR of this size (in the guest, no /sys/firmware/efi means BIOS). With BIOS:"
+        };
         out.push(Hint::new(
             HintId::VmwareEfi,
             format!(
-                "{} This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware. \
+                "{} {firmware} \
                  {} (the guest's boot loader must be an EFI one: convert the disk to GPT or reinstall the boot loader).",
                 c.why,
                 syntax::instruction(Hypervisor::Vmware, &change)
