@@ -344,7 +344,8 @@ fn the_platform_told_decides_the_first_hint_and_the_text_lead_names_both_when_un
     for (told, first) in [
         ("bare-metal", "firmware-above-4g"),
         ("qemu", "ovmf-mmio64-aperture"),
-        ("vmware", "vmware-64bit-mmio"),
+        // The text shows no firmware; the VM powered on (fallback/vm.rs).
+        ("vmware", "vmware-efi"),
         ("hyperv", "hyperv-mmio"),
     ] {
         let (code, v, _) = explain_with(log, &["--format", "json", "--platform", told]);
@@ -406,4 +407,30 @@ fn a_root_window_to_the_top_of_the_address_space_is_sized_not_overflowed() {
         v["capacity"]["window_origin"]["hole64_bytes"].as_u64(),
         Some(u64::MAX - 0x8_0000_0000 + 1)
     );
+}
+
+/// VMware: EFI first only where the guest booted and its firmware is not
+/// shown; an EFI banner, or VMware's own power-on refusal anywhere in the
+/// paste, puts the 64-bit MMIO size first (fallback/vm.rs `vmware`).
+#[test]
+fn vmware_puts_efi_first_only_for_a_booted_guest_of_unknown_firmware() {
+    let nvrm = "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0 (PCI:0000:0b:00.0)\n";
+    let efi = format!(
+        "DMI: VMware, Inc. VMware20,1/440BX Desktop Reference Platform, BIOS VMW201.00V.21805430.B64.2305221830 05/22/2023\nefi: EFI v2.7 by VMware, Inc.\n{nvrm}"
+    );
+    let bios = format!(
+        "DMI: VMware, Inc. VMware Virtual Platform/440BX Desktop Reference Platform, BIOS 6.00 11/12/2020\n{nvrm}"
+    );
+    let refused = "2022-04-22T03:04:15.771Z| vmx| | I005: PCIPassthru: total number of pages needed (4206594) exceeds limit (917504), failing\n";
+    let mixed = format!("{refused}{nvrm}");
+    for (text, first) in [
+        (nvrm.to_string(), "vmware-efi"),
+        (bios, "vmware-efi"),
+        (efi, "vmware-64bit-mmio"),
+        (refused.to_string(), "vmware-64bit-mmio"),
+        (mixed, "vmware-64bit-mmio"),
+    ] {
+        let (_, v, _) = explain_with(&text, &["--format", "json", "--platform", "vmware"]);
+        assert_eq!(v["hints"][0]["id"], first, "{text}");
+    }
 }

@@ -63,8 +63,19 @@ fn every_unknown_failure_gets_next_steps_ranked_for_its_platform() {
             ],
         ),
         (
-            "a VMware guest",
+            "a VMware guest, its firmware not shown",
             nvrm_only(s(|s| s.hypervisor_line = Some("VMware".into())), false),
+            vec![HintId::VmwareEfi, HintId::Vmware64bitMmio],
+        ),
+        (
+            "a VMware guest booted by EFI",
+            nvrm_only(
+                s(|s| {
+                    s.hypervisor_line = Some("VMware".into());
+                    s.efi_by = Some("VMware, Inc.".into());
+                }),
+                false,
+            ),
             vec![HintId::Vmware64bitMmio],
         ),
         (

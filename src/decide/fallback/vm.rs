@@ -9,6 +9,7 @@ use crate::decide::sizing::{bits_for, recommended_window};
 use crate::decide::space;
 use crate::decide::syntax::{self, Hypervisor};
 use crate::model::platform::{FirmwareKind, QemuMachine};
+use crate::parse::hypervisor::HostMessage;
 
 pub(super) fn vm(c: &Ctx) -> Vec<Hint> {
     let mut out = Vec::new();
@@ -145,8 +146,13 @@ pub(super) fn qemu_window(c: &Ctx, branch: &str) -> Vec<Hint> {
 pub(super) fn vmware(c: &Ctx) -> Vec<Hint> {
     let mut out = Vec::new();
     let legacy = c.ev.firmware.legacy_bios();
-    // A host log's refusal is the power-on failing: the settings first.
-    let booted = !matches!(c.d.case, Case::Host { .. });
+    // VMware's refusal in the text is the power-on failing: the MMIO
+    // settings first, whatever else the paste holds.
+    let booted = !c
+        .ev
+        .host_messages
+        .iter()
+        .any(|m| matches!(m, HostMessage::VmwarePages { .. }));
     if legacy || (booted && c.ev.firmware.kind() == FirmwareKind::Unknown) {
         let change = Change {
             boot_firmware: Some(BootFirmware::Efi),
@@ -155,7 +161,7 @@ pub(super) fn vmware(c: &Ctx) -> Vec<Hint> {
         let firmware = if legacy {
             "This VM boots with legacy BIOS, which places no 64-bit BAR of this size; VMware's 64-bit MMIO settings need EFI firmware."
         } else {
-            "The text does not show the VM's firmware. The VM powered on, so VMware accepted its MMIO settings (it refuses to power on a VM whose passthrough BARs exceed them); a BAR the guest's firmware left unassigned then points at a legacy BIOS, which places no 64-bit BAR of this size (in the guest, no /sys/firmware/efi means BIOS). With BIOS:"
+            "The text does not show the VM's firmware. The VM powered on, so VMware accepted its MMIO total (it refuses to power on a VM whose passthrough BARs exceed it); a BAR left unassigned then most likely means a legacy BIOS, which places no 64-bit BAR of this size. Check in the guest: no /sys/firmware/efi means BIOS. If BIOS:"
         };
         out.push(Hint::new(
             HintId::VmwareEfi,

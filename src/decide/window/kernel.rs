@@ -235,7 +235,7 @@ pub(crate) fn place(
     let mut revert_failed = |failed: Vec<Lost>| -> Vec<Lost> {
         failed
             .into_iter()
-            .filter(|(w, _)| !revert(&left[*w], crs, ram, reserved, addressable, &mut reverted))
+            .filter(|(w, _, _)| !revert(&left[*w], crs, ram, reserved, addressable, &mut reverted))
             .collect()
     };
     let failed1 = revert_failed(assign(&mut free, left, &unclaimed));
@@ -265,8 +265,15 @@ pub(crate) fn place(
         let (s, e) = claims[w].expect("claimable");
         free.give(s, e);
     }
+    // What round 1 gave the parts of a failed subtractive bridge is
+    // released with it.
+    for (_, _, taken) in &failed1 {
+        for (s, e) in taken {
+            free.give(*s, *e);
+        }
+    }
     keep_out(&mut free);
-    redo.extend(failed1.iter().map(|(w, _)| *w));
+    redo.extend(failed1.iter().map(|(w, _, _)| *w));
     let failed2 = revert_failed(assign(&mut free, left, &redo));
     settle(&mut placed, left, &redo, &failed2);
     Placed {
@@ -282,7 +289,7 @@ pub(crate) fn place(
 /// record 0048, 128 GiB of RAM but mem=1G: a BAR wrapped to 128 GiB, over
 /// RAM the kernel does not use, kept). A bridge's window that lies only
 /// partly in the root window is clipped to that part and claimed
-/// (drivers/pci/pci.c `pci_bus_clip_resource`, called by setup-bus.c
+/// (drivers/pci/bus.c `pci_bus_clip_resource`, called by setup-bus.c
 /// `pci_claim_bridge_resource`, Linux 6.1; the log says "clipped to").
 /// Campaign seed 20261203 record 0148: SeaBIOS 1.16.3, i440fx, 40 bits, a
 /// bridge's window at 256 GiB - 1.25 TiB clipped to end at 1 TiB. Only a
@@ -299,7 +306,9 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
     // record 0074, a window at 0-384 GiB dropped, not clipped), and the
     // clip takes the first root window the window overlaps: below 4 GiB
     // that is a 32-bit one, not modelled.
-    if l.bar || l.bars.is_empty() || s < FOUR_GIB {
+    // A subtractive bridge's window is not clipped here: its children
+    // are claimed one by one (not modelled; `parts` has no ranges).
+    if l.bar || l.bars.is_empty() || !l.parts.is_empty() || s < FOUR_GIB {
         return None;
     }
     let (cs, ce) = (s.max(crs.start), e.min(top));
@@ -382,9 +391,10 @@ fn revert(
     true
 }
 
-/// A window that found no room, and the GPUs in it left without a place
-/// (all of them, unless parts of a subtractive bridge found room).
-type Lost = (usize, Vec<usize>);
+/// A window that found no room, the GPUs in it left without a place (all
+/// of them, unless parts of a subtractive bridge found room), and the
+/// ranges those parts took.
+type Lost = (usize, Vec<usize>, Vec<(u64, u64)>);
 
 /// After a round that placed `windows`: a GPU with a window among them is
 /// placed exactly when none of its windows there lost it; the others keep
@@ -396,7 +406,11 @@ fn settle(placed: &mut [bool], left: &[Left], windows: &[usize], failed: &[Lost]
             .filter(|w| left[**w].gpus.contains(&g))
             .peekable();
         if mine.peek().is_some() {
-            *p = mine.all(|w| !failed.iter().any(|(f, lost)| f == w && lost.contains(&g)));
+            *p = mine.all(|w| {
+                !failed
+                    .iter()
+                    .any(|(f, lost, _)| f == w && lost.contains(&g))
+            });
         }
     }
 }
@@ -424,29 +438,35 @@ fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<Lost> {
             left[*w].gpus.first().copied().unwrap_or(usize::MAX),
         )
     });
-    let mut lost = Vec::new();
+    let mut lost: Vec<Lost> = Vec::new();
     for w in todo {
         let l = &left[w];
-        if l.kernel.and_then(|b| free.alloc(b)).is_some() {
-            continue;
+        if l.kernel.and_then(|b| free.alloc(b)).is_none() {
+            lost.push((w, l.gpus.clone(), Vec::new()));
         }
-        if l.parts.is_empty() {
-            lost.push((w, l.gpus.clone()));
-            continue;
-        }
-        let mut parts: Vec<&(Vec<usize>, Option<Block>)> = l.parts.iter().collect();
+    }
+    // The children of a subtractive bridge whose window found no room are
+    // assigned after every window of the root bus (the kernel assigns a
+    // bus's own resources, then recurses into the buses below).
+    for (w, out, taken) in lost
+        .iter_mut()
+        .filter(|(w, _, _)| !left[*w].parts.is_empty())
+    {
+        let mut parts: Vec<&(Vec<usize>, Option<Block>)> = left[*w].parts.iter().collect();
         parts.sort_by_key(|(gpus, b)| {
             (
                 std::cmp::Reverse(b.map_or(0, |b| b.align)),
                 gpus.first().copied().unwrap_or(usize::MAX),
             )
         });
-        let out: Vec<usize> = parts
-            .into_iter()
-            .filter(|(_, b)| b.and_then(|b| free.alloc(b)).is_none())
-            .flat_map(|(gpus, _)| gpus.iter().copied())
-            .collect();
-        lost.push((w, out));
+        out.clear();
+        for (gpus, b) in parts {
+            match b.and_then(|b| free.alloc(b).map(|at| (at, b.size))) {
+                Some((at, size)) if at != 0 => taken.push((at, at + size)),
+                Some(_) => {}
+                None => out.extend(gpus.iter().copied()),
+            }
+        }
     }
     lost
 }
@@ -657,6 +677,7 @@ mod tests {
         let w = |n: u64| {
             Left::window(256 * GIB, t, (0..n as usize).collect(), Block::bar(t)).with_bars(bars(n))
         };
+        assert_eq!(claim(&w(3), crs, &[]), Some((256 * GIB, t)));
         let p = place(crs, &[w(3)], &[false; 3], &[(0, GIB)], &[], t);
         assert_eq!(p.without_realloc, [false; 3]);
         let p = place(crs, &[w(2)], &[false; 2], &[(0, GIB)], &[], t);
@@ -702,5 +723,12 @@ mod tests {
         assert_eq!(p.with_realloc, usable);
         let p = place(crs, &[dmi(false)], &usable, &[], &[], 1 << 40);
         assert_eq!(p.with_realloc, [false; 7]);
+        // Left past the root window, unclaimed: round 1 places pci.0's
+        // part, and realloc, which releases it with the bridge, again.
+        let mut far = dmi(true);
+        far.range = Some((base + 200 * GIB, base + 314 * GIB));
+        let p = place(crs, &[far], &[false; 7], &[], &[], 1 << 40);
+        assert_eq!(p.without_realloc, usable);
+        assert_eq!(p.with_realloc, usable);
     }
 }
