@@ -415,6 +415,15 @@ fn settle(placed: &mut [bool], left: &[Left], windows: &[usize], failed: &[Lost]
     }
 }
 
+/// The order the kernel assigns windows in: most aligned first, equals in
+/// device order (by the first GPU in each).
+fn kernel_order(kernel: Option<Block>, gpus: &[usize]) -> (std::cmp::Reverse<u64>, usize) {
+    (
+        std::cmp::Reverse(kernel.map_or(0, |b| b.align)),
+        gpus.first().copied().unwrap_or(usize::MAX),
+    )
+}
+
 /// Places the windows `todo` (indices into `left`), most aligned first,
 /// equals in device order (the firmware lists its entries in its own
 /// order: by the first GPU in each); returns those that found no room,
@@ -432,12 +441,7 @@ fn settle(placed: &mut [bool], left: &[Left], windows: &[usize], failed: &[Lost]
 /// assigned at the root window's start and pci.2's 56 GiB is not: 4 of 7.
 fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<Lost> {
     let mut todo = todo.to_vec();
-    todo.sort_by_key(|w| {
-        (
-            std::cmp::Reverse(left[*w].kernel.map_or(0, |b| b.align)),
-            left[*w].gpus.first().copied().unwrap_or(usize::MAX),
-        )
-    });
+    todo.sort_by_key(|w| kernel_order(left[*w].kernel, &left[*w].gpus));
     let mut lost: Vec<Lost> = Vec::new();
     for w in todo {
         let l = &left[w];
@@ -453,12 +457,7 @@ fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<Lost> {
         .filter(|(w, _, _)| !left[*w].parts.is_empty())
     {
         let mut parts: Vec<&(Vec<usize>, Option<Block>)> = left[*w].parts.iter().collect();
-        parts.sort_by_key(|(gpus, b)| {
-            (
-                std::cmp::Reverse(b.map_or(0, |b| b.align)),
-                gpus.first().copied().unwrap_or(usize::MAX),
-            )
-        });
+        parts.sort_by_key(|(gpus, b)| kernel_order(*b, gpus));
         out.clear();
         for (gpus, b) in parts {
             match b.and_then(|b| free.alloc(b).map(|at| (at, b.size))) {

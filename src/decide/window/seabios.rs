@@ -46,6 +46,16 @@ struct Entry {
     parts: Vec<(Vec<usize>, Option<Block>)>,
 }
 
+impl Entry {
+    /// The GPUs with a BAR in this entry, each once, in order.
+    fn gpus(&self) -> Vec<usize> {
+        let mut gpus: Vec<usize> = self.bars.iter().map(|(i, _, _)| *i).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        gpus
+    }
+}
+
 /// SeaBIOS's order of a bus's entries (pci_region_create_entry): by
 /// alignment, then size, both descending; an entry goes after its equals
 /// (lab: SeaBIOS 1.16.3, 8 equal ports, the GPU of bus 8 mapped lowest).
@@ -123,15 +133,7 @@ fn nest_entry(children: Vec<Entry>) -> Entry {
         .max(BRIDGE_MEM_MIN);
     let sum = children.iter().fold(0u64, |a, c| a.wrapping_add(c.size));
     let kernel = children.iter().filter_map(|c| c.kernel).collect::<Vec<_>>();
-    let parts = children
-        .iter()
-        .map(|c| {
-            let mut gpus: Vec<usize> = c.bars.iter().map(|(i, _, _)| *i).collect();
-            gpus.sort_unstable();
-            gpus.dedup();
-            (gpus, c.kernel)
-        })
-        .collect();
+    let parts = children.iter().map(|c| (c.gpus(), c.kernel)).collect();
     let mut at = 0u64;
     let mut bars = Vec::new();
     for c in &children {
@@ -338,9 +340,7 @@ pub(super) fn boot(
     }
     let mut cur = start;
     for e in &entries {
-        let mut members: Vec<usize> = e.bars.iter().map(|(i, _, _)| *i).collect();
-        members.sort_unstable();
-        members.dedup();
+        let members = e.gpus();
         // A BAR reads back aligned down to its size; QEMU takes a BAR at 0
         // as unmapped, so a bus-0 BAR there is no part of its window (lab,
         // campaign records 0024 and 0037: SeaBIOS 1.17.0 on i440fx, the
