@@ -1218,3 +1218,73 @@ fn layout_proxmox_flags_say_what_the_config_says() {
         assert_eq!(plan(&a).status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// The predicted diagnosis packs the GPUs' space as `check` packs what it
+/// reads in the guest: a bus-0 GPU's BARs one by one, a pci-bridge's GPUs
+/// in its one window, and the space reaching past the vCPU's bits is phys
+/// bits whatever the kernel tried (campaign seed 20261203 records 0205
+/// and 0001, where `check` in the guest said so).
+#[test]
+fn the_predicted_diagnosis_is_the_one_check_gives() {
+    let (_, v) = json(&[
+        "--gpus",
+        "7",
+        "--bar",
+        "128G",
+        "--bar",
+        "32M@1",
+        "--ram",
+        "32G",
+        "--firmware",
+        "seabios:1.16.3",
+        "--machine",
+        "pc",
+        "--cpu",
+        "qemu64",
+        "--cpu-vendor",
+        "intel",
+        "--phys-bits",
+        "42",
+        "--qemu",
+        "10.0.2",
+        "--layout",
+        "proxmox",
+        "--topology",
+        "bus0",
+    ]);
+    assert_eq!(v["predicted"]["diagnosis"], "firmware_left_unassigned");
+    assert_eq!(v["predicted"]["unassigned_gpus"], 3);
+    // 4 x (128 GiB + 32 MiB) on bus 0, and pci.2's window for three:
+    // 384 GiB + 96 MiB rounded up to its 64 GiB alignment.
+    assert_eq!(
+        v["capacity"]["needed_bytes"],
+        4 * ((128u64 << 30) + (32 << 20)) + (448u64 << 30)
+    );
+    let (_, v) = json(&[
+        "--gpus",
+        "7",
+        "--bar",
+        "256G",
+        "--ram",
+        "32G",
+        "--firmware",
+        "seabios:1.17.0",
+        "--machine",
+        "pc",
+        "--cpu",
+        "kvm64",
+        "--cpu-vendor",
+        "amd",
+        "--realloc",
+        "--qemu",
+        "7.2",
+        "--layout",
+        "proxmox",
+        "--topology",
+        "bus0",
+        "--device64",
+        "16K",
+    ]);
+    assert_eq!(v["predicted"]["diagnosis"], "phys_bits_too_small");
+    assert_eq!(v["predicted"]["unassigned_gpus"], 6);
+}

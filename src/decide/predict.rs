@@ -16,6 +16,10 @@ pub(crate) struct Model {
     pub firmware_gpus: Vec<GpuBars>,
     /// Each GPU's window as the kernel sizes it, in port order.
     pub kernel_gpus: Vec<Block>,
+    /// The blocks the GPUs' space is judged by (`need_blocks`): what the
+    /// diagnosis of a predicted boot packs, as `check`'s diagnosis packs
+    /// what it reads.
+    pub need: Vec<Block>,
     pub realloc: bool,
     /// Facts not in the evidence, taken at a default.
     pub assumed: Vec<&'static str>,
@@ -42,10 +46,12 @@ impl Model {
             .map(|g| kernel_window(&g.bars))
             .collect::<Option<Vec<_>>>()?;
         let boot = setup.boot(&firmware_gpus).ok();
+        let need = need_blocks(&firmware_gpus, &kernel_gpus)?;
         Some(Model {
             setup,
             firmware_gpus,
             kernel_gpus,
+            need,
             realloc,
             assumed: Vec::new(),
             boot,
@@ -78,22 +84,16 @@ impl Model {
                     unassigned: 0,
                 });
             }
-            let kind = if crs
-                .end
-                .checked_add(1)
-                .is_none_or(|e| e >= setup.addressable())
-                && !fits(&self.kernel_gpus, &[crs])
-            {
-                DiagnosisKind::PhysBitsTooSmall
-            } else {
-                DiagnosisKind::WindowTooSmall
-            };
+            // The kernel re-placed and GPUs stayed short: the window's
+            // room as the kernel finds it is what failed, unless the
+            // space reaches past the CPU (`check`: realloc active, no room
+            // left where the kernel looked).
+            let kind = self.short_kind(setup, crs);
             return Ok(Predicted {
                 kind,
                 unassigned: n - placed,
             });
         }
-        let kernel_fits = fits(&self.kernel_gpus, &[crs]);
         let unassigned = n - if realloc {
             self.realloc_placed(&boot, crs)
                 .iter()
@@ -108,17 +108,32 @@ impl Model {
                 unassigned: 0,
             });
         }
-        let limit = 1u64.checked_shl(setup.phys_bits).unwrap_or(u64::MAX);
-        let needed_end = align_up(crs.start, max_align(&self.kernel_gpus))
-            .and_then(|s| s.checked_add(packed_size(&self.kernel_gpus)?));
-        let kind = if needed_end.is_none_or(|e| e > limit) {
-            DiagnosisKind::PhysBitsTooSmall
-        } else if kernel_fits {
-            DiagnosisKind::FirmwareLeftUnassigned
-        } else {
-            DiagnosisKind::WindowTooSmall
+        let kind = match self.short_kind(setup, crs) {
+            DiagnosisKind::WindowTooSmall if fits(&self.need, &[crs]) => {
+                DiagnosisKind::FirmwareLeftUnassigned
+            }
+            k => k,
         };
         Ok(Predicted { kind, unassigned })
+    }
+
+    /// Why GPUs stay short in a boot whose kernel is offered `crs`, by the
+    /// rule `check`'s diagnosis applies to what it reads
+    /// (`diagnosis::classify`): the GPUs' space packed from the window's
+    /// start ends past what the CPU reaches: phys bits; else the window
+    /// (the caller tells a window with room the firmware left unused).
+    /// Campaign seed 20261203 record 0001 (7 x 256 GiB at 40 bits, a 2 GiB
+    /// window at 256 GiB, realloc): `check` says phys bits, which the first
+    /// hint was already.
+    fn short_kind(&self, setup: &Setup, crs: crate::model::range::Range) -> DiagnosisKind {
+        let limit = 1u64.checked_shl(setup.phys_bits).unwrap_or(u64::MAX);
+        let needed_end = align_up(crs.start, max_align(&self.need))
+            .and_then(|s| s.checked_add(packed_size(&self.need)?));
+        if needed_end.is_none_or(|e| e > limit) {
+            DiagnosisKind::PhysBitsTooSmall
+        } else {
+            DiagnosisKind::WindowTooSmall
+        }
     }
 
     /// Each GPU after `boot`: (firmware programmed it, the kernel has it
@@ -220,6 +235,42 @@ impl Model {
         }
         placed
     }
+}
+
+/// The blocks the GPUs' space is judged by, as `check` reads them
+/// (`diagnosis::bus_spaces`, `sizing::top_blocks`): a GPU on the root bus
+/// has no bridge window, so each of its BARs is a block of its own; a GPU
+/// on its own root port brings that port's window, and the GPUs behind one
+/// pci-bridge that bridge's one window for all their BARs, as the kernel
+/// sizes them. Campaign seed 20261203 record 0205 (7 x 128 GiB + 32 MiB
+/// on Proxmox's i440fx layout, four on bus 0 and three behind pci.2, 42
+/// bits, a 1 TiB window at 3 TiB): 4 x 128 GiB and pci.2's window fit,
+/// and `check` says the firmware left them (a window per GPU, 1.75 TiB,
+/// would reach past 4 TiB).
+fn need_blocks(gpus: &[GpuBars], kernel_gpus: &[Block]) -> Option<Vec<Block>> {
+    let mut out = Vec::new();
+    let mut bridges: Vec<u8> = Vec::new();
+    for (g, k) in gpus.iter().zip(kernel_gpus) {
+        match g.attach {
+            Attach::Bus0 => {
+                for b in &g.bars {
+                    out.push(Block::bar(*b)?);
+                }
+            }
+            Attach::RootPort => out.push(*k),
+            Attach::Bridge(n) if !bridges.contains(&n) => {
+                bridges.push(n);
+                let bars: Vec<Block> = gpus
+                    .iter()
+                    .filter(|o| o.attach == Attach::Bridge(n))
+                    .flat_map(|o| o.bars.iter().map(|b| Block::bar(*b)))
+                    .collect::<Option<_>>()?;
+                out.push(bridge_window(&bars)?);
+            }
+            Attach::Bridge(_) => {}
+        }
+    }
+    Some(out)
 }
 
 /// A GPU's root port window as the kernel sizes it.

@@ -157,7 +157,7 @@ fn decide(o: &PlanOptions, host: &HostEvidence) -> Result<PlanReport, PlanError>
         .ok_or_else(|| usage("a BAR size overflows"))?;
     m.assumed = Vec::new();
 
-    let needed = packed_size(&m.kernel_gpus);
+    let needed = packed_size(&m.need);
     let span = predict::span(&firmware_gpus);
     let (predicted, window) = predict::predict(&m, &setup, &firmware_gpus, o.realloc, needed);
     let target = c.target.clone().unwrap_or(VmTarget::Qemu);
