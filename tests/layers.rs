@@ -307,6 +307,7 @@ fn files_are_opened_only_where_the_machine_is_read_or_changed() {
 const DECIDE: &[&str] = &[
     "sizing",
     "host",
+    "room",
     "diagnosis",
     "hint",
     "syntax",

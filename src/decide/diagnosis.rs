@@ -12,12 +12,11 @@
 //! The sentence that explains the outcome is `summary`'s business.
 
 use crate::decide::host::{self, Shortfall, Weight};
-use crate::decide::sizing::{
-    align_up, bridge_needs, fits, max_align, packed_size, top_blocks, Block, Item,
-};
-use crate::evidence::{BridgeShort, Evidence, ShortHow};
-use crate::model::bar::{Bar, BridgeWindowKind};
-use crate::model::pci::{PciAddress, RootBus};
+use crate::decide::room::{no_room, sized_short, tight_need};
+use crate::decide::sizing::{align_up, fits, max_align, packed_size, top_blocks, Block, Item};
+use crate::evidence::{BridgeShort, Evidence};
+use crate::model::bar::Bar;
+use crate::model::pci::RootBus;
 use crate::model::platform::Platform;
 use crate::model::range::Range;
 use serde::Serialize;
@@ -126,6 +125,13 @@ pub(crate) enum Case {
     },
     /// A bridge's window is smaller than its devices need (`BridgeShort`).
     BridgeShort(BridgeShort),
+    /// The window's size has room, but what the kernel placed and keeps
+    /// there and the ranges reserved in it leave no aligned place for a
+    /// failed BAR of `bar` bytes (`no_room`); `free` bytes are left in all.
+    NoRoom {
+        bar: u64,
+        free: u64,
+    },
     /// A number is missing.
     MissingFacts {
         size: bool,
@@ -391,9 +397,12 @@ fn classify(
         }
         // The root window has room, the kernel re-placed, and a bridge
         // above a failed GPU is smaller than its GPUs need: its sizing.
-        (Some(true), Some(_)) => match sized_short(ev) {
-            Some(b) => (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(b)),
-            None => (DiagnosisKind::Unknown, Case::FitsReallocActive),
+        (Some(true), Some(_)) => match (sized_short(ev), no_room(ev)) {
+            (Some(b), _) => (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(b)),
+            (None, Some((bar, free))) => {
+                (DiagnosisKind::WindowTooSmall, Case::NoRoom { bar, free })
+            }
+            (None, None) => (DiagnosisKind::Unknown, Case::FitsReallocActive),
         },
         _ => (
             DiagnosisKind::Unknown,
@@ -403,61 +412,6 @@ fn classify(
             },
         ),
     }
-}
-
-/// A bridge above a failed GPU whose 64-bit prefetchable window (as sysfs
-/// gives it, `check`) is smaller than the GPUs' 64-bit prefetchable BARs
-/// below it need, sized as the kernel sizes bridge windows
-/// (`sizing::bridge_needs`).
-fn sized_short(ev: &Evidence) -> Option<BridgeShort> {
-    let items: Vec<Item> = ev
-        .gpus
-        .iter()
-        .flat_map(|g| {
-            g.bars
-                .iter()
-                .filter(|b| b.counts_for_window())
-                .map(move |b| (g, b))
-        })
-        .map(|(g, b)| {
-            Some(Item {
-                size: b.size?,
-                chain: g.upstream.clone(),
-                bus: g.root_bus,
-            })
-        })
-        .collect::<Option<_>>()?;
-    let needs = bridge_needs(&items)?;
-    let failed_above: Vec<PciAddress> = ev
-        .gpus
-        .iter()
-        .filter(|g| !g.ok())
-        .flat_map(|g| g.upstream.iter().copied())
-        .collect();
-    ev.bridges.iter().find_map(|(bdf, windows)| {
-        let need = needs.get(bdf)?.size;
-        let window = windows
-            .iter()
-            .filter(|w| w.kind() == BridgeWindowKind::Mem64Pref)
-            .map(|w| w.range.size())
-            .max()?;
-        (failed_above.contains(bdf) && window < need).then_some(BridgeShort {
-            bridge: *bdf,
-            window: Some(window),
-            need: Some(need),
-            how: ShortHow::Sized,
-        })
-    })
-}
-
-/// The BAR sizes alone, each rounded to 1 MiB: the least any allocator
-/// could do with.
-fn tight_need(ev: &Evidence) -> Option<u64> {
-    ev.gpus
-        .iter()
-        .flat_map(|g| g.bars.iter())
-        .filter(|b| b.counts_for_window())
-        .try_fold(0u64, |a, b| a.checked_add(align_up(b.size?, 1 << 20)?))
 }
 
 #[cfg(test)]

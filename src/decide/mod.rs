@@ -1,4 +1,5 @@
-//! Deciding: how much space the GPUs need (`sizing`), which one diagnosis
+//! Deciding: how much space the GPUs need (`sizing`) and whether the room
+//! a window has is room the kernel can use (`room`), which one diagnosis
 //! the evidence supports (`diagnosis`), the verdict and the sentence that
 //! says why (`summary`); for a QEMU guest, how its firmware makes the
 //! window (`window`), the guest as the model sees it (`predict`), what the
@@ -20,6 +21,7 @@ pub(crate) mod origin;
 pub(crate) mod p2p;
 pub(crate) mod predict;
 pub(crate) mod prescribe;
+pub(crate) mod room;
 pub(crate) mod sizing;
 pub(crate) mod space;
 pub(crate) mod summary;

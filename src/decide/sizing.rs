@@ -187,6 +187,74 @@ pub(crate) fn fits(blocks: &[Block], windows: &[Range]) -> bool {
     true
 }
 
+/// Free address space: [start, end) pieces in order, what is left of
+/// windows once what is in use is taken out. The kernel takes the lowest
+/// free place that fits a resource's alignment (kernel/resource.c
+/// `__find_resource`, Linux 6.1).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FreeSpace(pub Vec<(u64, u64)>);
+
+impl FreeSpace {
+    /// The windows, whole (a `Range` ends inclusive).
+    pub(crate) fn of(windows: &[Range]) -> FreeSpace {
+        let mut f = FreeSpace::default();
+        for w in windows {
+            f.give(w.start, w.end.saturating_add(1));
+        }
+        f
+    }
+
+    /// Takes [s, e) out.
+    pub(crate) fn take(&mut self, s: u64, e: u64) {
+        let mut out = Vec::with_capacity(self.0.len() + 1);
+        for &(a, b) in &self.0 {
+            if e <= a || s >= b {
+                out.push((a, b));
+                continue;
+            }
+            if a < s {
+                out.push((a, s));
+            }
+            if e < b {
+                out.push((e, b));
+            }
+        }
+        self.0 = out;
+    }
+
+    /// Gives [s, e) back.
+    pub(crate) fn give(&mut self, s: u64, e: u64) {
+        self.0.push((s, e));
+        self.0.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
+        for (a, b) in self.0.drain(..) {
+            match out.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => out.push((a, b)),
+            }
+        }
+        self.0 = out;
+    }
+
+    /// The lowest place for the block, taken.
+    pub(crate) fn alloc(&mut self, b: Block) -> Option<u64> {
+        let at = self.0.iter().find_map(|&(a, e)| {
+            let s = align_up(a, b.align)?;
+            (s.checked_add(b.size)? <= e).then_some(s)
+        })?;
+        self.take(at, at + b.size);
+        Some(at)
+    }
+
+    /// All of it, in bytes.
+    pub(crate) fn total(&self) -> u64 {
+        self.0
+            .iter()
+            .map(|(a, b)| b - a)
+            .fold(0, u64::saturating_add)
+    }
+}
+
 /// A window size to recommend where the model cannot compute one: twice
 /// the need, as a power of two in GiB.
 pub(crate) fn recommended_window(needed: u64) -> u64 {

@@ -129,6 +129,11 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::Fits => format!(
             "{unassigned}: the {win} 64-bit window has room for the {need} the GPUs need; the firmware did not place them and the kernel was not asked to (pci=realloc is off)"
         ),
+        Case::NoRoom { bar, free } => format!(
+            "{unassigned}: the {win} window would have room for the {need} needed, but what the kernel placed there and the ranges reserved in it leave {} free in pieces, none with an aligned place for a {} BAR, even with pci=realloc",
+            human(free),
+            human(bar)
+        ),
         Case::FitsReallocActive => format!(
             "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"
         ),

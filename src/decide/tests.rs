@@ -1012,3 +1012,46 @@ fn check_reports_a_bridge_window_smaller_than_its_gpus_need() {
     let d = diagnose(&with_window(256 * GIB));
     assert_eq!(d.case, Case::FitsReallocActive, "{d:?}");
 }
+
+#[test]
+fn a_window_with_room_but_no_aligned_place_left_is_too_small() {
+    use crate::model::range::Range;
+    // Two 128 GiB BARs on the root bus in an 896 GiB window, realloc on;
+    // one placed at 512 GiB. Small ranges the kernel placed split every
+    // other 128 GiB-aligned piece, and the top is reserved: 256 GiB fits
+    // by size, no piece takes the failed BAR.
+    let with_busy = |busy: &[u64]| {
+        let mut ev = metal(46, 2);
+        ev.realloc_active = true;
+        ev.gpus[1].bars[0].start = Some(0x80_0000_0000);
+        ev.window_busy = busy
+            .iter()
+            .map(|s| Range::new(*s, *s + (32 << 20) - 1))
+            .collect();
+        ev.reserved = vec![Range::new(0xe0_0000_0000, 0xff_ffff_ffff)];
+        ev
+    };
+    let ev = with_busy(&[
+        0x30_0000_0000,
+        0x50_0000_0000,
+        0x70_0000_0000,
+        0xb0_0000_0000,
+        0xd0_0000_0000,
+    ]);
+    let d = diagnose(&ev);
+    assert_eq!(d.kind, DiagnosisKind::WindowTooSmall, "{d:?}");
+    assert!(
+        matches!(d.case, Case::NoRoom { bar, .. } if bar == 128 * GIB),
+        "{d:?}"
+    );
+    let text = crate::decide::summary::describe(&ev, &d);
+    assert!(text.contains("aligned place for a 128 GiB BAR"), "{text}");
+    // One aligned piece left free ([384, 512) GiB): room, the old unknown.
+    let d = diagnose(&with_busy(&[
+        0x30_0000_0000,
+        0x50_0000_0000,
+        0xb0_0000_0000,
+        0xd0_0000_0000,
+    ]));
+    assert_eq!(d.case, Case::FitsReallocActive, "{d:?}");
+}

@@ -25,6 +25,8 @@ pub(crate) struct LogFacts {
     /// Where the firmware's RAM map ends (exclusive): the `BIOS-e820`
     /// usable ranges, which a `mem=` does not shorten.
     pub ram_end: Option<u64>,
+    /// The firmware map's reserved ranges above 4 GiB, in order.
+    pub reserved: Vec<crate::model::range::Range>,
 }
 
 impl LogFacts {
@@ -58,6 +60,13 @@ impl LogFacts {
                 Event::E820Usable(r) => {
                     let end = r.end.saturating_add(1);
                     f.ram_end = Some(f.ram_end.map_or(end, |e| e.max(end)));
+                }
+                Event::E820Reserved(r) => {
+                    if let Some(r) = r.above_4g() {
+                        if !f.reserved.contains(&r) {
+                            f.reserved.push(r);
+                        }
+                    }
                 }
                 _ => {}
             }

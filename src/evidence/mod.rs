@@ -154,6 +154,12 @@ pub(crate) struct Evidence {
     pub cpu: Cpu,
     /// Where RAM ends (exclusive): the firmware places its window above it.
     pub ram_end: Option<u64>,
+    /// The firmware map's reserved ranges above 4 GiB (`BIOS-e820: ...
+    /// reserved`): the kernel places no BAR over them.
+    pub reserved: Vec<Range>,
+    /// What the 64-bit root windows already hold (`check`: iomem's entries
+    /// right under them): the kernel places nothing over them.
+    pub window_busy: Vec<Range>,
     /// Root ports with no GPU below them: OVMF pads each with part of its
     /// window for hot-plug.
     pub empty_root_ports: usize,

@@ -171,6 +171,8 @@ fn gather_bars(
         windows_known,
         cpu,
         ram_end: facts.ram_end.or_else(|| system::ram_end(&src.root)),
+        reserved: facts.reserved.clone(),
+        window_busy: system::window_children(&src.root),
         empty_root_ports,
         unaddressable_from: facts.unaddressable_from,
         realloc_active,

@@ -109,7 +109,9 @@ fn check_event(e: &Event) {
             check_bus(*bus);
             check_resource(resource);
         }
-        Event::NotCpuAddressable(r) | Event::E820Usable(r) => check_range(*r),
+        Event::NotCpuAddressable(r) | Event::E820Usable(r) | Event::E820Reserved(r) => {
+            check_range(*r)
+        }
         Event::GpuDriver { bdf, .. } | Event::VgaDevice { bdf } => check_bdf(*bdf),
         Event::NvrmBar { bdf: Some(b), .. } | Event::AmdgpuLargeBar { bdf: Some(b) } => {
             check_bdf(*b)

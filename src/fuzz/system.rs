@@ -126,6 +126,9 @@ pub fn iomem(data: &[u8]) {
     let t = text(data);
     let windows = procfs::iomem_root_windows(&t);
     let ram_end = procfs::iomem_ram_end(&t);
+    for r in procfs::iomem_window_children(&t) {
+        assert!(r.start <= r.end, "{r:?}");
+    }
     if let Some(e) = ram_end {
         assert!(e > 0);
     }

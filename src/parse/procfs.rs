@@ -32,6 +32,28 @@ pub(crate) fn iomem_root_windows(text: &str) -> Result<Option<Vec<RootWindow>>, 
     ))
 }
 
+/// What the 64-bit root bus windows in `/proc/iomem` already hold: the
+/// entries right under each top-level `PCI Bus` window above 4 GiB (a
+/// device's BAR, a bridge's window, a `Reserved` range the kernel keeps
+/// out, QEMU's AMD HyperTransport range among them). Empty when the
+/// addresses read as zero or the text does not parse.
+pub(crate) fn iomem_window_children(text: &str) -> Vec<Range> {
+    let Ok(iomem) = procfs_core::Iomem::from_buf_read(text.as_bytes()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut in_window = false;
+    for (indent, m) in &iomem.0 {
+        if *indent == 0 {
+            in_window = m.name.starts_with("PCI Bus ")
+                && Range::new(m.address.0, m.address.1).above_4g().is_some();
+        } else if *indent == 1 && in_window && m.address.1 >= m.address.0 && m.address.1 > 0 {
+            out.push(Range::new(m.address.0, m.address.1));
+        }
+    }
+    out
+}
+
 /// The end (exclusive) of the highest `System RAM` range: where the
 /// firmware starts looking for room for its 64-bit window. `None` when the
 /// addresses read as zero (an unprivileged reader) or there is no RAM line.
@@ -97,6 +119,28 @@ e000000000-f89fffffff : PCI Bus 0000:00
         // Real addresses, nothing above 4 GiB: known to be empty.
         let low = "80000000-afffffff : PCI Bus 0000:00\n";
         assert_eq!(iomem_root_windows(low).unwrap(), Some(vec![]));
+    }
+
+    #[test]
+    fn what_the_64bit_windows_hold() {
+        // Campaign seed 20261203 record 0282 (SeaBIOS 1.17.0, AMD, 40 bits,
+        // realloc): a GPU's 256 GiB BAR, the bridges' windows and QEMU's
+        // HT range under the 768 GiB window; what is nested deeper, and
+        // what lies under the window below 4 GiB, is not listed.
+        let t = "c0000000-febfffff : PCI Bus 0000:00\n  f8000000-f9ffffff : 0000:00:10.2\n4000000000-ffffffffff : PCI Bus 0000:00\n  4000000000-7fffffffff : 0000:00:11.0\n  8000000000-801fffffff : PCI Bus 0000:02\n    8000000000-800fffffff : 0000:02:01.0\n  fd00000000-ffffffffff : Reserved\n";
+        assert_eq!(
+            iomem_window_children(t),
+            vec![
+                Range::new(0x40_0000_0000, 0x7f_ffff_ffff),
+                Range::new(0x80_0000_0000, 0x80_1fff_ffff),
+                Range::new(0xfd_0000_0000, 0xff_ffff_ffff),
+            ]
+        );
+        assert!(iomem_window_children(
+            "00000000-00000000 : PCI Bus 0000:00\n  00000000-00000000 : Reserved\n"
+        )
+        .is_empty());
+        assert!(iomem_window_children("garbage").is_empty());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! into a warning and an unknown value.
 
 use crate::model::platform::{Cpu, Firmware};
+use crate::model::range::Range;
 use crate::parse::procfs::{self, RootWindow};
 use crate::read::root::Root;
 
@@ -20,6 +21,14 @@ pub(crate) fn root_windows(root: &Root, warnings: &mut Vec<String>) -> Option<Ve
             None
         }
     }
+}
+
+/// What the 64-bit root windows already hold, from iomem
+/// (`procfs::iomem_window_children`; empty without real addresses).
+pub(crate) fn window_children(root: &Root) -> Vec<Range> {
+    root.read_text("proc/iomem")
+        .map(|t| procfs::iomem_window_children(&t))
+        .unwrap_or_default()
 }
 
 /// The end of RAM, from iomem (`None` without real addresses).

@@ -27,7 +27,7 @@
 //!   768, 1024 (past the HT range) and 1216 GiB. With realloc it then
 //!   releases the windows still short and places them again (`Placed`).
 
-use crate::decide::sizing::{align_up, Block};
+use crate::decide::sizing::{Block, FreeSpace};
 use crate::model::range::{Range, FOUR_GIB};
 
 /// A window (or a bus-0 BAR) a firmware programmed on the root bus.
@@ -128,58 +128,28 @@ pub(crate) fn qemu_w64(left: &[Left]) -> Option<(u64, u64)> {
 /// there beside the 32-bit BARs is not modelled; 512 MiB is an estimate.
 const LOW_FALLBACK: u64 = 512 << 20;
 
-/// Free space in the kernel's root window, [start, end) pieces in order,
-/// and what is left of the fallback below 4 GiB.
-struct Free(Vec<(u64, u64)>, u64);
+/// Free space in the kernel's root window (`sizing::FreeSpace`), and what
+/// is left of the fallback below 4 GiB.
+struct Free(FreeSpace, u64);
 
 impl Free {
     fn new(w: Range) -> Free {
-        Free(vec![(w.start, w.end.saturating_add(1))], LOW_FALLBACK)
+        Free(FreeSpace::of(&[w]), LOW_FALLBACK)
     }
 
     fn take(&mut self, s: u64, e: u64) {
-        let mut out = Vec::with_capacity(self.0.len() + 1);
-        for &(a, b) in &self.0 {
-            if e <= a || s >= b {
-                out.push((a, b));
-                continue;
-            }
-            if a < s {
-                out.push((a, s));
-            }
-            if e < b {
-                out.push((e, b));
-            }
-        }
-        self.0 = out;
+        self.0.take(s, e);
     }
 
-    /// Gives [s, e) back.
     fn give(&mut self, s: u64, e: u64) {
-        self.0.push((s, e));
-        self.0.sort_unstable();
-        let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
-        for (a, b) in self.0.drain(..) {
-            match out.last_mut() {
-                Some(last) if a <= last.1 => last.1 = last.1.max(b),
-                _ => out.push((a, b)),
-            }
-        }
-        self.0 = out;
+        self.0.give(s, e);
     }
 
     /// The lowest place for the block, taken; a small one may go below
     /// 4 GiB instead (`LOW_FALLBACK`).
     fn alloc(&mut self, b: Block) -> Option<u64> {
-        let at = self.0.iter().find_map(|&(a, e)| {
-            let s = align_up(a, b.align)?;
-            (s.checked_add(b.size)? <= e).then_some(s)
-        });
-        match at {
-            Some(at) => {
-                self.take(at, at + b.size);
-                Some(at)
-            }
+        match self.0.alloc(b) {
+            Some(at) => Some(at),
             None if b.size <= self.1 => {
                 self.1 -= b.size;
                 Some(0)
@@ -325,7 +295,7 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
 /// 1 TiB finds no room ("can't assign; no space"), and no GPU is placed.
 fn clipped(l: &Left, (cs, ce): (u64, u64)) -> Vec<(usize, Option<bool>)> {
     let inside = |at: u64, size: u64| at >= cs && at.checked_add(size).is_some_and(|e| e <= ce);
-    let mut free = Free(vec![(cs, ce)], 0);
+    let mut free = Free(FreeSpace(vec![(cs, ce)]), 0);
     let mut out_bars: Vec<(usize, u64)> = Vec::new();
     for &(g, at, size) in &l.bars {
         if inside(at, size) {

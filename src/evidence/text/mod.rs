@@ -156,6 +156,8 @@ pub(crate) fn gather(
         windows_known: facts.windows_known,
         cpu: platform::cpu_from_log(text),
         ram_end: facts.ram_end,
+        reserved: facts.reserved.clone(),
+        window_busy: Vec::new(),
         empty_root_ports: 0,
         unaddressable_from: facts.unaddressable_from,
         // The command line if the log kept it; a realloc retry shows the

@@ -6,7 +6,7 @@
 use super::device::device_message;
 use super::early::old_pci_message;
 use super::messages::{
-    amdgpu, command_line, e820_usable, not_cpu_addressable, nvrm, nvrm_cause, realloc_messages,
+    amdgpu, command_line, e820_entry, not_cpu_addressable, nvrm, nvrm_cause, realloc_messages,
     vgaarb_added,
 };
 use super::resource::resource;
@@ -154,7 +154,7 @@ pub(super) fn classify_anchored(
         return None;
     }
     if let Some(e) = command_line(line)
-        .or_else(|| e820_usable(line))
+        .or_else(|| e820_entry(line))
         .or_else(|| nvrm(line))
         .or_else(|| amdgpu(line))
         .or_else(|| not_cpu_addressable(line))

@@ -122,16 +122,22 @@ pub(super) fn realloc_messages(line: &str) -> Option<Event> {
 }
 
 /// `BIOS-e820: [mem 0x0000000100000000-0x000000807fffffff] usable` (also
-/// `e820: [mem ...] usable` in some kernels' wording).
-pub(super) fn e820_usable(line: &str) -> Option<Event> {
+/// `e820: [mem ...] usable` in some kernels' wording), and the same with
+/// `reserved` (arch/x86/kernel/e820.c `e820__print_table`). An update line
+/// (`e820: update [mem ...] usable ==> reserved`) is neither.
+pub(super) fn e820_entry(line: &str) -> Option<Event> {
     let at = line.find("e820: [mem ")?;
     let rest = &line[at + "e820: [mem ".len()..];
     let (range, kind) = rest.split_once(']')?;
-    if kind.trim() != "usable" {
+    let (start, end) = hex_range(range.trim())?;
+    if end < start {
         return None;
     }
-    let (start, end) = hex_range(range.trim())?;
-    (end >= start).then(|| Event::E820Usable(Range::new(start, end)))
+    match kind.trim() {
+        "usable" => Some(Event::E820Usable(Range::new(start, end))),
+        "reserved" => Some(Event::E820Reserved(Range::new(start, end))),
+        _ => None,
+    }
 }
 
 /// NVIDIA's driver naming a reason it gave up on a GPU that is no region

@@ -217,6 +217,10 @@ pub(crate) enum Event {
     /// firmware reported it (a `mem=` on the command line limits what the
     /// kernel uses, not where the firmware put its window).
     E820Usable(Range),
+    /// `BIOS-e820: [mem 0xfd00000000-0xffffffffff] reserved`: a range the
+    /// firmware's map keeps from everyone (QEMU's AMD HyperTransport range
+    /// among them), which the kernel places no BAR over.
+    E820Reserved(Range),
 }
 
 /// Why NVIDIA's driver gave up on a GPU, where it says and where that is

@@ -601,6 +601,12 @@ fn the_firmwares_ram_map() {
         parse_line(
             "[    0.000000] BIOS-e820: [mem 0x00000000b0000000-0x00000000bfffffff] reserved"
         ),
+        Some(Event::E820Reserved(Range::new(0xb000_0000, 0xbfff_ffff)))
+    );
+    assert_eq!(
+        parse_line(
+            "[    0.000000] BIOS-e820: [mem 0x0000000000000000-0x000000000009fbff] ACPI NVS"
+        ),
         None
     );
     assert_eq!(
