@@ -28,3 +28,4 @@ pub(crate) mod resource;
 pub(crate) mod selector;
 pub(crate) mod settings;
 pub(crate) mod size;
+pub(crate) mod words;

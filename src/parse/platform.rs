@@ -6,6 +6,7 @@
 //! only a real machine has) go to `Signs`, which `model::platform` weighs.
 
 use crate::model::platform::{Cpu, CpuVendor, Firmware, Platform, Signs};
+use crate::parse::words;
 
 /// Firmware and machine from the boot log's `DMI:` line, with the signs
 /// the rest of the text gives.
@@ -99,68 +100,119 @@ const VM_NAMES: [(&str, Platform); 8] = [
 ];
 
 /// Every sign of the platform the text holds beside DMI. Device ids are
-/// added by the evidence builders, which have them parsed.
+/// added by the evidence builders, which have them parsed. Only the lines
+/// that hold one of `SIGN_WORDS` are read (`lines_with_signs`): the boot
+/// step reads the whole kernel log, and most of its lines hold none.
 pub(crate) fn signs_from_log(text: &str) -> Signs {
     let mut s = Signs::default();
-    for line in text.lines().filter(|l| !is_report_heading(l)) {
-        if let Some(name) = hypervisor_line(line).filter(|n| !n.is_empty()) {
-            s.hypervisor_line = Some(name.to_string());
-        }
-        if let Some(i) = line.find("efi: EFI v") {
-            if let Some((_, by)) = line[i..].split_once(" by ") {
-                s.efi_by = Some(by.trim().to_string());
-            }
-        }
-        for key in ["Machine model: ", "OF: fdt: Machine model: "] {
-            if let Some(i) = line.find(key) {
-                s.device_tree.get_or_insert_with(|| {
-                    format!("device tree: {}", line[i + key.len()..].trim())
-                });
-            }
-        }
-        if line.contains("OF: fdt:") || line.contains(" machine description") {
-            s.device_tree
-                .get_or_insert_with(|| "a device tree (OF: lines)".to_string());
-        }
-        let t = line.trim_start();
-        if (t.starts_with("flags") || t.starts_with("Features")) && t.contains(':') {
-            s.cpu_flag = Some(t.split_whitespace().any(|w| w == "hypervisor"));
-        }
-        // QEMU's monitor, `info pci`: `Bus  0, device   1, function 0:`.
-        if t.starts_with("Bus ") && t.contains(", device ") && t.contains(", function ") {
-            let what = "a QEMU monitor `info pci` listing";
-            if !s.vm_devices.iter().any(|(_, w)| w == what) {
-                s.vm_devices.push((Platform::Qemu, what.to_string()));
-            }
-        }
-        if let Some(what) = payload_set_by_another_firmware(line) {
-            s.weak_vm.get_or_insert_with(|| what.to_string());
-        }
-        let lower = line.to_ascii_lowercase();
-        if s.device_tree.is_none() {
-            s.device_tree = not_a_pc(line, &lower);
-        }
-        for (name, p) in VM_NAMES {
-            if lower.contains(name)
-                && !s
-                    .vm_devices
-                    .iter()
-                    .any(|(_, w)| w == name.trim_end_matches([' ', ':']))
-            {
-                s.vm_devices
-                    .push((p, name.trim_end_matches([' ', ':']).to_string()));
-            }
-        }
-        for (name, what) in [
-            ("aspeed graphics", "a BMC's ASPEED VGA"),
-            ("thunderbolt", "a Thunderbolt controller"),
-        ] {
-            if lower.contains(name) && !s.metal_devices.iter().any(|w| w == what) {
-                s.metal_devices.push(what.to_string());
-            }
-        }
+    for line in lines_with_signs(text) {
+        line_signs(line, &mut s);
     }
     s
+}
+
+/// Words at least one of which every sign `line_signs` reads holds, in
+/// lowercase (matched in any case): each branch there needs one of them.
+const SIGN_WORDS: [&str; 23] = [
+    "hypervisor detected: ",
+    "efi: efi v",
+    "machine model: ",
+    "of: fdt:",
+    " machine description",
+    "flags",
+    "features",
+    ", device ",
+    "max payload size set to ",
+    "/sys/firmware/devicetree/base/",
+    "bridge window [mem 0x",
+    "bar ",
+    "reg 0x",
+    "/soc/pcie@",
+    "rockchip",
+    "brcm-pcie",
+    "layerscape-pcie",
+    "fsl-pci",
+    "tegra-pcie",
+    "u-boot",
+    "aarch64",
+    "aspeed graphics",
+    "thunderbolt",
+];
+
+/// The lines of `text` that hold one of `SIGN_WORDS` or `VM_NAMES`, in
+/// order, in any case (`parse::words`).
+fn lines_with_signs(text: &str) -> Vec<&str> {
+    static WORDS: std::sync::OnceLock<Option<words::Words>> = std::sync::OnceLock::new();
+    let w = WORDS.get_or_init(|| {
+        words::Words::new(SIGN_WORDS.iter().chain(VM_NAMES.iter().map(|(n, _)| n)))
+    });
+    match w {
+        Some(w) => w.lines_holding(text),
+        // Not reached (the words are fixed and few): every line, then.
+        None => text.lines().collect(),
+    }
+}
+
+/// The signs one line gives, added to `s`.
+fn line_signs(line: &str, s: &mut Signs) {
+    if is_report_heading(line) {
+        return;
+    }
+    if let Some(name) = hypervisor_line(line).filter(|n| !n.is_empty()) {
+        s.hypervisor_line = Some(name.to_string());
+    }
+    if let Some(i) = line.find("efi: EFI v") {
+        if let Some((_, by)) = line[i..].split_once(" by ") {
+            s.efi_by = Some(by.trim().to_string());
+        }
+    }
+    for key in ["Machine model: ", "OF: fdt: Machine model: "] {
+        if let Some(i) = line.find(key) {
+            s.device_tree
+                .get_or_insert_with(|| format!("device tree: {}", line[i + key.len()..].trim()));
+        }
+    }
+    if line.contains("OF: fdt:") || line.contains(" machine description") {
+        s.device_tree
+            .get_or_insert_with(|| "a device tree (OF: lines)".to_string());
+    }
+    let t = line.trim_start();
+    if (t.starts_with("flags") || t.starts_with("Features")) && t.contains(':') {
+        s.cpu_flag = Some(t.split_whitespace().any(|w| w == "hypervisor"));
+    }
+    // QEMU's monitor, `info pci`: `Bus  0, device   1, function 0:`.
+    if t.starts_with("Bus ") && t.contains(", device ") && t.contains(", function ") {
+        let what = "a QEMU monitor `info pci` listing";
+        if !s.vm_devices.iter().any(|(_, w)| w == what) {
+            s.vm_devices.push((Platform::Qemu, what.to_string()));
+        }
+    }
+    if let Some(what) = payload_set_by_another_firmware(line) {
+        s.weak_vm.get_or_insert_with(|| what.to_string());
+    }
+    let lower = line.to_ascii_lowercase();
+    if s.device_tree.is_none() {
+        s.device_tree = not_a_pc(line, &lower);
+    }
+    for (name, p) in VM_NAMES {
+        if lower.contains(name)
+            && !s
+                .vm_devices
+                .iter()
+                .any(|(_, w)| w == name.trim_end_matches([' ', ':']))
+        {
+            s.vm_devices
+                .push((p, name.trim_end_matches([' ', ':']).to_string()));
+        }
+    }
+    for (name, what) in [
+        ("aspeed graphics", "a BMC's ASPEED VGA"),
+        ("thunderbolt", "a Thunderbolt controller"),
+    ] {
+        if lower.contains(name) && !s.metal_devices.iter().any(|w| w == what) {
+            s.metal_devices.push(what.to_string());
+        }
+    }
 }
 
 /// `pci 0000:02:00.0: Max Payload Size set to 128 (was 256, max 256)` at
@@ -426,6 +478,87 @@ pub(crate) fn vfio_host_sign(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
+
+    /// `signs_from_log` as it was before the one-pass prefilter: every
+    /// line read.
+    fn signs_of_every_line(text: &str) -> Signs {
+        let mut s = Signs::default();
+        for line in text.lines() {
+            line_signs(line, &mut s);
+        }
+        s
+    }
+
+    #[test]
+    fn the_prefilter_keeps_every_line_a_sign_is_read_from() {
+        // Each word a sign is read by holds one of the prefilter's.
+        for w in NOT_A_PC.iter().map(|(w, _)| *w) {
+            assert!(SIGN_WORDS.iter().any(|s| w.contains(s)), "{w}");
+        }
+        // The same signs as reading every line, on every real log the
+        // project keeps (the corpus, the fixtures' kernel logs).
+        let mut logs = 0;
+        for dir in ["tests/corpus", "tests/fixtures"] {
+            let mut stack = vec![std::path::PathBuf::from(dir)];
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).unwrap().flatten() {
+                    let p = e.path();
+                    let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                    if p.is_dir() && name != "root" {
+                        stack.push(p);
+                    } else if name.ends_with(".txt") {
+                        let text =
+                            String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                        assert_eq!(
+                            signs_from_log(&text),
+                            signs_of_every_line(&text),
+                            "{}",
+                            p.display()
+                        );
+                        logs += 1;
+                    }
+                }
+            }
+        }
+        assert!(logs > 100, "{logs} logs");
+        // A sign in odd case, after CRs, on a last line without a newline.
+        let text = "a\r\nHYPERVISOR DETECTED: KVM\r\nx\nflags : fpu hypervisor\nAmD aarch64 board";
+        let s = signs_from_log(text);
+        assert_eq!(s, signs_of_every_line(text));
+        assert_eq!(s.cpu_flag, Some(true));
+        assert!(s.device_tree.is_some());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// Lines made of the signs' own words, cut and joined at random,
+        /// in any case: the prefilter finds what every line gives.
+        #[test]
+        fn the_prefilter_agrees_with_every_line_on_word_salad(
+            parts in proptest::collection::vec(
+                (0usize..60, 0usize..40, proptest::bool::ANY, 0u8..4), 0..40),
+        ) {
+            let words: Vec<&str> = SIGN_WORDS
+                .iter()
+                .copied()
+                .chain(VM_NAMES.iter().map(|(n, _)| *n))
+                .chain(NOT_A_PC.iter().map(|(n, _)| *n))
+                .chain(["Hypervisor detected: KVM", "efi: EFI v2.70 by EDK II",
+                    "OF: fdt: Machine model: Pi", "Bus  0, device   1, function 0:",
+                    "[    1.5] pci 0000:01:00.0: Max Payload Size set to 128 (was 256, max 256)",
+                    "pci 0000:00:01.0: BAR 0 [mem 0x400000000-0x4000fffff]", "flags\t: fpu hypervisor",
+                    "# NOTE: x", "\r"])
+                .collect();
+            let mut text = String::new();
+            for (w, cut, upper, sep) in parts {
+                let w = words[w % words.len()];
+                let w = &w[..w.floor_char_boundary(cut.min(w.len()).max(w.len() / 2))];
+                text.push_str(&if upper { w.to_ascii_uppercase() } else { w.to_string() });
+                text.push_str(["", " ", "\n", "\r\n"][usize::from(sep)]);
+            }
+            proptest::prop_assert_eq!(signs_from_log(&text), signs_of_every_line(&text));
+        }
+    }
 
     #[test]
     fn silence_counts_only_in_a_log_from_the_boot_start() {
