@@ -126,8 +126,9 @@ pub(crate) enum Case {
     /// A bridge's window is smaller than its devices need (`BridgeShort`).
     BridgeShort(BridgeShort),
     /// The window's size has room, but what the kernel placed and keeps
-    /// there and the ranges reserved in it leave no aligned place for a
-    /// failed BAR of `bar` bytes (`no_room`); `free` bytes are left in all.
+    /// there and the ranges reserved in it leave no aligned place for any
+    /// failed BAR, the smallest `bar` bytes (`room::no_room`); `free` bytes
+    /// are left in all.
     NoRoom {
         bar: u64,
         free: u64,
@@ -268,6 +269,7 @@ pub(crate) fn diagnose(ev: &Evidence) -> Diagnosis {
         needed_end
             .zip(addressable_limit)
             .is_some_and(|(e, l)| e > l),
+        addressable_limit,
     );
     let mut d = Diagnosis {
         kind,
@@ -315,6 +317,7 @@ fn classify(
     needed_bytes: Option<u64>,
     window_bytes: Option<u64>,
     past_limit: bool,
+    addressable_limit: Option<u64>,
 ) -> (DiagnosisKind, Case) {
     if let (Some(need), 0) = (ev.hyperv_mmio_short, n.failed) {
         return (DiagnosisKind::WindowTooSmall, Case::HypervMmio { need });
@@ -397,7 +400,7 @@ fn classify(
         }
         // The root window has room, the kernel re-placed, and a bridge
         // above a failed GPU is smaller than its GPUs need: its sizing.
-        (Some(true), Some(_)) => match (sized_short(ev), no_room(ev)) {
+        (Some(true), Some(_)) => match (sized_short(ev), no_room(ev, addressable_limit)) {
             (Some(b), _) => (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(b)),
             (None, Some((bar, free))) => {
                 (DiagnosisKind::WindowTooSmall, Case::NoRoom { bar, free })

@@ -108,8 +108,11 @@ impl Model {
                 unassigned: 0,
             });
         }
+        // Room the firmware left unused is the firmware's only where the
+        // kernel was not asked to place (`check` never says it with
+        // realloc active).
         let kind = match self.short_kind(setup, crs) {
-            DiagnosisKind::WindowTooSmall if fits(&self.need, &[crs]) => {
+            DiagnosisKind::WindowTooSmall if !realloc && fits(&self.need, &[crs]) => {
                 DiagnosisKind::FirmwareLeftUnassigned
             }
             k => k,

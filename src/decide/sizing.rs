@@ -204,8 +204,11 @@ impl FreeSpace {
         f
     }
 
-    /// Takes [s, e) out.
+    /// Takes [s, e) out; an empty range takes nothing.
     pub(crate) fn take(&mut self, s: u64, e: u64) {
+        if s >= e {
+            return;
+        }
         let mut out = Vec::with_capacity(self.0.len() + 1);
         for &(a, b) in &self.0 {
             if e <= a || s >= b {

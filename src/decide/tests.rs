@@ -1054,4 +1054,34 @@ fn a_window_with_room_but_no_aligned_place_left_is_too_small() {
         0xd0_0000_0000,
     ]));
     assert_eq!(d.case, Case::FitsReallocActive, "{d:?}");
+    // That piece past the CPU's reach (384 GiB) is no room either.
+    let four = with_busy(&[
+        0x30_0000_0000,
+        0x50_0000_0000,
+        0xb0_0000_0000,
+        0xd0_0000_0000,
+    ]);
+    assert_eq!(
+        crate::decide::room::no_room(&four, Some(0x60_0000_0000)).map(|(bar, _)| bar),
+        Some(128 * GIB)
+    );
+    assert_eq!(crate::decide::room::no_room(&four, None), None);
+    // A reserved range over the whole window is not taken out of it: the
+    // kernel would not have offered the window.
+    let mut whole = with_busy(&[]);
+    whole.reserved = vec![Range::new(0x10_0000_0000, 0xff_ffff_ffff)];
+    assert_eq!(crate::decide::room::no_room(&whole, None), None);
+    // Each failed BAR is tried alone: two failed 128 GiB BARs and one
+    // aligned piece, one could have had it.
+    let mut two = with_busy(&[
+        0x30_0000_0000,
+        0x50_0000_0000,
+        0xb0_0000_0000,
+        0xd0_0000_0000,
+    ]);
+    two.gpus[1].bars[0].state = crate::model::bar::BarState::Unassigned;
+    two.gpus[1].bars[0].start = None;
+    two.reserved
+        .push(Range::new(0x80_0000_0000, 0x9f_ffff_ffff));
+    assert_eq!(crate::decide::room::no_room(&two, None), None);
 }

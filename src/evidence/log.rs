@@ -286,6 +286,9 @@ mod tests {
     fn facts_from_a_boot_log() {
         let events = parse_log(
             "\
+[0.0] BIOS-e820: [mem 0x00000000feffc000-0x00000000feffffff] reserved
+[0.0] BIOS-e820: [mem 0x000000fd00000000-0x000000ffffffffff] reserved
+[0.0] BIOS-e820: [mem 0x000000fd00000000-0x000000ffffffffff] reserved
 [0.1] Command line: ro pci=realloc
 [0.2] acpi PNP0A08:00: host bridge window [mem 0x2000000000-0x11fffffffff window] ([0x10000000000-0x11fffffffff] ignored, not CPU addressable)
 [0.3] pci_bus 0000:00: root bus resource [mem 0x80000000-0xafffffff window]
@@ -305,6 +308,8 @@ mod tests {
             )]
         );
         assert_eq!(f.unaddressable_from, Some(0x100_0000_0000));
+        // Reserved above 4 GiB only, each once (QEMU's HyperTransport range).
+        assert_eq!(f.reserved, vec![Range::new(0xfd_0000_0000, 0xff_ffff_ffff)]);
         assert_eq!(f.command_line.as_deref(), Some("ro pci=realloc"));
         assert_eq!(f.evidence_windows()[0].source, WindowSource::KernelLog);
     }

@@ -155,7 +155,10 @@ pub(crate) struct Evidence {
     /// Where RAM ends (exclusive): the firmware places its window above it.
     pub ram_end: Option<u64>,
     /// The firmware map's reserved ranges above 4 GiB (`BIOS-e820: ...
-    /// reserved`): the kernel places no BAR over them.
+    /// reserved`). The kernel keeps BARs off them where it clips its
+    /// windows by the e820 map (x86 `pci_use_e820`, firmware dated before
+    /// 2023, as SeaBIOS and OVMF are); `room::no_room` takes them out of a
+    /// window only where they leave part of it.
     pub reserved: Vec<Range>,
     /// What the 64-bit root windows already hold (`check`: iomem's entries
     /// right under them): the kernel places nothing over them.

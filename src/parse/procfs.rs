@@ -35,20 +35,27 @@ pub(crate) fn iomem_root_windows(text: &str) -> Result<Option<Vec<RootWindow>>, 
 /// What the 64-bit root bus windows in `/proc/iomem` already hold: the
 /// entries right under each top-level `PCI Bus` window above 4 GiB (a
 /// device's BAR, a bridge's window, a `Reserved` range the kernel keeps
-/// out, QEMU's AMD HyperTransport range among them). Empty when the
+/// out, QEMU's AMD HyperTransport range among them), each cut to its
+/// window's part above 4 GiB (`iomem_root_windows`). Empty when the
 /// addresses read as zero or the text does not parse.
 pub(crate) fn iomem_window_children(text: &str) -> Vec<Range> {
     let Ok(iomem) = procfs_core::Iomem::from_buf_read(text.as_bytes()) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut in_window = false;
+    let mut window: Option<Range> = None;
     for (indent, m) in &iomem.0 {
         if *indent == 0 {
-            in_window = m.name.starts_with("PCI Bus ")
-                && Range::new(m.address.0, m.address.1).above_4g().is_some();
-        } else if *indent == 1 && in_window && m.address.1 >= m.address.0 && m.address.1 > 0 {
-            out.push(Range::new(m.address.0, m.address.1));
+            window = m
+                .name
+                .starts_with("PCI Bus ")
+                .then(|| Range::new(m.address.0, m.address.1).above_4g())
+                .flatten();
+        } else if let Some(w) = window.filter(|_| *indent == 1) {
+            let (s, e) = (m.address.0.max(w.start), m.address.1.min(w.end));
+            if s <= e && m.address.1 >= m.address.0 && m.address.1 > 0 {
+                out.push(Range::new(s, e));
+            }
         }
     }
     out

@@ -66,7 +66,13 @@ pub(crate) fn why(r: &Report) -> String {
         .map(|w| format!(" at {:#x}", w.start))
         .unwrap_or_default();
     match (r.diagnosis, need, win) {
-        (DiagnosisKind::WindowTooSmall, Some(n), Some(w)) => {
+        // A window with room by size whose free pieces hold no aligned
+        // place (`Case::NoRoom`): the summary says it with the numbers.
+        (DiagnosisKind::WindowTooSmall, Some(n), Some(w))
+            if c.needed_bytes
+                .zip(c.window_bytes)
+                .is_none_or(|(n, w)| n > w) =>
+        {
             format!("need {n} of 64-bit space; the window{at} has {w}")
         }
         (DiagnosisKind::PhysBitsTooSmall, Some(n), _) => format!(
