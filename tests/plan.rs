@@ -1288,3 +1288,57 @@ fn the_predicted_diagnosis_is_the_one_check_gives() {
     assert_eq!(v["predicted"]["diagnosis"], "phys_bits_too_small");
     assert_eq!(v["predicted"]["unassigned_gpus"], 6);
 }
+
+#[test]
+fn ovmf_places_equal_alignments_in_bus_order() {
+    // Campaign seed 20261203 record 0545: OVMF 2025.02 on Proxmox's
+    // i440fx, 8 x 256 GiB (4 on bus 0, 4 behind pci.2), 44 bits, a 2 TiB
+    // window at 14 TiB. The firmware placed the bus-0 BARs, then pci.2's
+    // window for three of its four GPUs: one left unprogrammed, 7 placed.
+    let (_, v) = json(&[
+        "--gpus",
+        "8",
+        "--bar",
+        "256G",
+        "--bar",
+        "32M@1",
+        "--ram",
+        "512G",
+        "--firmware",
+        "ovmf:2025.02-8+deb13u1",
+        "--machine",
+        "pc",
+        "--cpu",
+        "qemu64",
+        "--cpu-vendor",
+        "intel",
+        "--phys-bits",
+        "44",
+        "--cpu-flag",
+        "pdpe1gb",
+        "--qemu",
+        "10.0.2",
+        "--layout",
+        "proxmox",
+        "--topology",
+        "bus0",
+        "--bar32",
+        "32M",
+        "--bar32",
+        "16M",
+    ]);
+    assert_eq!(v["predicted"]["firmware_unprogrammed_gpus"], 1, "{v:#}");
+    assert_eq!(v["predicted"]["unassigned_gpus"], 1);
+    assert_eq!(v["predicted"]["diagnosis"], "phys_bits_too_small");
+    let programmed: Vec<bool> = v["predicted"]["placement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["firmware_programmed"].as_bool().unwrap())
+        .collect();
+    // The earlier device behind a bridge goes (02:0d in the boot).
+    assert_eq!(
+        programmed,
+        [true, true, true, true, false, true, true, true]
+    );
+}

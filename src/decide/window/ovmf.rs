@@ -214,7 +214,22 @@ pub(super) fn boot(
                 pads,
             ));
         }
-        blocks.sort_by(|a, b| b.align.cmp(&a.align).then(b.size.cmp(&a.size)));
+        // Largest alignment first; among equals, the order the devices
+        // are found in (a stable sort: the blocks are built in GPU order,
+        // which is bus order but for Proxmox's ports, equal there). edk2
+        // PciBusDxe PciResourceSupport.c InsertResourceNode puts a node
+        // before the first of equal alignment unless its remainder
+        // (Length & Alignment) is non-zero and smaller than that node's;
+        // devices are inserted in bus order, each bridge after its
+        // children, and OVMF's root bridge combines mem and pmem
+        // (DegradeResource -> MergeResourceTree), which inserts the list a
+        // second time: for equal alignments the two reversals give bus
+        // order back. Campaign seed 20261203 record 0545 (OVMF 2025.02,
+        // Proxmox's i440fx, 4 x 256 GiB on bus 0 and 4 behind pci.2 at
+        // 0x1f, a 2 TiB window): the bus-0 BARs first, then pci.2's
+        // window, so one GPU is rejected, not two (sorted by size, the
+        // bridge's 768 GiB + 128 MiB first cost 256 GiB of alignment).
+        blocks.sort_by_key(|b| std::cmp::Reverse(b.align));
         let mut cur = base;
         for b in &blocks {
             cur = align_up(cur, b.align)?.checked_add(b.size)?;
