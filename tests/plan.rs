@@ -1224,34 +1224,16 @@ fn layout_proxmox_flags_say_what_the_config_says() {
 /// in its one window, and the space reaching past the vCPU's bits is phys
 /// bits whatever the kernel tried (campaign seed 20261203 records 0205
 /// and 0001, where `check` in the guest said so).
+/// plan on a campaign reproducer's flags, as the records print them.
+fn reproduce(flags: &str) -> Value {
+    json(&flags.split_whitespace().collect::<Vec<_>>()).1
+}
+
 #[test]
 fn the_predicted_diagnosis_is_the_one_check_gives() {
-    let (_, v) = json(&[
-        "--gpus",
-        "7",
-        "--bar",
-        "128G",
-        "--bar",
-        "32M@1",
-        "--ram",
-        "32G",
-        "--firmware",
-        "seabios:1.16.3",
-        "--machine",
-        "pc",
-        "--cpu",
-        "qemu64",
-        "--cpu-vendor",
-        "intel",
-        "--phys-bits",
-        "42",
-        "--qemu",
-        "10.0.2",
-        "--layout",
-        "proxmox",
-        "--topology",
-        "bus0",
-    ]);
+    let v = reproduce(
+        "--gpus 7 --bar 128G --bar 32M@1 --ram 32G --firmware seabios:1.16.3 --machine pc --cpu qemu64 --cpu-vendor intel --phys-bits 42 --qemu 10.0.2 --layout proxmox --topology bus0",
+    );
     assert_eq!(v["predicted"]["diagnosis"], "firmware_left_unassigned");
     assert_eq!(v["predicted"]["unassigned_gpus"], 3);
     // 4 x (128 GiB + 32 MiB) on bus 0, and pci.2's window for three:
@@ -1260,31 +1242,9 @@ fn the_predicted_diagnosis_is_the_one_check_gives() {
         v["capacity"]["needed_bytes"],
         4 * ((128u64 << 30) + (32 << 20)) + (448u64 << 30)
     );
-    let (_, v) = json(&[
-        "--gpus",
-        "7",
-        "--bar",
-        "256G",
-        "--ram",
-        "32G",
-        "--firmware",
-        "seabios:1.17.0",
-        "--machine",
-        "pc",
-        "--cpu",
-        "kvm64",
-        "--cpu-vendor",
-        "amd",
-        "--realloc",
-        "--qemu",
-        "7.2",
-        "--layout",
-        "proxmox",
-        "--topology",
-        "bus0",
-        "--device64",
-        "16K",
-    ]);
+    let v = reproduce(
+        "--gpus 7 --bar 256G --ram 32G --firmware seabios:1.17.0 --machine pc --cpu kvm64 --cpu-vendor amd --realloc --qemu 7.2 --layout proxmox --topology bus0 --device64 16K",
+    );
     assert_eq!(v["predicted"]["diagnosis"], "phys_bits_too_small");
     assert_eq!(v["predicted"]["unassigned_gpus"], 6);
 }
@@ -1295,38 +1255,9 @@ fn ovmf_places_equal_alignments_in_bus_order() {
     // i440fx, 8 x 256 GiB (4 on bus 0, 4 behind pci.2), 44 bits, a 2 TiB
     // window at 14 TiB. The firmware placed the bus-0 BARs, then pci.2's
     // window for three of its four GPUs: one left unprogrammed, 7 placed.
-    let (_, v) = json(&[
-        "--gpus",
-        "8",
-        "--bar",
-        "256G",
-        "--bar",
-        "32M@1",
-        "--ram",
-        "512G",
-        "--firmware",
-        "ovmf:2025.02-8+deb13u1",
-        "--machine",
-        "pc",
-        "--cpu",
-        "qemu64",
-        "--cpu-vendor",
-        "intel",
-        "--phys-bits",
-        "44",
-        "--cpu-flag",
-        "pdpe1gb",
-        "--qemu",
-        "10.0.2",
-        "--layout",
-        "proxmox",
-        "--topology",
-        "bus0",
-        "--bar32",
-        "32M",
-        "--bar32",
-        "16M",
-    ]);
+    let v = reproduce(
+        "--gpus 8 --bar 256G --bar 32M@1 --ram 512G --firmware ovmf:2025.02-8+deb13u1 --machine pc --cpu qemu64 --cpu-vendor intel --phys-bits 44 --cpu-flag pdpe1gb --qemu 10.0.2 --layout proxmox --topology bus0 --bar32 32M --bar32 16M",
+    );
     assert_eq!(v["predicted"]["firmware_unprogrammed_gpus"], 1, "{v:#}");
     assert_eq!(v["predicted"]["unassigned_gpus"], 1);
     assert_eq!(v["predicted"]["diagnosis"], "phys_bits_too_small");
