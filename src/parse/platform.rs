@@ -6,7 +6,7 @@
 //! only a real machine has) go to `Signs`, which `model::platform` weighs.
 
 use crate::model::platform::{Cpu, CpuVendor, Firmware, Platform, Signs};
-use crate::parse::words;
+use crate::parse::words::{self, Needle};
 
 /// Firmware and machine from the boot log's `DMI:` line, with the signs
 /// the rest of the text gives.
@@ -54,16 +54,24 @@ pub(crate) fn firmware_from_log(text: &str) -> Firmware {
 /// `init_hypervisor_platform`, printed early in `setup_arch`), trimmed;
 /// empty when the line names none. The one reading of that line.
 pub(crate) fn hypervisor_line(line: &str) -> Option<&str> {
-    const KEY: &str = "Hypervisor detected: ";
-    line.find(KEY).map(|i| line[i + KEY.len()..].trim())
+    HYPERVISOR_DETECTED.after(line).map(str::trim)
 }
 
-/// The kernel log's `Hypervisor detected: NAME`, the last one.
+static HYPERVISOR_DETECTED: Needle = Needle::new("Hypervisor detected: ");
+
+/// The kernel log's `Hypervisor detected: NAME`, the last one: the line
+/// of the word's last occurrence, found in one search of the whole log.
 pub(crate) fn log_hypervisor(log: &str) -> Option<String> {
-    log.lines()
-        .rev()
-        .find_map(hypervisor_line)
-        .map(str::to_string)
+    let at = HYPERVISOR_DETECTED.find_all(log).last()?;
+    hypervisor_line(line_at(log, at)).map(str::to_string)
+}
+
+/// The line of `text` (as `str::lines` cuts them) that holds byte `at`.
+fn line_at(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let line = &text[start..end];
+    line.strip_suffix('\r').unwrap_or(line)
 }
 
 /// What the log says of the hypervisor: a name, or silence that counts
@@ -356,36 +364,45 @@ pub(crate) fn is_report_heading(line: &str) -> bool {
 /// bridge's driver. `pciehp` alone is no sign: every Q35 guest's root ports
 /// load it.
 pub(crate) fn hotplug_signs(text: &str) -> Vec<(bool, String)> {
-    let mut out: Vec<(bool, String)> = Vec::new();
-    let lower: String = text
-        .lines()
-        .filter(|l| !is_report_heading(l))
-        .map(|l| l.to_ascii_lowercase() + "\n")
-        .collect();
-    for (word, vm, what) in [
-        ("thunderbolt", false, "a Thunderbolt controller"),
-        ("egpu", false, "an external GPU enclosure"),
-        ("device_add", true, "QEMU's device_add"),
-        ("qmp", true, "QMP hot-plug"),
+    static WORDS: [(Needle, bool, &str); 6] = [
         (
-            "kata",
+            Needle::new("thunderbolt"),
+            false,
+            "a Thunderbolt controller",
+        ),
+        (Needle::new("egpu"), false, "an external GPU enclosure"),
+        (Needle::new("device_add"), true, "QEMU's device_add"),
+        (Needle::new("qmp"), true, "QMP hot-plug"),
+        (
+            Needle::new("kata"),
             true,
             "a Kata Containers VM, which hot-plugs its devices",
         ),
-        ("shpchp", true, "an SHPC hot-plug bridge"),
-    ] {
-        if lower.contains(word) {
-            out.push((vm, what.to_string()));
-        }
-    }
-    out
+        (Needle::new("shpchp"), true, "an SHPC hot-plug bridge"),
+    ];
+    // One lowercase copy, the same bytes at the same places (ASCII case
+    // only), each word searched in it once; a line that is a report's own
+    // heading does not count.
+    let lower = text.to_ascii_lowercase();
+    WORDS
+        .iter()
+        .filter(|(word, _, _)| {
+            word.find_all(&lower)
+                .any(|at| !is_report_heading(line_at(text, at)))
+        })
+        .map(|(_, vm, what)| (*vm, what.to_string()))
+        .collect()
 }
 
 /// Hyper-V's `hv_pci <instance>: Need 0x802000000 of high MMIO space.
 /// Consider reconfiguring the VM.`: the bytes its devices need.
 pub(crate) fn hyperv_mmio_need(text: &str) -> Option<u64> {
+    static HV_PCI: Needle = Needle::new("hv_pci ");
+    if !HV_PCI.is_in(text) {
+        return None;
+    }
     text.lines().find_map(|line| {
-        let at = line.find("hv_pci ")?;
+        let at = HV_PCI.find(line)?;
         let rest = &line[at..];
         let need = rest.find(": Need ")?;
         let r = &rest[need + ": Need ".len()..];
@@ -489,6 +506,57 @@ mod tests {
         s
     }
 
+    /// `hotplug_signs` as it was before its words were searched once: a
+    /// lowercase copy of every line but the report's headings, searched
+    /// for each word.
+    fn hotplug_signs_line_by_line(text: &str) -> Vec<(bool, String)> {
+        let lower: String = text
+            .lines()
+            .filter(|l| !is_report_heading(l))
+            .map(|l| l.to_ascii_lowercase() + "\n")
+            .collect();
+        [
+            ("thunderbolt", false, "a Thunderbolt controller"),
+            ("egpu", false, "an external GPU enclosure"),
+            ("device_add", true, "QEMU's device_add"),
+            ("qmp", true, "QMP hot-plug"),
+            (
+                "kata",
+                true,
+                "a Kata Containers VM, which hot-plugs its devices",
+            ),
+            ("shpchp", true, "an SHPC hot-plug bridge"),
+        ]
+        .into_iter()
+        .filter(|(w, _, _)| lower.contains(w))
+        .map(|(_, vm, what)| (vm, what.to_string()))
+        .collect()
+    }
+
+    /// `log_hypervisor` as it was: every line from the last.
+    fn log_hypervisor_line_by_line(log: &str) -> Option<String> {
+        log.lines()
+            .rev()
+            .find_map(hypervisor_line)
+            .map(str::to_string)
+    }
+
+    /// What the one-pass readers give, and what reading line by line
+    /// gives, for one text.
+    fn agree(text: &str, what: &str) {
+        assert_eq!(signs_from_log(text), signs_of_every_line(text), "{what}");
+        assert_eq!(
+            hotplug_signs(text),
+            hotplug_signs_line_by_line(text),
+            "{what}"
+        );
+        assert_eq!(
+            log_hypervisor(text),
+            log_hypervisor_line_by_line(text),
+            "{what}"
+        );
+    }
+
     #[test]
     fn the_prefilter_keeps_every_line_a_sign_is_read_from() {
         // Each word a sign is read by holds one of the prefilter's.
@@ -509,12 +577,7 @@ mod tests {
                     } else if name.ends_with(".txt") {
                         let text =
                             String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
-                        assert_eq!(
-                            signs_from_log(&text),
-                            signs_of_every_line(&text),
-                            "{}",
-                            p.display()
-                        );
+                        agree(&text, &p.display().to_string());
                         logs += 1;
                     }
                 }
@@ -523,9 +586,15 @@ mod tests {
         assert!(logs > 100, "{logs} logs");
         // A sign in odd case, after CRs, on a last line without a newline.
         let text = "a\r\nHYPERVISOR DETECTED: KVM\r\nx\nflags : fpu hypervisor\nAmD aarch64 board";
+        agree(text, "odd case");
         let s = signs_from_log(text);
-        assert_eq!(s, signs_of_every_line(text));
         assert_eq!(s.cpu_flag, Some(true));
+        // A hot-plug word on a report's heading does not count, on another
+        // line it does; the last hypervisor line, CR and all.
+        let text = "# NOTE: a kata VM\nqmp\r\n# ENV: x\nHypervisor detected: Xen\nHypervisor detected: KVM\r";
+        agree(text, "headings");
+        assert_eq!(hotplug_signs(text), [(true, "QMP hot-plug".to_string())]);
+        assert_eq!(log_hypervisor(text), Some("KVM".into()));
         assert!(s.device_tree.is_some());
     }
 
@@ -547,7 +616,8 @@ mod tests {
                     "OF: fdt: Machine model: Pi", "Bus  0, device   1, function 0:",
                     "[    1.5] pci 0000:01:00.0: Max Payload Size set to 128 (was 256, max 256)",
                     "pci 0000:00:01.0: BAR 0 [mem 0x400000000-0x4000fffff]", "flags\t: fpu hypervisor",
-                    "# NOTE: x", "\r"])
+                    "# NOTE: x", "\r", "Thunderbolt", "eGPU", "device_add", "QMP", "kata",
+                    "shpchp", "# ENV: "])
                 .collect();
             let mut text = String::new();
             for (w, cut, upper, sep) in parts {
@@ -557,6 +627,8 @@ mod tests {
                 text.push_str(["", " ", "\n", "\r\n"][usize::from(sep)]);
             }
             proptest::prop_assert_eq!(signs_from_log(&text), signs_of_every_line(&text));
+            proptest::prop_assert_eq!(hotplug_signs(&text), hotplug_signs_line_by_line(&text));
+            proptest::prop_assert_eq!(log_hypervisor(&text), log_hypervisor_line_by_line(&text));
         }
     }
 

@@ -7,6 +7,52 @@
 use aho_corasick::automaton::Automaton;
 use aho_corasick::nfa::noncontiguous::NFA;
 use aho_corasick::Input;
+use memchr::memmem::Finder;
+use std::sync::OnceLock;
+
+/// One word looked for in many lines, its searcher built once: memchr's
+/// `memmem::Finder`, where `str::contains` and `str::find` build a
+/// searcher on every call (some 900 instructions for the longer words of
+/// the kernel log's readers, measured with callgrind: BENCHMARKS.md). A
+/// `static` of this type is what a per-line reader uses for its words.
+pub(crate) struct Needle {
+    word: &'static str,
+    finder: OnceLock<Finder<'static>>,
+}
+
+impl Needle {
+    pub(crate) const fn new(word: &'static str) -> Needle {
+        Needle {
+            word,
+            finder: OnceLock::new(),
+        }
+    }
+
+    /// Where the word first starts in `hay`, as `str::find` says.
+    pub(crate) fn find(&self, hay: &str) -> Option<usize> {
+        self.finder
+            .get_or_init(|| Finder::new(self.word.as_bytes()))
+            .find(hay.as_bytes())
+    }
+
+    /// Whether `hay` holds the word, as `str::contains` says.
+    pub(crate) fn is_in(&self, hay: &str) -> bool {
+        self.find(hay).is_some()
+    }
+
+    /// What follows the word's first occurrence in `hay`.
+    pub(crate) fn after<'h>(&self, hay: &'h str) -> Option<&'h str> {
+        self.find(hay).map(|i| &hay[i + self.word.len()..])
+    }
+
+    /// Where the word starts in `hay`, every occurrence, in order (they do
+    /// not overlap).
+    pub(crate) fn find_all<'h>(&'h self, hay: &'h str) -> impl Iterator<Item = usize> + 'h {
+        self.finder
+            .get_or_init(|| Finder::new(self.word.as_bytes()))
+            .find_iter(hay.as_bytes())
+    }
+}
 
 /// A set of words to look for.
 pub(crate) struct Words(NFA);
@@ -61,6 +107,33 @@ impl Words {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_needle_finds_what_str_finds() {
+        static N: Needle = Needle::new("BAR ");
+        for hay in ["", "BAR", "BAR ", "a BAR 0 BAR 1", "bar ", "xxBAR BAR "] {
+            assert_eq!(N.find(hay), hay.find("BAR "), "{hay:?}");
+            assert_eq!(N.is_in(hay), hay.contains("BAR "), "{hay:?}");
+            assert_eq!(
+                N.after(hay),
+                hay.find("BAR ").map(|i| &hay[i + 4..]),
+                "{hay:?}"
+            );
+            let all: Vec<usize> = hay.match_indices("BAR ").map(|(i, _)| i).collect();
+            assert_eq!(N.find_all(hay).collect::<Vec<_>>(), all, "{hay:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_needle_agrees_with_str_on_any_text(hay in "[ab: ]{0,40}", word in "[ab:]{1,4}") {
+            let w: &'static str = Box::leak(word.clone().into_boxed_str());
+            let n = Needle::new(w);
+            proptest::prop_assert_eq!(n.find(&hay), hay.find(&word));
+            let all: Vec<usize> = hay.match_indices(&word).map(|(i, _)| i).collect();
+            proptest::prop_assert_eq!(n.find_all(&hay).collect::<Vec<_>>(), all);
+        }
+    }
 
     #[test]
     fn lines_as_lines_cuts_them_that_hold_a_word_in_any_case() {

@@ -13,6 +13,7 @@ use super::resource::resource;
 use super::{Event, FailReason, Parsed};
 use crate::model::pci::{PciAddress, RootBus, VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
 use crate::parse::address::root_bus;
+use crate::parse::words::Needle;
 
 /// The vendor of a GPU driver by the name it prints under (`nvidia`,
 /// `nouveau`, `amdgpu`, `radeon`, `i915`, `xe`).
@@ -30,16 +31,15 @@ pub(super) fn gpu_driver(word: &str) -> Option<u16> {
 /// it runs with the small BAR (`Small BAR device`, i915/xe), or it reports
 /// the VRAM it mapped (amdgpu's `VRAM: 8176M 0x...`, `Detected VRAM`).
 fn driver_mapped(msg: &str) -> bool {
-    [
-        "Failed to resize BAR",
-        "BAR resize failed",
-        "Small BAR device",
-        "Using small BAR",
-        "VRAM: ",
-        "Detected VRAM RAM",
-    ]
-    .iter()
-    .any(|m| msg.contains(m))
+    static WORDS: [Needle; 6] = [
+        Needle::new("Failed to resize BAR"),
+        Needle::new("BAR resize failed"),
+        Needle::new("Small BAR device"),
+        Needle::new("Using small BAR"),
+        Needle::new("VRAM: "),
+        Needle::new("Detected VRAM RAM"),
+    ];
+    WORDS.iter().any(|m| m.is_in(msg))
 }
 
 /// `nvidia: probe of 0000:01:00.0 failed with error -1` (the driver core
@@ -49,7 +49,8 @@ fn probe_failed(line: &str) -> Option<Event> {
     if line.starts_with('#') {
         return None;
     }
-    let at = line.find(": probe of ")?;
+    static PROBE_OF: Needle = Needle::new(": probe of ");
+    let at = PROBE_OF.find(line)?;
     let head = line[..at].trim_end();
     let word = head.rsplit([' ', ']']).next()?;
     let vendor = gpu_driver(word)?;
@@ -69,14 +70,14 @@ fn probe_failed(line: &str) -> Option<Event> {
 /// log. (`PCI` covers `PCI: ...` of old kernels, `Some PCI device`,
 /// amdgpu's `PCI address space` and vgaarb's `PCI:`; `BAR` covers NVRM and
 /// `got res ... for BAR`.)
-const NEEDLES: [&str; 7] = [
-    "pci",
-    "PCI",
-    "BAR",
-    "e820",
-    "ommand line",
-    "addressable",
-    "unassigned res",
+static NEEDLES: [Needle; 7] = [
+    Needle::new("pci"),
+    Needle::new("PCI"),
+    Needle::new("BAR"),
+    Needle::new("e820"),
+    Needle::new("ommand line"),
+    Needle::new("addressable"),
+    Needle::new("unassigned res"),
 ];
 
 fn classify(line: &str) -> Option<Parsed> {
@@ -138,7 +139,9 @@ pub(super) fn classify_anchored(
         }
         return device_message(bdf, msg);
     }
-    if line.contains("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid") {
+    static NVRM_INVALID: Needle =
+        Needle::new("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid");
+    if NVRM_INVALID.is_in(line) {
         return Some(Parsed::Event(Event::NvrmInvalid));
     }
     if let Some(e) = probe_failed(line) {
@@ -150,7 +153,7 @@ pub(super) fn classify_anchored(
     if let Some(e) = unnamed_bar(line) {
         return Some(Parsed::Event(e));
     }
-    if !NEEDLES.iter().any(|n| line.contains(n)) {
+    if !NEEDLES.iter().any(|n| n.is_in(line)) {
         return None;
     }
     if let Some(e) = command_line(line)
@@ -301,10 +304,11 @@ fn bus_message(bus: RootBus, msg: &str) -> Option<Event> {
 /// a record of its own; try a space first (wrap at a blank), then none (wrap
 /// inside a number).
 pub(super) fn rejoin(line: &str, next: &str) -> Option<Parsed> {
+    static PCI_BUS: Needle = Needle::new("pci_bus ");
     if next.trim().is_empty()
-        || !(device_anchor(line).is_some() || line.contains("pci_bus "))
+        || !(device_anchor(line).is_some() || PCI_BUS.is_in(line))
         || device_anchor(next).is_some()
-        || next.contains("pci_bus ")
+        || PCI_BUS.is_in(next)
         || looks_like_record(next)
     {
         return None;

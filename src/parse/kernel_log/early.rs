@@ -6,6 +6,7 @@ use super::resource::{decimal, hex_range};
 use super::{Event, FailReason, LogResource, Parsed, Space};
 use crate::model::pci::PciAddress;
 use crate::parse::hex::hex_u64;
+use crate::parse::words::Needle;
 
 /// The 2.6.1x-2.6.2x messages that open with `PCI: ` and put the address
 /// elsewhere:
@@ -17,7 +18,11 @@ use crate::parse::hex::hex_u64;
 /// - `got res [c0000000:cfffffff] bus [...] flags 1208 for BAR 1 of 0000:81:00.0`,
 /// - `PCI: moved device 0000:81:00.0 resource 1 (1208) to c0000000`.
 pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
-    if let Some(at) = line.find("Cannot allocate resource region ") {
+    static CANNOT: Needle = Needle::new("Cannot allocate resource region ");
+    static FAILED: Needle = Needle::new("Failed to allocate ");
+    static GOT_RES: Needle = Needle::new("got res [");
+    static MOVED: Needle = Needle::new("PCI: moved device ");
+    if let Some(at) = CANNOT.find(line) {
         let (n, r) = decimal(&line[at + "Cannot allocate resource region ".len()..])?;
         let bdf = r.strip_prefix(" of device ")?.trim().parse().ok()?;
         return Some(Parsed::Event(Event::AssignFailed {
@@ -27,7 +32,7 @@ pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
             reason: FailReason::CantClaim,
         }));
     }
-    if let Some(at) = line.find("Failed to allocate ") {
+    if let Some(at) = FAILED.find(line) {
         let r = &line[at + "Failed to allocate ".len()..];
         let (space, r) = if let Some(r) = r.strip_prefix("mem resource #") {
             (Space::Mem, r)
@@ -50,7 +55,7 @@ pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
             reason: FailReason::FailedToAssign,
         }));
     }
-    if let Some(at) = line.find("got res [") {
+    if let Some(at) = GOT_RES.find(line) {
         let r = &line[at + "got res [".len()..];
         let (range, r) = r.split_once(']')?;
         let (start, end) = range.split_once(':')?;
@@ -70,7 +75,7 @@ pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
             },
         }));
     }
-    if let Some(at) = line.find("PCI: moved device ") {
+    if let Some(at) = MOVED.find(line) {
         let r = &line[at + "PCI: moved device ".len()..];
         let (bdf, r) = r.split_once(" resource ")?;
         let (n, r) = decimal(r)?;

@@ -7,6 +7,7 @@ use super::{DriverCause, Event};
 use crate::model::pci::PciAddress;
 use crate::model::range::Range;
 use crate::parse::hex::hex_u64;
+use crate::parse::words::Needle;
 
 /// `Command line: ...` (x86 early boot) and `Kernel command line: ...`.
 pub(super) fn command_line(line: &str) -> Option<Event> {
@@ -108,10 +109,12 @@ pub(super) fn not_cpu_addressable(line: &str) -> Option<Event> {
 }
 
 pub(super) fn realloc_messages(line: &str) -> Option<Event> {
-    if line.contains("Some PCI device resources are unassigned") {
+    static ADVISED: Needle = Needle::new("Some PCI device resources are unassigned");
+    static RETRY: Needle = Needle::new(" try to assign unassigned res");
+    if ADVISED.is_in(line) {
         return Some(Event::ReallocAdvised);
     }
-    let at = line.find(" try to assign unassigned res")?;
+    let at = RETRY.find(line)?;
     let head = &line[..at];
     let digits = head.len() - head.bytes().rev().take_while(u8::is_ascii_digit).count();
     let (attempt, _) = decimal(&head[digits..])?;
@@ -144,8 +147,8 @@ pub(super) fn e820_entry(line: &str) -> Option<Event> {
 /// without an address (`DriverCause`), with the device where the line
 /// names it (`NVRM: ignoring the legacy GPU 0000:01:00.0`).
 pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
-    let at = line.find("NVRM: ")?;
-    let msg = &line[at + "NVRM: ".len()..];
+    static NVRM: Needle = Needle::new("NVRM: ");
+    let msg = NVRM.after(line)?;
     let cause = if msg.contains("Can't find an IRQ for your NVIDIA card") {
         DriverCause::Irq
     } else if msg.starts_with("request_mem_region failed") {
