@@ -82,7 +82,7 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
                     "{} BAR {} unassigned ({})",
                     o.bdf,
                     o.bar,
-                    o.not_gpu.map(|n| n.words()).unwrap_or_default()
+                    o.not_gpu.as_ref().map(|n| n.words()).unwrap_or_default()
                 ))
                 .collect::<Vec<_>>()
                 .join("; ")

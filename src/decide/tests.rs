@@ -855,6 +855,27 @@ pci 0000:01:00.0: [1b36:0100] type 00 class 0x038000
 pci 0000:01:00.0: BAR 0: failed to assign [mem size 0x04000000]
 ";
     assert_eq!(verdict(qxl), Verdict::Fail);
+    // Function 0 bound to a driver of no GPU (an FPGA board's, a
+    // Thunderbolt controller's): not a GPU.
+    let fpga = "\
+pci 0000:04:00.0: BAR 0 [mem size 0x01000000]: can't assign; no space
+litepcie 0000:04:00.0: probe with driver litepcie failed with error -5
+";
+    assert_eq!(verdict(fpga), Verdict::Ok);
+    let ev = gather(fpga, &[], None).unwrap();
+    assert_eq!(
+        ev.other_failed[0].not_gpu,
+        Some(crate::evidence::NotGpu::Driver("litepcie".into()))
+    );
+    // Bound to a passthrough stub, an accelerator's or a display's
+    // driver, or only the PCI core's lines: it may still be a GPU.
+    for word in ["vfio-pci", "habanalabs", "mgag200", "simpledrm", "pcieport"] {
+        let text = format!(
+            "pci 0000:04:00.0: BAR 0 [mem size 0x01000000]: can't assign; no space\n\
+             {word} 0000:04:00.0: enabling device (0000 -> 0002)\n"
+        );
+        assert_eq!(verdict(&text), Verdict::Fail, "{word}");
+    }
 }
 
 #[test]

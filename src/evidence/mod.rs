@@ -73,7 +73,7 @@ pub(crate) struct Window {
 }
 
 /// A memory BAR that failed on an endpoint that is not a selected GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OtherFailure {
     pub bdf: PciAddress,
     pub bar: u8,
@@ -114,7 +114,7 @@ pub(crate) enum ShortHow {
 }
 
 /// What in the text says a device is not a GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum NotGpu {
     /// Its class is neither a display controller (0x03) nor a processing
     /// accelerator (0x12).
@@ -125,16 +125,22 @@ pub(crate) enum NotGpu {
     /// the fixtures shows, and PCI requires a multi-function device to
     /// implement function 0 (PCI Local Bus Specification 3.0, 6.2.1).
     Function(u8),
+    /// A driver bound to it (it prints through the device) that drives no
+    /// GPU, display or accelerator (`parse::kernel_log::Event::OtherDriver`).
+    Driver(String),
 }
 
 impl NotGpu {
-    pub(crate) fn words(self) -> String {
+    pub(crate) fn words(&self) -> String {
         match self {
             NotGpu::Class(c) => {
                 format!("class {c:06x}, neither a display controller nor an accelerator")
             }
             NotGpu::Function(f) => {
                 format!("function {f} of its slot, where a GPU's graphics function is function 0")
+            }
+            NotGpu::Driver(name) => {
+                format!("bound to {name}, a driver of no GPU, display or accelerator")
             }
         }
     }

@@ -1,8 +1,10 @@
 //! What a paste went through on its way to a bug report, undone before the
 //! grammars read it: HTML line breaks and entities (`<br>`, `&nbsp;`,
 //! `&lt;unassigned&gt;`) from a web page's source, and quoted-printable
-//! soft line breaks (`64bit=` + newline, `=3D`) from a mail attachment.
-//! Text that shows neither is returned as it is.
+//! soft line breaks (`64bit=` + newline, `=3D`) from a mail attachment,
+//! and a publishing tool's typographic apostrophes (`can’t assign`, where
+//! the kernel printed `can't`). Text that shows none of them is returned
+//! as it is.
 
 use std::borrow::Cow;
 
@@ -13,10 +15,17 @@ pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
     // A quoted-printable body encodes `=` as `=3D`; soft breaks end a line
     // with a lone `=`.
     let qp = text.contains("=3D") && text.lines().any(|l| l.ends_with('='));
-    if !html && !qp {
+    // The kernel's messages hold only ASCII apostrophes (`can't assign`,
+    // `can't claim`, `can't reserve`); a blog or forum may print them as
+    // U+2019 (or U+2018).
+    let quotes = text.contains(['\u{2019}', '\u{2018}']);
+    if !html && !qp && !quotes {
         return Cow::Borrowed(text);
     }
     let mut s = text.to_string();
+    if quotes {
+        s = s.replace(['\u{2019}', '\u{2018}'], "'");
+    }
     if qp {
         s = s
             .replace("=\r\n", "")
@@ -45,6 +54,10 @@ mod tests {
     #[test]
     fn pastes_lose_their_markup() {
         for (text, want) in [
+            (
+                "vfio-pci 0000:b3:00.0: BAR 1: can\u{2019}t reserve [mem 0xe0000000-0xefffffff 64bit pref]\n",
+                "vfio-pci 0000:b3:00.0: BAR 1: can't reserve [mem 0xe0000000-0xefffffff 64bit pref]\n",
+            ),
             (
                 "Region 1: Memory at &lt;unassigned&gt; (64-bit, prefetchable) [size=16G]<br>\n&nbsp;&nbsp;Region 3: x<br />",
                 "Region 1: Memory at <unassigned> (64-bit, prefetchable) [size=16G]\n\n  Region 3: x\n",

@@ -283,6 +283,9 @@ fn select(
                 None if addr.function > 0 && d.driver_vendor.is_none() && !d.vga => {
                     Some(NotGpu::Function(addr.function))
                 }
+                None if d.driver_vendor.is_none() && !d.vga => {
+                    d.other_driver.clone().map(NotGpu::Driver)
+                }
                 _ => None,
             };
             other_failed.extend(bars.iter().filter(|b| b.fails_gpu()).map(|b| OtherFailure {
@@ -290,7 +293,7 @@ fn select(
                 bar: b.index,
                 size: b.size,
                 low: b.type_known && !b.mem64 && !b.prefetchable,
-                not_gpu,
+                not_gpu: not_gpu.clone(),
             }));
         }
     }

@@ -125,6 +125,8 @@ pub(super) struct DeviceSeen {
     /// 0000:...:`, NVIDIA's `NVRM:`, amdgpu's large BAR message): that
     /// driver's vendor.
     pub(super) driver_vendor: Option<u16>,
+    /// A driver of no GPU, display or accelerator is bound to it.
+    pub(super) other_driver: Option<String>,
     /// `Boot video device`, `vgaarb`: a VGA-class display device.
     pub(super) vga: bool,
     /// NVIDIA's regions (its own count) that `NVRM:` says have no size.
@@ -426,6 +428,12 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
         }
         Event::VgaDevice { bdf } => {
             devs.entry(*bdf).or_default().vga = true;
+        }
+        Event::OtherDriver { bdf, name } => {
+            devs.entry(*bdf)
+                .or_default()
+                .other_driver
+                .get_or_insert_with(|| name.clone());
         }
         Event::AmdgpuLargeBar { bdf: Some(bdf) } => {
             // amdgpu could not resize its VRAM BAR and kept the one it

@@ -26,6 +26,58 @@ pub(super) fn gpu_driver(word: &str) -> Option<u16> {
     })
 }
 
+/// A driver name printed through a device that says the device is no GPU:
+/// neither a GPU driver (`gpu_driver`), nor the PCI core's and port
+/// services' names, nor a driver that takes any device it is given
+/// (passthrough stubs), nor one of a display adapter (a framebuffer or
+/// DRM driver: an emulated or BMC display, or an old GPU's), nor one of an
+/// accelerator (class 0x12, which the GPU selection takes). The word is
+/// the driver's `dev_driver_string()` as `dev_printk` prints it.
+pub(super) fn other_driver(word: &str) -> Option<&str> {
+    const NOT_DECISIVE: [&str; 27] = [
+        // The PCI core and its port services (drivers/pci/pcie/portdrv.c);
+        // NVIDIA's `NVRM: GPU 0000:01:00.0:` prefix.
+        "pci",
+        "pcieport",
+        "shpchp",
+        "pciehp",
+        "acpiphp",
+        "GPU",
+        // Drivers that take whatever device they are given.
+        "vfio-pci",
+        "pci-stub",
+        "pciback",
+        "xen-pciback",
+        "virtio-pci",
+        "uio_pci_generic",
+        // Display adapters' drivers without the fb/drm ending.
+        "qxl",
+        "cirrus",
+        "vmwgfx",
+        "ast",
+        "mgag200",
+        "gma500",
+        "vboxvideo",
+        "bochs",
+        // Accelerators' drivers (class 0x12: Gaudi, Intel and AMD NPUs,
+        // Qualcomm AI 100, Tenstorrent) and a compute card's.
+        "habanalabs",
+        "ivpu",
+        "amdxdna",
+        "qaic",
+        "tenstorrent",
+        "accel",
+        "hl",
+    ];
+    if gpu_driver(word).is_some() || NOT_DECISIVE.contains(&word) {
+        return None;
+    }
+    let display = ["fb", "drm", "gpu", "vga", "video"].iter().any(|end| {
+        word.len() >= end.len() && word[word.len() - end.len()..].eq_ignore_ascii_case(end)
+    });
+    (!display).then_some(word)
+}
+
 /// A GPU driver's note that it runs on its BARs: a resize it tried failed
 /// and the old BAR stayed (`Failed to resize BAR2 to 16384M (-ENOSPC)`),
 /// it runs with the small BAR (`Small BAR device`, i915/xe), or it reports

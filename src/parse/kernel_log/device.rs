@@ -19,7 +19,10 @@ pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
     if msg.starts_with("PCI bridge to ") || msg.starts_with("PCI bridge, secondary bus") {
         return Some(Parsed::Bridge(bdf));
     }
+    // arch/x86/pci/fixup.c `pci_fixup_video`, a fixup declared for
+    // PCI_CLASS_DISPLAY_VGA only: `Video device with shadowed ROM at`.
     if msg.starts_with("Boot video device")
+        || msg.starts_with("Video device with shadowed ROM")
         || (msg.starts_with("vgaarb: ") && (msg.contains("VGA device") || msg.contains("boot VGA")))
     {
         return Some(Parsed::Event(Event::VgaDevice { bdf }));

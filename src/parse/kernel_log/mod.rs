@@ -27,7 +27,7 @@ use crate::model::pci::{is_bridge, PciAddress, RootBus};
 use crate::model::range::Range;
 #[cfg(test)]
 use classify::is_kmsg_continuation;
-use classify::{classify_anchored, device_anchor, gpu_driver, rejoin};
+use classify::{classify_anchored, device_anchor, gpu_driver, other_driver, rejoin};
 
 mod classify;
 mod device;
@@ -152,7 +152,13 @@ pub(crate) enum Event {
     /// prints through the device: it is bound to it, so it is that
     /// vendor's GPU.
     GpuDriver { bdf: PciAddress, vendor: u16 },
-    /// `Boot video device`, `vgaarb: setting as boot VGA device`,
+    /// A driver that drives neither a GPU, nor a display, nor an
+    /// accelerator prints through the device (`thunderbolt 0000:0c:00.0:`,
+    /// `nvme 0000:01:00.0:`): it is bound to it, so it is no GPU.
+    /// (`classify::other_driver` says which names count.)
+    OtherDriver { bdf: PciAddress, name: String },
+    /// `Boot video device`, `Video device with shadowed ROM at`,
+    /// `vgaarb: setting as boot VGA device`,
     /// `vgaarb: VGA device added`: a VGA-class display device.
     VgaDevice { bdf: PciAddress },
     /// amdgpu: `Not enough PCI address space for a large BAR.`
@@ -268,12 +274,12 @@ pub(crate) enum FailReason {
 /// Parses one line of kernel log text. Accepts dmesg (`[    5.23] `),
 /// `journalctl -k` (`Nov 29 10:00:00 host kernel: `), `/dev/kmsg`
 /// (`6,339,5083,-;`) and bare message text. The message's event, not the
-/// GPU driver it is printed through.
+/// driver it is printed through.
 #[cfg(test)]
 pub(crate) fn parse_line(line: &str) -> Option<Event> {
     parse_log(line)
         .into_iter()
-        .find(|e| !matches!(e, Event::GpuDriver { .. }))
+        .find(|e| !matches!(e, Event::GpuDriver { .. } | Event::OtherDriver { .. }))
 }
 
 /// Parses a whole log; lines that say nothing of interest are skipped.
@@ -287,6 +293,7 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
     let mut events = Vec::new();
     let mut bridges: Vec<PciAddress> = Vec::new();
     let mut drivers: Vec<PciAddress> = Vec::new();
+    let mut others: Vec<PciAddress> = Vec::new();
     let mut old_resource: Option<(usize, LogResource)> = None;
     let mut lines = text.lines().enumerate().peekable();
     while let Some((n, line)) = lines.next() {
@@ -306,6 +313,16 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
             if !drivers.contains(&bdf) {
                 drivers.push(bdf);
                 events.push(Event::GpuDriver { bdf, vendor });
+            }
+        } else if let Some((bdf, name)) =
+            anchor.and_then(|(word, bdf, _)| Some((bdf, other_driver(word)?)))
+        {
+            if !others.contains(&bdf) {
+                others.push(bdf);
+                events.push(Event::OtherDriver {
+                    bdf,
+                    name: name.to_string(),
+                });
             }
         }
         match parsed {

@@ -1122,6 +1122,10 @@ fn corpus_wordings_line_by_line() {
         ("[    0.958379] pci 0000:02:00.0: Boot video device", Some(Event::VgaDevice { bdf: bdf("0000:02:00.0") })),
         ("pci 0000:00:02.0: vgaarb: setting as boot VGA device", Some(Event::VgaDevice { bdf: bdf("0000:00:02.0") })),
         (
+            "[    0.565765] pci 0000:00:02.0: Video device with shadowed ROM at [mem 0x000c0000-0x000dffff]",
+            Some(Event::VgaDevice { bdf: bdf("0000:00:02.0") }),
+        ),
+        (
             "vgaarb: device added: PCI:0000:01:00.0,decodes=io+mem,owns=io+mem,locks=none",
             Some(Event::VgaDevice { bdf: bdf("0000:01:00.0") }),
         ),
