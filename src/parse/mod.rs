@@ -6,6 +6,7 @@
 //! value, and the rest of the text still counts.
 
 pub(crate) mod address;
+pub(crate) mod board;
 pub(crate) mod cmdline;
 pub(crate) mod fw_cfg;
 pub(crate) mod hex;

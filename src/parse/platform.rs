@@ -6,6 +6,7 @@
 //! only a real machine has) go to `Signs`, which `model::platform` weighs.
 
 use crate::model::platform::{Cpu, CpuVendor, Firmware, Platform, Signs};
+use crate::parse::board::not_a_pc;
 use crate::parse::words::{self, Needle};
 
 /// Firmware and machine from the boot log's `DMI:` line, with the signs
@@ -121,7 +122,9 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
 
 /// Words at least one of which every sign `line_signs` reads holds, in
 /// lowercase (matched in any case): each branch there needs one of them.
-const SIGN_WORDS: [&str; 23] = [
+const SIGN_WORDS: [&str; 25] = [
+    "bcm271",
+    "device 2711",
     "hypervisor detected: ",
     "efi: efi v",
     "machine model: ",
@@ -275,68 +278,6 @@ fn boot_secs(head: &str) -> Option<u64> {
         return None;
     }
     secs.parse().ok()
-}
-
-/// Words only a machine that is not an x86 PC prints: the drivers and
-/// vendors of ARM and PowerPC boards' PCIe host controllers, their device
-/// tree's nodes, their boot loader, an AArch64 CPU.
-const NOT_A_PC: [(&str, &str); 10] = [
-    ("/soc/pcie@", "a device-tree PCIe node (/soc/pcie@)"),
-    ("rockchip-dw-pcie", "Rockchip's PCIe host driver"),
-    ("rockchip-pcie", "Rockchip's PCIe host driver"),
-    ("fuzhou rockchip", "a Rockchip SoC's PCIe root port"),
-    (
-        "brcm-pcie",
-        "Broadcom's STB PCIe host driver (a Raspberry Pi)",
-    ),
-    ("layerscape-pcie", "NXP's Layerscape PCIe host driver"),
-    ("fsl-pci", "Freescale's PCIe host driver"),
-    ("tegra-pcie", "NVIDIA Tegra's PCIe host driver"),
-    ("u-boot", "the U-Boot boot loader (a device-tree board)"),
-    ("aarch64", "an AArch64 CPU"),
-];
-
-/// The sign in one line that the machine is not an x86 PC, if any: one of
-/// `NOT_A_PC`, or a bridge's non-prefetchable window (or a 32-bit BAR) at
-/// a CPU address above 4 GiB. Such a window's bus addresses are 32-bit, so
-/// the host bridge translates them: x86 host bridges do not, device-tree
-/// ones (`ranges`) do.
-fn not_a_pc(line: &str, lower: &str) -> Option<String> {
-    if let Some((_, what)) = NOT_A_PC.iter().find(|(w, _)| lower.contains(w)) {
-        return Some(what.to_string());
-    }
-    if lspci_device_tree_node(lower) {
-        return Some("a PCI device's node in the device tree (lspci's `Device tree node:`)".into());
-    }
-    let device_line = lower.contains("bridge window [mem 0x")
-        || lower.contains("bar ")
-        || lower.contains("reg 0x");
-    if !device_line {
-        return None;
-    }
-    let at = line.find("[mem 0x")?;
-    let res = &line[at + "[mem ".len()..line[at..].find(']').map(|e| at + e)?];
-    if res.contains("64bit") || res.contains("pref") || res.contains("window") {
-        return None;
-    }
-    let hex = res.strip_prefix("0x")?.split('-').next()?;
-    let start = u64::from_str_radix(hex, 16).ok()?;
-    (start >= 1 << 32).then(|| {
-        format!("a 32-bit window at CPU address {start:#x}, above 4 GiB: a host bridge that translates addresses")
-    })
-}
-
-/// `lspci -v` prints `Device tree node: /sys/firmware/devicetree/...` for a
-/// device with a node (sysfs `of_node`), which a device-tree kernel gives
-/// it; a mailer may wrap the path onto a line of its own. Only lspci's
-/// line, or the path opening a line: a tool's complaint that the path is
-/// missing (`cat: /sys/firmware/devicetree/base/model: No such file`) is
-/// what an x86 PC prints.
-fn lspci_device_tree_node(lower: &str) -> bool {
-    const PATH: &str = "/sys/firmware/devicetree/base/";
-    let t = crate::parse::lspci::unquote(lower);
-    ((t.starts_with("device tree node:") && t.contains(PATH)) || t.starts_with(PATH))
-        && !t.contains("no such file")
 }
 
 /// A report's own heading, not machine output: `# KEY: ...` and its
@@ -495,6 +436,7 @@ pub(crate) fn vfio_host_sign(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::model::platform::{FirmwareKind, Platform, QemuMachine};
+    use crate::parse::board::NOT_A_PC;
 
     /// `signs_from_log` as it was before the one-pass prefilter: every
     /// line read.

@@ -1,0 +1,106 @@
+//! Signs in a log line that the machine is not an x86 PC: an ARM or
+//! PowerPC board's PCIe host controller, its device tree, its boot loader,
+//! a host bridge that translates addresses. Such a board's PCIe window is
+//! its device tree's `ranges`, which no PC firmware setting grows
+//! (`decide::space::board_window`).
+
+/// Words only a machine that is not an x86 PC prints: the drivers and
+/// vendors of ARM and PowerPC boards' PCIe host controllers, their device
+/// tree's nodes, their boot loader, an AArch64 CPU.
+pub(super) const NOT_A_PC: [(&str, &str); 13] = [
+    ("/soc/pcie@", "a device-tree PCIe node (/soc/pcie@)"),
+    // The Raspberry Pi 4's and 5's SoC root ports as lspci names them
+    // (pci.ids 14e4:2711, 14e4:2712; older lists without the name).
+    (
+        "bcm2711 pcie bridge",
+        "Broadcom's BCM2711 root port (a Raspberry Pi 4 or CM4)",
+    ),
+    (
+        "bcm2712 pcie bridge",
+        "Broadcom's BCM2712 root port (a Raspberry Pi 5)",
+    ),
+    (
+        "broadcom limited device 2711",
+        "Broadcom's BCM2711 root port (a Raspberry Pi 4 or CM4)",
+    ),
+    ("rockchip-dw-pcie", "Rockchip's PCIe host driver"),
+    ("rockchip-pcie", "Rockchip's PCIe host driver"),
+    ("fuzhou rockchip", "a Rockchip SoC's PCIe root port"),
+    (
+        "brcm-pcie",
+        "Broadcom's STB PCIe host driver (a Raspberry Pi)",
+    ),
+    ("layerscape-pcie", "NXP's Layerscape PCIe host driver"),
+    ("fsl-pci", "Freescale's PCIe host driver"),
+    ("tegra-pcie", "NVIDIA Tegra's PCIe host driver"),
+    ("u-boot", "the U-Boot boot loader (a device-tree board)"),
+    ("aarch64", "an AArch64 CPU"),
+];
+
+/// The sign in one line that the machine is not an x86 PC, if any: one of
+/// `NOT_A_PC`, or a bridge's non-prefetchable window (or a 32-bit BAR) at
+/// a CPU address above 4 GiB. Such a window's bus addresses are 32-bit, so
+/// the host bridge translates them: x86 host bridges do not, device-tree
+/// ones (`ranges`) do.
+pub(super) fn not_a_pc(line: &str, lower: &str) -> Option<String> {
+    if let Some((_, what)) = NOT_A_PC.iter().find(|(w, _)| lower.contains(w)) {
+        return Some(what.to_string());
+    }
+    if lspci_device_tree_node(lower) {
+        return Some("a PCI device's node in the device tree (lspci's `Device tree node:`)".into());
+    }
+    let device_line = lower.contains("bridge window [mem 0x")
+        || lower.contains("bar ")
+        || lower.contains("reg 0x");
+    if !device_line {
+        return None;
+    }
+    let at = line.find("[mem 0x")?;
+    let res = &line[at + "[mem ".len()..line[at..].find(']').map(|e| at + e)?];
+    if res.contains("64bit") || res.contains("pref") || res.contains("window") {
+        return None;
+    }
+    let hex = res.strip_prefix("0x")?.split('-').next()?;
+    let start = u64::from_str_radix(hex, 16).ok()?;
+    (start >= 1 << 32).then(|| {
+        format!("a 32-bit window at CPU address {start:#x}, above 4 GiB: a host bridge that translates addresses")
+    })
+}
+
+/// `lspci -v` prints `Device tree node: /sys/firmware/devicetree/...` for a
+/// device with a node (sysfs `of_node`), which a device-tree kernel gives
+/// it; a mailer may wrap the path onto a line of its own. Only lspci's
+/// line, or the path opening a line: a tool's complaint that the path is
+/// missing (`cat: /sys/firmware/devicetree/base/model: No such file`) is
+/// what an x86 PC prints.
+fn lspci_device_tree_node(lower: &str) -> bool {
+    const PATH: &str = "/sys/firmware/devicetree/base/";
+    let t = crate::parse::lspci::unquote(lower);
+    ((t.starts_with("device tree node:") && t.contains(PATH)) || t.starts_with(PATH))
+        && !t.contains("no such file")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_raspberry_pi_root_port_in_lspci_is_no_pc() {
+        for line in [
+            "00:00.0 PCI bridge: Broadcom Limited Device 2711 (rev 20) (prog-if 00 [Normal decode])",
+            "0000:00:00.0 PCI bridge: Broadcom Inc. and subsidiaries BCM2711 PCIe Bridge (rev 10)",
+            "0001:00:00.0 PCI bridge: Broadcom Inc. and subsidiaries BCM2712 PCIe Bridge (rev 21)",
+        ] {
+            let lower = line.to_ascii_lowercase();
+            assert!(not_a_pc(line, &lower).is_some(), "{line}");
+        }
+        // Another Broadcom device, and a PC's root port, say nothing.
+        for line in [
+            "01:00.0 Ethernet controller: Broadcom Inc. and subsidiaries NetXtreme BCM5720",
+            "00:01.1 PCI bridge: Advanced Micro Devices, Inc. [AMD] Starship/Matisse GPP Bridge",
+        ] {
+            let lower = line.to_ascii_lowercase();
+            assert!(not_a_pc(line, &lower).is_none(), "{line}");
+        }
+    }
+}
