@@ -116,11 +116,15 @@ vt_vm_facts() {
     none | virtio) ;;
     *) vt_die "unknown nic $(vm nic)" ;;
     esac
-    # Empty root ports as plan counts them; the NIC's own port is one. A
-    # NIC on bus 0 or on Proxmox's pci.0 is a further 64-bit device
-    # (VF[dev64]: the sizes of their 64-bit prefetchable BARs, for
-    # --device64; a virtio-pci device's modern BAR is 16 KiB: hw/virtio/
-    # virtio-pci.c virtio_pci_device_plugged, four 4 KiB regions).
+    # Empty root ports as plan counts them. The NIC is a further 64-bit
+    # device wherever it sits (VF[dev64]: the sizes of their 64-bit
+    # prefetchable BARs, for --device64; a virtio-pci device's modern BAR
+    # is 16 KiB: hw/virtio/virtio-pci.c virtio_pci_device_plugged, four
+    # 4 KiB regions): on bus 0, on Proxmox's pci.0, or on a root port of
+    # its own, which is then not empty (campaign seed 20261203 record
+    # 0829: OVMF's 32 GiB window, no hot-plug padding, gives the NIC's
+    # port a 1 MiB window, and a second 16 GiB GPU no longer fits; told
+    # the port was empty, plan placed two).
     VF[dev64]=''
     case ${VF[topology]} in
     pve-*)
@@ -138,10 +142,10 @@ vt_vm_facts() {
         ;;
     *)
         VF[ports]=$(vm ports 0)
-        [ "$(vm nic none)" = none ] || VF[ports]=$((VF[ports] + 1))
+        [ "$(vm nic none)" = none ] || VF[dev64]=16K
         ;;
     esac
-    [ "${VF[family]}" = q35 ] || [ "${VF[ports]}" = 0 ] || vt_die "empty root ports and the NIC's port need machine=q35"
+    [ "${VF[family]}" = q35 ] || [ "${VF[ports]}" = 0 ] || vt_die "empty root ports need machine=q35"
 
     # The vCPU. A model's vendor is what QEMU gives it unless vendor= says
     # otherwise (target/i386/cpu.c, builtin_x86_defs: qemu64 and EPYC are
