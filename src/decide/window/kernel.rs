@@ -27,98 +27,9 @@
 //!   768, 1024 (past the HT range) and 1216 GiB. With realloc it then
 //!   releases the windows still short and places them again (`Placed`).
 
+pub(crate) use super::left::{qemu_w64, Left, Part};
 use crate::decide::sizing::{Block, FreeSpace};
 use crate::model::range::{Range, FOUR_GIB};
-
-/// A window (or a bus-0 BAR) a firmware programmed on the root bus.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Left {
-    /// [start, end) as programmed, what the kernel can claim; `None` when
-    /// it does not end below 2^64.
-    pub range: Option<(u64, u64)>,
-    /// What QEMU counts of it in the root bus's 64-bit span, [lob, upb]
-    /// inclusive (`pci_dev_get_w64`); `None`: not counted.
-    pub qemu: Option<(u64, u64)>,
-    /// The GPUs whose BARs are in it.
-    pub gpus: Vec<usize>,
-    /// The window the kernel gives it when it places it again.
-    pub kernel: Option<Block>,
-    /// A device's BAR, not a bridge's window: the kernel may put it back
-    /// where the firmware left it (`revert`).
-    pub bar: bool,
-    /// The GPUs' BARs inside a bridge's window as they read back: (GPU,
-    /// address, size). Known for SeaBIOS's windows; what the kernel keeps
-    /// of a window it clips (`claim`).
-    pub bars: Vec<(usize, u64, u64)>,
-    /// A bridge that decodes subtractively (q35's DMI-to-PCI bridge): the
-    /// windows behind it, each with its GPUs and the window the kernel
-    /// gives it. When the bridge's own window finds no room, they take
-    /// from the root window one by one (`assign`).
-    pub parts: Vec<(Vec<usize>, Option<Block>)>,
-}
-
-impl Left {
-    /// A bridge's prefetchable window programmed at `base` with `size`
-    /// bytes: its limit register is `base + size - 1` in u64 (SeaBIOS
-    /// pciinit.c `pci_region_map_one_entry`, rel-1.16.3 L1078), and QEMU
-    /// counts it from max(base, 4 GiB) when the limit is at or above that
-    /// (`pci_dev_get_w64`).
-    pub(crate) fn window(base: u64, size: u64, gpus: Vec<usize>, kernel: Option<Block>) -> Left {
-        let limit = base.wrapping_add(size).wrapping_sub(1);
-        let lob = base.max(FOUR_GIB);
-        Left {
-            range: base.checked_add(size).map(|end| (base, end)),
-            qemu: (size > 0 && limit >= lob).then_some((lob, limit)),
-            gpus,
-            kernel,
-            bar: false,
-            bars: Vec::new(),
-            parts: Vec::new(),
-        }
-    }
-
-    /// The window with the GPUs' BARs in it: (GPU, address, size).
-    pub(crate) fn with_bars(mut self, bars: Vec<(usize, u64, u64)>) -> Left {
-        self.bars = bars;
-        self
-    }
-
-    /// The windows behind a subtractively decoding bridge (`parts`).
-    pub(crate) fn with_parts(mut self, parts: Vec<(Vec<usize>, Option<Block>)>) -> Left {
-        self.parts = parts;
-        self
-    }
-
-    /// A 64-bit BAR of a bus-0 device written with `at`: it reads back
-    /// aligned down to its size. QEMU takes it as unmapped at 0, when it
-    /// wraps, and when it ends at 2^64 (`pci_bar_address`: `!new_addr`,
-    /// `last <= new_addr`, `last == PCI_BAR_UNMAPPED`, `last >=
-    /// HWADDR_MAX`), else counts it from max(address, 4 GiB).
-    pub(crate) fn bar(at: u64, size: u64, gpus: Vec<usize>) -> Left {
-        let align = size.checked_next_power_of_two().unwrap_or(1 << 63).max(1);
-        let a = at & !(align - 1);
-        let last = a.wrapping_add(size).wrapping_sub(1);
-        let mapped = a != 0 && last > a && last != u64::MAX;
-        let lob = a.max(FOUR_GIB);
-        Left {
-            range: a.checked_add(size).filter(|_| a != 0).map(|end| (a, end)),
-            qemu: (mapped && last >= lob).then_some((lob, last)),
-            gpus,
-            kernel: Block::bar(size),
-            bar: true,
-            bars: Vec::new(),
-            parts: Vec::new(),
-        }
-    }
-}
-
-/// QEMU's span of what is in use on the root bus, [lob, upb] inclusive
-/// (`pci_bus_get_w64_range`: the union of what each device counts).
-pub(crate) fn qemu_w64(left: &[Left]) -> Option<(u64, u64)> {
-    left.iter()
-        .filter_map(|l| l.qemu)
-        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
-}
 
 /// Room below 4 GiB the kernel falls back to for a small 64-bit BAR the
 /// 64-bit window has no room for (`pci_bus_alloc_resource` tries the
@@ -183,6 +94,7 @@ pub(crate) fn place(
     addressable: u64,
 ) -> Placed {
     let n = usable.len();
+    let left = &split(left, crs, ram);
     let mut free = Free::new(crs);
     let keep_out = |free: &mut Free| {
         for (s, e) in ram.iter().chain(reserved) {
@@ -277,12 +189,63 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
     // clip takes the first root window the window overlaps: below 4 GiB
     // that is a 32-bit one, not modelled.
     // A subtractive bridge's window is not clipped here: its children
-    // are claimed one by one (not modelled; `parts` has no ranges).
+    // are claimed one by one (`split`).
     if l.bar || l.bars.is_empty() || !l.parts.is_empty() || s < FOUR_GIB {
         return None;
     }
     let (cs, ce) = (s.max(crs.start), e.min(top));
     (cs < ce && !on_ram(cs, ce)).then_some((cs, ce))
+}
+
+/// The root bus's windows as the kernel claims them: a subtractively
+/// decoding bridge whose own window it cannot claim (one from 0: x86's
+/// `pcibios_allocate_bridge_resources` drops it) leaves its children's
+/// windows to be claimed from the bus above, which for such a bridge is
+/// the root bus (drivers/pci/pci.c `pci_find_parent_resource` falls back
+/// to the parent bus's resources for a transparent bridge). Each child
+/// window that lies in the root window, off the RAM the kernel uses, is
+/// claimed as a root window of its own; the bridge's window is sized again
+/// over the children left (`pbus_size_mem` skips what is claimed) and,
+/// with them, placed by `assign`. Campaign seed 20261203 record 0749:
+/// SeaBIOS 1.17.0, Proxmox's `pcie=0`, 6 x 64 GiB at 40 bits, the layout
+/// wrapped to 0: pci.2's window at 256-384 GiB claimed and its two GPUs
+/// placed, pci.0's at 0-256 GiB dropped and its 256 GiB found no room
+/// again: 2 of 6.
+fn split(left: &[Left], crs: Range, ram: &[(u64, u64)]) -> Vec<Left> {
+    let mut out = Vec::with_capacity(left.len());
+    for l in left {
+        if l.parts.is_empty() || claim(l, crs, ram).is_some() {
+            out.push(l.clone());
+            continue;
+        }
+        let (claimed, rest): (Vec<&Part>, Vec<&Part>) = l.parts.iter().partition(|p| {
+            p.range.is_some_and(|r| {
+                r.0 >= FOUR_GIB && claim(&Left::claimed_part(p, r), crs, ram).is_some()
+            })
+        });
+        for p in &claimed {
+            out.push(Left::claimed_part(p, p.range.expect("claimed")));
+        }
+        let mut gpus: Vec<usize> = rest.iter().flat_map(|p| p.gpus.iter().copied()).collect();
+        gpus.sort_unstable();
+        gpus.dedup();
+        let blocks: Vec<Block> = rest.iter().filter_map(|p| p.kernel).collect();
+        out.push(Left {
+            // Not claimed: the kernel sizes and places it again.
+            range: None,
+            qemu: l.qemu,
+            gpus,
+            kernel: if claimed.is_empty() {
+                l.kernel
+            } else {
+                crate::decide::sizing::bridge_window(&blocks)
+            },
+            bar: false,
+            bars: Vec::new(),
+            parts: rest.into_iter().cloned().collect(),
+        });
+    }
+    out
 }
 
 /// The GPUs of a window clipped to `part`: `Some(true)` for one whose BARs
@@ -426,14 +389,14 @@ fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<Lost> {
         .iter_mut()
         .filter(|(w, _, _)| !left[*w].parts.is_empty())
     {
-        let mut parts: Vec<&(Vec<usize>, Option<Block>)> = left[*w].parts.iter().collect();
-        parts.sort_by_key(|(gpus, b)| kernel_order(*b, gpus));
+        let mut parts: Vec<&Part> = left[*w].parts.iter().collect();
+        parts.sort_by_key(|p| kernel_order(p.kernel, &p.gpus));
         out.clear();
-        for (gpus, b) in parts {
-            match b.and_then(|b| free.alloc(b).map(|at| (at, b.size))) {
+        for p in parts {
+            match p.kernel.and_then(|b| free.alloc(b).map(|at| (at, b.size))) {
                 Some((at, size)) if at != 0 => taken.push((at, at + size)),
                 Some(_) => {}
-                None => out.extend(gpus.iter().copied()),
+                None => out.extend(p.gpus.iter().copied()),
             }
         }
     }
@@ -668,6 +631,44 @@ mod tests {
     /// bridges behind the DMI bridge, 7 x 16 GiB, realloc, a 116 GiB root
     /// window): the DMI bridge's 136 GiB finds no room, its children take
     /// from the root window: pci.0's 72 GiB fits, pci.2's 56 GiB does not.
+    /// Record 0749: the DMI bridge's window from 0 is dropped; pci.2's
+    /// window at 256-384 GiB is claimed from the root window and keeps its
+    /// two GPUs; pci.0's from 0 is sized again (256 GiB) and finds no room
+    /// in what is left of 4-450 GiB. Before, the whole bridge was placed
+    /// again and all six fitted.
+    #[test]
+    fn a_subtractive_bridges_claimable_children_are_claimed_from_the_root_window() {
+        let b = |size: u64| {
+            Some(Block {
+                size,
+                align: 64 * GIB,
+            })
+        };
+        let part = |gpus: Vec<usize>, size: u64, start: u64| Part {
+            gpus,
+            kernel: b(size),
+            range: Some((start, start + size)),
+        };
+        let dmi = Left::window(0, 384 * GIB, (0..6).collect(), b(384 * GIB))
+            .with_bars((0..6).map(|g| (g, g as u64 * 64 * GIB, 64 * GIB)).collect())
+            .with_parts(vec![
+                part((0..4).collect(), 256 * GIB, 0),
+                part(vec![4, 5], 128 * GIB, 256 * GIB),
+            ]);
+        let crs = Range::new(4 * GIB, 450 * GIB - 1);
+        let usable = [false, true, true, true, true, true];
+        let ram = [(0, GIB)];
+        let p = place(crs, std::slice::from_ref(&dmi), &usable, &ram, &[], 1 << 40);
+        let want = [false, false, false, false, true, true];
+        assert_eq!(p.without_realloc, want);
+        // With realloc the same: pci.0's window still finds no room.
+        assert_eq!(p.with_realloc, want);
+        // A root window with room for it: pci.0's GPUs placed again too.
+        let wide = Range::new(4 * GIB, 1024 * GIB - 1);
+        let p = place(wide, &[dmi], &usable, &ram, &[], 1 << 40);
+        assert_eq!(p.without_realloc, [true; 6]);
+    }
+
     #[test]
     fn a_subtractive_bridges_children_take_from_the_root_window() {
         let base = 768 * GIB;
@@ -675,11 +676,16 @@ mod tests {
         let dmi = |parts: bool| {
             let w = Left::window(base, 114 * GIB, (0..7).collect(), b(136 * GIB, 16 * GIB));
             if parts {
+                let part = |gpus: Vec<usize>, kernel| Part {
+                    gpus,
+                    kernel,
+                    range: None,
+                };
                 w.with_parts(vec![
-                    ((0..4).collect(), b(72 * GIB, 16 * GIB)),
-                    (Vec::new(), b(GIB / 2, GIB / 2)),
-                    ((4..7).collect(), b(56 * GIB, 16 * GIB)),
-                    (Vec::new(), b(GIB / 2, GIB / 2)),
+                    part((0..4).collect(), b(72 * GIB, 16 * GIB)),
+                    part(Vec::new(), b(GIB / 2, GIB / 2)),
+                    part((4..7).collect(), b(56 * GIB, 16 * GIB)),
+                    part(Vec::new(), b(GIB / 2, GIB / 2)),
                 ])
             } else {
                 w

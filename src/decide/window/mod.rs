@@ -16,6 +16,7 @@
 
 pub(crate) mod cpu_models;
 mod kernel;
+mod left;
 mod ovmf;
 pub(crate) mod proxmox;
 pub(crate) mod qemu;

@@ -4,7 +4,7 @@
 //! of docs/firmware-window.md, each beside its code; all arithmetic wraps
 //! as SeaBIOS's u64 does (E8 can take the window below zero).
 
-use super::kernel::{qemu_w64, Left};
+use super::kernel::{qemu_w64, Left, Part};
 use super::qemu::{MemoryMap, GIB};
 use super::rules::PadMode;
 use super::topology::{bridges, Attach, GpuBars, Layout, PciBridges};
@@ -42,8 +42,9 @@ struct Entry {
     /// A BAR of a bus-0 device, not a bridge's window.
     bar: bool,
     /// A bridge that decodes subtractively (q35's DMI-to-PCI bridge): the
-    /// windows behind it, each its GPUs and kernel size (`Left::parts`).
-    parts: Vec<(Vec<usize>, Option<Block>)>,
+    /// windows behind it, each its GPUs, kernel size, and offset and size
+    /// in this entry (`Left::parts`).
+    parts: Vec<(Vec<usize>, Option<Block>, u64, u64)>,
 }
 
 impl Entry {
@@ -133,11 +134,12 @@ fn nest_entry(children: Vec<Entry>) -> Entry {
         .max(BRIDGE_MEM_MIN);
     let sum = children.iter().fold(0u64, |a, c| a.wrapping_add(c.size));
     let kernel = children.iter().filter_map(|c| c.kernel).collect::<Vec<_>>();
-    let parts = children.iter().map(|c| (c.gpus(), c.kernel)).collect();
+    let mut parts = Vec::new();
     let mut at = 0u64;
     let mut bars = Vec::new();
     for c in &children {
         bars.extend(c.bars.iter().map(|(i, s, o)| (*i, *s, at.wrapping_add(*o))));
+        parts.push((c.gpus(), c.kernel, at, c.size));
         at = at.wrapping_add(c.size);
     }
     Entry {
@@ -358,7 +360,24 @@ pub(super) fn boot(
                         })
                         .collect(),
                 )
-                .with_parts(e.parts.clone()),
+                .with_parts(
+                    e.parts
+                        .iter()
+                        .map(|(gpus, kernel, offset, size)| {
+                            // A window behind a bridge whose window wraps
+                            // is not reached (below).
+                            let start = cur.wrapping_add(*offset);
+                            Part {
+                                gpus: gpus.clone(),
+                                kernel: *kernel,
+                                range: cur
+                                    .checked_add(e.size)
+                                    .and_then(|_| start.checked_add(*size))
+                                    .map(|end| (start, end)),
+                            }
+                        })
+                        .collect(),
+                ),
         };
         let range = l.range;
         left.push(l);
