@@ -1273,3 +1273,26 @@ fn ovmf_places_equal_alignments_in_bus_order() {
         [true, true, true, true, false, true, true, true]
     );
 }
+
+#[test]
+fn seabios_bars_read_back_inside_their_bridge_window_are_kept() {
+    // Campaign seed 20261203 record 0765: SeaBIOS 1.16.3, Proxmox's
+    // `pcie=0`, 6 x 128 GiB GPU-shaped, 42 bits, 1 TiB of RAM. pci.2's
+    // window starts at 3.5 TiB + 2 GiB, misaligned for its 128 GiB BARs:
+    // the first reads back at 3.5 TiB, below the window (not claimed, no
+    // room to place it again), the second at 3.625 TiB, inside it
+    // (claimed). The kernel kept 5 of 6; read as "misaligned is lost",
+    // plan said 4.
+    let v = reproduce(
+        "--gpus 6 --bar 128G --bar 32M@1 --ram 1T --firmware seabios:1.16.3 --machine q35 --cpu qemu64 --cpu-vendor intel --phys-bits 42 --cpu-flag popcnt --cpu-flag pni --cpu-flag sse4.1 --cpu-flag sse4.2 --cpu-flag ssse3 --cpu-flag aes --empty-ports 4 --qemu 10.0.2 --layout proxmox --topology bridge --accel tcg --guest-mem 1G --bar32 32M --bar32 16M",
+    );
+    assert_eq!(v["predicted"]["unassigned_gpus"], 1, "{v:#}");
+    // Record 0749 (SeaBIOS 1.17.0, the same layout, 6 x 64 GiB at 40
+    // bits, wrapped to 0): pci.2's window claimed, pci.0's dropped and
+    // not placed again: 2 of 6, not healthy.
+    let v = reproduce(
+        "--gpus 6 --bar 64G --ram 256G --firmware seabios:1.17.0 --machine q35 --cpu qemu64 --cpu-vendor amd --cpu-flag popcnt --cpu-flag pni --cpu-flag sse4.1 --cpu-flag sse4.2 --cpu-flag ssse3 --cpu-flag aes --empty-ports 4 --qemu 10.0.2 --layout proxmox --topology bridge --accel tcg --guest-mem 1G",
+    );
+    assert_eq!(v["predicted"]["unassigned_gpus"], 4, "{v:#}");
+    assert_eq!(v["predicted"]["diagnosis"], "firmware_left_unassigned");
+}
