@@ -62,7 +62,8 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::Memlock { .. }
         | HostMessage::IommuWidth { .. }
         | HostMessage::XenPcifrontClaim
-        | HostMessage::OvmfMmioWindow { .. } => Weight::Note,
+        | HostMessage::OvmfMmioWindow { .. }
+        | HostMessage::DeviceReset { .. } => Weight::Note,
     }
 }
 
@@ -177,6 +178,14 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::Memlock { limit } => format!(
             "the host kernel refused to pin the VM's memory for DMA past its locked-memory limit{}: the VM process's memlock limit (RLIMIT_MEMLOCK) is the matter, not BAR space",
             limit.map(|l| format!(" ({l} bytes)")).unwrap_or_default()
+        ),
+        HostMessage::DeviceReset { stuck_d3 } => format!(
+            "{}: a reset or power-state problem of the device on the host (its reset support, vfio-pci's idle D3), not BAR space",
+            if *stuck_d3 {
+                "QEMU could not bring the device out of a low-power state (stuck in D3) when it reset it"
+            } else {
+                "the device did not come back from a reset on the host (`not ready ... giving up`)"
+            }
         ),
         HostMessage::IommuWidth { width, address } => format!(
             "the host IOMMU is {width} bits wide and cannot map DMA address {address:#x}: a DMA address above its width, not a BAR's placement"

@@ -1,4 +1,5 @@
-//! The one hexadecimal number parser.
+//! The one hexadecimal number parser, and the few helpers that read a
+//! number where a message prints it (decimal or `0x` hex after a key).
 //!
 //! `u64::from_str_radix` alone accepts a leading `+` (so `+10d` would pass
 //! for a vendor id); these accept only hex digits, with or without a `0x`
@@ -25,6 +26,30 @@ pub(crate) fn hex_digits(s: &str) -> Option<u64> {
 /// `hex_u64` bounded by `max` (a 16-bit id, a 24-bit class).
 pub(crate) fn hex_at_most(s: &str, max: u64) -> Option<u64> {
     hex_u64(s).filter(|v| *v <= max)
+}
+
+/// The decimal number that opens `s`.
+pub(crate) fn decimal(s: &str) -> Option<u64> {
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    s[..n].parse().ok()
+}
+
+/// The `0x...` number that opens `s` (after spaces).
+pub(crate) fn hex_at(s: &str) -> Option<u64> {
+    let s = s.trim_start();
+    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+    let n = s.bytes().take_while(u8::is_ascii_hexdigit).count();
+    hex_u64(&s[..n])
+}
+
+/// The number after `key` in `s`, decimal.
+pub(crate) fn decimal_after(s: &str, key: &str) -> Option<u64> {
+    decimal(&s[s.find(key)? + key.len()..])
+}
+
+/// The number after `key` in `s`, `0x` hex.
+pub(crate) fn hex_after(s: &str, key: &str) -> Option<u64> {
+    hex_at(&s[s.find(key)? + key.len()..])
 }
 
 #[cfg(test)]

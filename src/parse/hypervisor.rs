@@ -13,7 +13,7 @@
 //! text with its line breaks taken for spaces. Whether a message is a
 //! failure of the device's BARs, and what fixes it, is `decide`'s.
 
-use crate::parse::hex::hex_u64;
+use crate::parse::hex::{decimal, decimal_after, hex_after, hex_at, hex_u64};
 use crate::parse::platform::is_report_heading;
 
 /// A message of the host side, with its numbers.
@@ -97,6 +97,12 @@ pub(crate) enum HostMessage {
     /// claim resource 0000:00:00.0/2! Device offline. Try using
     /// e820_host=1 in the guest config.`
     XenPcifrontClaim,
+    /// The device did not come back from a reset or a low-power state:
+    /// QEMU's `vfio: Unable to power on device, stuck in D3` (hw/vfio/pci.c
+    /// `vfio_pci_pre_reset`), or the host kernel's `not ready 65535ms
+    /// after bus reset; giving up` (drivers/pci/pci.c `pci_dev_wait`).
+    /// `stuck_d3`: QEMU's words.
+    DeviceReset { stuck_d3: bool },
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -121,6 +127,7 @@ impl HostMessage {
             HostMessage::BhyveModifyMmio { .. } => "bhyve-modify-mmio",
             HostMessage::XenPcifrontClaim => "xen-pcifront-claim",
             HostMessage::OvmfMmioWindow { .. } => "ovmf-mmio-window",
+            HostMessage::DeviceReset { .. } => "device-reset",
         }
     }
 
@@ -138,6 +145,8 @@ impl HostMessage {
             HostMessage::BhyveMapFailed | HostMessage::BhyveModifyMmio { .. } => "bhyve",
             HostMessage::XenPcifrontClaim => "xen",
             HostMessage::OvmfMmioWindow { .. } => "ovmf",
+            HostMessage::DeviceReset { stuck_d3: true } => "qemu",
+            HostMessage::DeviceReset { stuck_d3: false } => "host_kernel",
         }
     }
 }
@@ -167,6 +176,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
             push(m);
         }
         if let Some(m) = memlock(line) {
+            push(m);
+        }
+        if let Some(m) = device_reset(line) {
             push(m);
         }
         if let Some(m) = iommu_width(line) {
@@ -210,30 +222,6 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         push(m);
     }
     out
-}
-
-/// The decimal number that opens `s`.
-fn decimal(s: &str) -> Option<u64> {
-    let n = s.bytes().take_while(u8::is_ascii_digit).count();
-    s[..n].parse().ok()
-}
-
-/// The `0x...` number that opens `s` (after spaces).
-fn hex_at(s: &str) -> Option<u64> {
-    let s = s.trim_start();
-    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
-    let n = s.bytes().take_while(u8::is_ascii_hexdigit).count();
-    hex_u64(&s[..n])
-}
-
-/// The number after `key` in `s`, decimal.
-fn decimal_after(s: &str, key: &str) -> Option<u64> {
-    decimal(&s[s.find(key)? + key.len()..])
-}
-
-/// The number after `key` in `s`, `0x` hex.
-fn hex_after(s: &str, key: &str) -> Option<u64> {
-    hex_at(&s[s.find(key)? + key.len()..])
 }
 
 /// VMware's vmx (bora/devices/pcipassthru), as the Dell and Broadcom
@@ -403,6 +391,18 @@ fn memlock(line: &str) -> Option<HostMessage> {
     }
     line.contains("cannot limit locked memory")
         .then_some(HostMessage::Memlock { limit: None })
+}
+
+/// hw/vfio/pci.c `vfio_pci_pre_reset`: `vfio: Unable to power on device,
+/// stuck in D%d`; drivers/pci/pci.c `pci_dev_wait`: `not ready %dms after
+/// %s; giving up` (its `; waiting` lines are not yet a failure).
+fn device_reset(line: &str) -> Option<HostMessage> {
+    if line.contains("Unable to power on device, stuck in D") {
+        return Some(HostMessage::DeviceReset { stuck_d3: true });
+    }
+    let rest = &line[line.find(": not ready ")?..];
+    (rest.contains("ms after ") && rest.trim_end().ends_with("; giving up"))
+        .then_some(HostMessage::DeviceReset { stuck_d3: false })
 }
 
 /// drivers/iommu/intel/iommu.c: `iommu width (%d) is not sufficient for
@@ -624,6 +624,22 @@ mod tests {
             one("Jul 28 16:14:53 s510u kernel: vfio_pin_page_external: Task qemu-system-x86 (575712) RLIMIT_MEMLOCK (1048576) exceeded"),
             HostMessage::Memlock { limit: Some(1048576) }
         );
+        // A device that does not come back from a reset: QEMU's words and
+        // the host kernel's last one; its `waiting` lines are none.
+        assert_eq!(
+            one(
+                "Jul 15 15:54:07 pm QEMU[69339]: kvm: vfio: Unable to power on device, stuck in D3"
+            ),
+            HostMessage::DeviceReset { stuck_d3: true }
+        );
+        assert_eq!(
+            one("Jul 23 18:05:36 pm kernel: vfio-pci 0000:84:00.0: not ready 65535ms after bus reset; giving up"),
+            HostMessage::DeviceReset { stuck_d3: false }
+        );
+        assert!(host_messages(
+            "vfio-pci 0000:84:00.0: not ready 4095ms after bus reset; waiting\n"
+        )
+        .is_empty());
         assert_eq!(
             one("[429200.701588] intel_iommu_map: iommu width (39) is not sufficient for the mapped address (8800001000)"),
             HostMessage::IommuWidth { width: 39, address: 0x88_0000_1000 }
