@@ -869,12 +869,44 @@ litepcie 0000:04:00.0: probe with driver litepcie failed with error -5
     );
     // Bound to a passthrough stub, an accelerator's or a display's
     // driver, or only the PCI core's lines: it may still be a GPU.
-    for word in ["vfio-pci", "habanalabs", "mgag200", "simpledrm", "pcieport"] {
+    for word in [
+        "vfio-pci",
+        "nvgrace-gpu-vfio-pci",
+        "habanalabs",
+        "intel_vpu",
+        "mgag200",
+        "cirrus-qemu",
+        "simpledrm",
+        "pcieport",
+    ] {
         let text = format!(
             "pci 0000:04:00.0: BAR 0 [mem size 0x01000000]: can't assign; no space\n\
              {word} 0000:04:00.0: enabling device (0000 -> 0002)\n"
         );
         assert_eq!(verdict(&text), Verdict::Fail, "{word}");
+    }
+    // A word before an address inside another program's message is no
+    // driver: QEMU's vfio error, libvirt's reset error.
+    for line in [
+        "kvm: -device vfio-pci,host=0000:04:00.0: vfio 0000:04:00.0: failed to setup container for group 1",
+        "error : virPCIDeviceReset:1039 : internal error: Unable to reset PCI device 0000:04:00.0: no FLR, PM reset or bus reset available",
+    ] {
+        let text = format!(
+            "pci 0000:04:00.0: BAR 0 [mem size 0x01000000]: can't assign; no space\n{line}\n"
+        );
+        assert_eq!(verdict(&text), Verdict::Fail, "{line}");
+    }
+    // The driver's word after a journal's or a kmsg record's prefix counts.
+    for prefix in [
+        "Jan 01 00:00:00 host kernel: ",
+        "6,339,5083,-;",
+        "[  240.42] ",
+    ] {
+        let text = format!(
+            "pci 0000:04:00.0: BAR 0 [mem size 0x01000000]: can't assign; no space\n\
+             {prefix}litepcie 0000:04:00.0: Invalid BAR0 configuration\n"
+        );
+        assert_eq!(verdict(&text), Verdict::Ok, "{prefix}");
     }
 }
 

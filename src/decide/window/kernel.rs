@@ -198,8 +198,9 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
 }
 
 /// The root bus's windows as the kernel claims them: a subtractively
-/// decoding bridge whose own window it cannot claim (one from 0: x86's
-/// `pcibios_allocate_bridge_resources` drops it) leaves its children's
+/// decoding bridge whose own window it drops (one from 0: x86's
+/// `pcibios_allocate_bridge_resources`; one over the RAM it uses, whose
+/// claim conflicts) leaves its children's
 /// windows to be claimed from the bus above, which for such a bridge is
 /// the root bus (drivers/pci/pci.c `pci_find_parent_resource` falls back
 /// to the parent bus's resources for a transparent bridge). Each child
@@ -210,11 +211,18 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
 /// SeaBIOS 1.17.0, Proxmox's `pcie=0`, 6 x 64 GiB at 40 bits, the layout
 /// wrapped to 0: pci.2's window at 256-384 GiB claimed and its two GPUs
 /// placed, pci.0's at 0-256 GiB dropped and its 256 GiB found no room
-/// again: 2 of 6.
+/// again: 2 of 6. A window the kernel would clip instead (one that runs
+/// past the root window) is left as it was: not modelled.
 fn split(left: &[Left], crs: Range, ram: &[(u64, u64)]) -> Vec<Left> {
+    let dropped = |l: &Left| {
+        l.range.is_some_and(|(s, e)| {
+            let inside = s >= crs.start && e <= crs.end.saturating_add(1);
+            s == 0 || (inside && ram.iter().any(|(a, b)| s < *b && e > *a))
+        })
+    };
     let mut out = Vec::with_capacity(left.len());
     for l in left {
-        if l.parts.is_empty() || claim(l, crs, ram).is_some() {
+        if l.parts.is_empty() || claim(l, crs, ram).is_some() || !dropped(l) {
             out.push(l.clone());
             continue;
         }

@@ -29,11 +29,14 @@ pub(super) fn gpu_driver(word: &str) -> Option<u16> {
 /// A driver name printed through a device that says the device is no GPU:
 /// neither a GPU driver (`gpu_driver`), nor the PCI core's and port
 /// services' names, nor a driver that takes any device it is given
-/// (passthrough stubs), nor one of a display adapter (a framebuffer or
-/// DRM driver: an emulated or BMC display, or an old GPU's), nor one of an
-/// accelerator (class 0x12, which the GPU selection takes). The word is
-/// the driver's `dev_driver_string()` as `dev_printk` prints it.
-pub(super) fn other_driver(word: &str) -> Option<&str> {
+/// (passthrough stubs, any VFIO driver), nor one of a display adapter (a
+/// framebuffer or DRM driver: an emulated or BMC display, or an old
+/// GPU's), nor one of an accelerator (class 0x12, which the GPU selection
+/// takes). The word is the driver's `dev_driver_string()` as `dev_printk`
+/// prints it, so it must open the kernel's message (`opens_message`): a
+/// word before an address inside another program's message (QEMU's `vfio
+/// 0000:01:00.0: ...`, libvirt's `PCI device 0000:01:00.0`) is none.
+pub(super) fn other_driver<'l>(line: &'l str, word: &'l str) -> Option<&'l str> {
     const NOT_DECISIVE: [&str; 27] = [
         // The PCI core and its port services (drivers/pci/pcie/portdrv.c);
         // NVIDIA's `NVRM: GPU 0000:01:00.0:` prefix.
@@ -43,9 +46,10 @@ pub(super) fn other_driver(word: &str) -> Option<&str> {
         "pciehp",
         "acpiphp",
         "GPU",
-        // Drivers that take whatever device they are given.
-        "vfio-pci",
+        // Drivers that take whatever device they are given (and any name
+        // with `vfio` in it: vfio-pci's variant drivers, nvgrace-gpu-vfio-pci).
         "pci-stub",
+        "pci-pf-stub",
         "pciback",
         "xen-pciback",
         "virtio-pci",
@@ -53,29 +57,47 @@ pub(super) fn other_driver(word: &str) -> Option<&str> {
         // Display adapters' drivers without the fb/drm ending.
         "qxl",
         "cirrus",
+        "cirrus-qemu",
         "vmwgfx",
         "ast",
         "mgag200",
         "gma500",
         "vboxvideo",
         "bochs",
-        // Accelerators' drivers (class 0x12: Gaudi, Intel and AMD NPUs,
-        // Qualcomm AI 100, Tenstorrent) and a compute card's.
+        // Accelerators' drivers (class 0x12: Gaudi, Intel's and AMD's NPUs,
+        // Qualcomm AI 100, Tenstorrent).
         "habanalabs",
+        "intel_vpu",
         "ivpu",
         "amdxdna",
         "qaic",
         "tenstorrent",
-        "accel",
-        "hl",
     ];
-    if gpu_driver(word).is_some() || NOT_DECISIVE.contains(&word) {
+    if gpu_driver(word).is_some()
+        || NOT_DECISIVE.contains(&word)
+        || word.contains("vfio")
+        || !opens_message(line, word)
+    {
         return None;
     }
     let display = ["fb", "drm", "gpu", "vga", "video"].iter().any(|end| {
         word.len() >= end.len() && word[word.len() - end.len()..].eq_ignore_ascii_case(end)
     });
     (!display).then_some(word)
+}
+
+/// Whether `word` (a slice of `line`) opens the kernel's message: nothing
+/// before it but a record's prefix, which ends in a dmesg stamp's `]`, a
+/// syslog or journal `kernel:`, or a `/dev/kmsg` record's `;`.
+fn opens_message(line: &str, word: &str) -> bool {
+    let Some(at) = (word.as_ptr() as usize).checked_sub(line.as_ptr() as usize) else {
+        return false;
+    };
+    let Some(head) = line.get(..at) else {
+        return false;
+    };
+    let head = head.trim_end();
+    head.is_empty() || head.ends_with(']') || head.ends_with("kernel:") || head.ends_with(';')
 }
 
 /// A GPU driver's note that it runs on its BARs: a resize it tried failed

@@ -315,7 +315,7 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
                 events.push(Event::GpuDriver { bdf, vendor });
             }
         } else if let Some((bdf, name)) =
-            anchor.and_then(|(word, bdf, _)| Some((bdf, other_driver(word)?)))
+            anchor.and_then(|(word, bdf, _)| Some((bdf, other_driver(line, word)?)))
         {
             if !others.contains(&bdf) {
                 others.push(bdf);
