@@ -7,7 +7,7 @@
 /// Words only a machine that is not an x86 PC prints: the drivers and
 /// vendors of ARM and PowerPC boards' PCIe host controllers, their device
 /// tree's nodes, their boot loader, an AArch64 CPU.
-pub(super) const NOT_A_PC: [(&str, &str); 13] = [
+pub(super) const NOT_A_PC: [(&str, &str); 18] = [
     ("/soc/pcie@", "a device-tree PCIe node (/soc/pcie@)"),
     // The Raspberry Pi 4's and 5's SoC root ports as lspci names them
     // (pci.ids 14e4:2711, 14e4:2712; older lists without the name).
@@ -22,6 +22,28 @@ pub(super) const NOT_A_PC: [(&str, &str); 13] = [
     (
         "broadcom limited device 2711",
         "Broadcom's BCM2711 root port (a Raspberry Pi 4 or CM4)",
+    ),
+    (
+        "broadcom limited device 2712",
+        "Broadcom's BCM2712 root port (a Raspberry Pi 5)",
+    ),
+    // pci.ids names the vendor 14e4 so since 2018; `lspci -n` and `-nn`
+    // print the numbers (`0604: 14e4:2712`, `[14e4:2712]`).
+    (
+        "broadcom inc. and subsidiaries device 2711",
+        "Broadcom's BCM2711 root port (a Raspberry Pi 4 or CM4)",
+    ),
+    (
+        "broadcom inc. and subsidiaries device 2712",
+        "Broadcom's BCM2712 root port (a Raspberry Pi 5)",
+    ),
+    (
+        "14e4:2711",
+        "Broadcom's BCM2711 root port (a Raspberry Pi 4 or CM4)",
+    ),
+    (
+        "14e4:2712",
+        "Broadcom's BCM2712 root port (a Raspberry Pi 5)",
     ),
     ("rockchip-dw-pcie", "Rockchip's PCIe host driver"),
     ("rockchip-pcie", "Rockchip's PCIe host driver"),
@@ -90,6 +112,10 @@ mod tests {
             "00:00.0 PCI bridge: Broadcom Limited Device 2711 (rev 20) (prog-if 00 [Normal decode])",
             "0000:00:00.0 PCI bridge: Broadcom Inc. and subsidiaries BCM2711 PCIe Bridge (rev 10)",
             "0001:00:00.0 PCI bridge: Broadcom Inc. and subsidiaries BCM2712 PCIe Bridge (rev 21)",
+            // A Pi 5 whose pci.ids predates the name, and `lspci -nn`, `-n`.
+            "0001:00:00.0 PCI bridge: Broadcom Inc. and subsidiaries Device 2712 (rev 21)",
+            "0001:00:00.0 PCI bridge [0604]: Broadcom Inc. and subsidiaries Device [14e4:2712] (rev 21)",
+            "0000:00:00.0 0604: 14e4:2711 (rev 20)",
         ] {
             let lower = line.to_ascii_lowercase();
             assert!(not_a_pc(line, &lower).is_some(), "{line}");
@@ -98,6 +124,7 @@ mod tests {
         for line in [
             "01:00.0 Ethernet controller: Broadcom Inc. and subsidiaries NetXtreme BCM5720",
             "00:01.1 PCI bridge: Advanced Micro Devices, Inc. [AMD] Starship/Matisse GPP Bridge",
+            "01:00.0 0200: 14e4:165f",
         ] {
             let lower = line.to_ascii_lowercase();
             assert!(not_a_pc(line, &lower).is_none(), "{line}");

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 /// The text with HTML breaks and entities, and quoted-printable soft
 /// breaks, undone where the text shows them.
 pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
-    let html = text.contains("<br") || text.contains("&nbsp;") || text.contains("&lt;");
+    let html = text.contains("<br") || ENTITIES.iter().any(|(e, _)| text.contains(e));
     // A quoted-printable body encodes `=` as `=3D`; soft breaks end a line
     // with a lone `=`.
     let qp = text.contains("=3D") && text.lines().any(|l| l.ends_with('='));
@@ -36,16 +36,31 @@ pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
         for br in ["<br />", "<br/>", "<br>", "<BR>"] {
             s = s.replace(br, "\n");
         }
-        s = s
-            .replace("&nbsp;", " ")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-            .replace("&quot;", "\"")
-            .replace("&#39;", "'")
-            .replace("&amp;", "&");
+        // `&amp;` last: `&amp;lt;` is the text `&lt;`, not `<`.
+        for (entity, ch) in ENTITIES {
+            s = s.replace(entity, ch);
+        }
     }
     Cow::Owned(s)
 }
+
+/// The entities a web page's source shows in a kernel log: markup's own,
+/// the space, and the apostrophes a publishing tool curls (`can&rsquo;t
+/// reserve`, where the kernel printed `can't`). `&amp;` is undone last.
+const ENTITIES: [(&str, &str); 12] = [
+    ("&nbsp;", " "),
+    ("&lt;", "<"),
+    ("&gt;", ">"),
+    ("&quot;", "\""),
+    ("&#39;", "'"),
+    ("&#x27;", "'"),
+    ("&apos;", "'"),
+    ("&rsquo;", "'"),
+    ("&lsquo;", "'"),
+    ("&#8217;", "'"),
+    ("&#8216;", "'"),
+    ("&amp;", "&"),
+];
 
 #[cfg(test)]
 mod tests {
@@ -65,6 +80,10 @@ mod tests {
             (
                 "[    0.58] pci 0000:00:02.0: BAR 0 [mem 0x5248000000-0x5248ffffff 64bit=\n pref]\nvgaarb: decodes=3Dio+mem\n",
                 "[    0.58] pci 0000:00:02.0: BAR 0 [mem 0x5248000000-0x5248ffffff 64bit pref]\nvgaarb: decodes=io+mem\n",
+            ),
+            (
+                "pci 0000:01:00.0: BAR 1: can&rsquo;t assign [mem size 0x800000000]; Tom&amp;Jerry&#8217;s &amp;lt;\n",
+                "pci 0000:01:00.0: BAR 1: can't assign [mem size 0x800000000]; Tom&Jerry's &lt;\n",
             ),
             ("plain text, a=b\n", "plain text, a=b\n"),
         ] {

@@ -122,9 +122,10 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
 
 /// Words at least one of which every sign `line_signs` reads holds, in
 /// lowercase (matched in any case): each branch there needs one of them.
-const SIGN_WORDS: [&str; 25] = [
+const SIGN_WORDS: [&str; 26] = [
     "bcm271",
-    "device 2711",
+    "device 271",
+    "14e4:271",
     "hypervisor detected: ",
     "efi: efi v",
     "machine model: ",
