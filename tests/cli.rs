@@ -434,3 +434,35 @@ fn vmware_puts_efi_first_only_for_a_booted_guest_of_unknown_firmware() {
         assert_eq!(v["hints"][0]["id"], first, "{text}");
     }
 }
+
+/// The binary starts without std's runtime start (src/main.rs), so it
+/// ignores SIGPIPE itself: a reader that went away costs the report, not
+/// the exit status (killed by the signal, a script would see 141).
+#[test]
+fn a_closed_pipe_keeps_the_exit_status() {
+    let d = fixture("ovmf-8x16g");
+    for (case, want) in [("ovmf-8x16g", 0), ("ovmf-8x32g", 1)] {
+        let d = d.with_file_name(case);
+        let mut child = Command::new(bin())
+            .args([
+                "check",
+                "--match",
+                "1af4:1110",
+                "--format",
+                "json",
+                "--root",
+            ])
+            .arg(d.join("root"))
+            .arg("--dmesg")
+            .arg(d.join("dmesg.txt"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the report is written.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(want), "{case}: {:?}", o.status);
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{case}");
+    }
+}

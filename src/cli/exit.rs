@@ -2,8 +2,6 @@
 //! number (documented in README.md and docs/boot.md, asserted by
 //! tests/cli.rs).
 
-use std::process::ExitCode;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Exit {
     /// Healthy: every selected GPU present, every memory BAR assigned; or a
@@ -47,12 +45,6 @@ pub(crate) const MEANINGS: [(u8, &str); 5] = [
     (3, "Nothing could be inspected (no sysfs under the root, an unreadable input file, no PCI evidence in explain's input); for remediate and publish, a file could not be written or the boot loader tool failed."),
     (4, "boot only: strict mode and the check failed; the hook stops the boot."),
 ];
-
-impl From<Exit> for ExitCode {
-    fn from(e: Exit) -> ExitCode {
-        ExitCode::from(e.code())
-    }
-}
 
 #[cfg(test)]
 mod tests {

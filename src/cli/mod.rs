@@ -16,7 +16,6 @@ use args::{Cli, Command, Format, PlanFormat};
 use clap::Parser;
 pub(crate) use exit::Exit;
 use std::io::Write;
-use std::process::ExitCode;
 
 /// The command-line definition and the exit statuses, for the manual pages
 /// and shell completions (`examples/gen_docs.rs`); the boot binary never
@@ -34,7 +33,45 @@ pub mod manual {
     }
 }
 
-pub fn main() -> ExitCode {
+/// The program: start-up (`start`), the command, and its exit status.
+/// A panic where panics unwind (debug builds; release aborts) exits 101,
+/// as std's own start would have made it, and stdout is flushed before
+/// the status is returned: without std's start, nothing flushes it at
+/// exit.
+pub fn main() -> u8 {
+    start();
+    let code = std::panic::catch_unwind(command).unwrap_or(101);
+    let _ = std::io::stdout().flush();
+    code
+}
+
+/// What std's runtime start did that a command needs (the binary's `main`
+/// skips that start, src/main.rs): file descriptors 0-2 open, so that no
+/// file the command opens becomes its stdout or stderr (the boot hook may
+/// start it with one closed); SIGPIPE ignored, so that writing to a closed
+/// pipe is an error the writer sees (`write_out`), not a silent death.
+fn start() {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    // SAFETY: poll reads and writes the three entries of `fds`, a timeout
+    // of 0 returns at once; open and signal take constant arguments.
+    unsafe {
+        if libc::poll(fds.as_mut_ptr(), 3, 0) >= 0 {
+            for p in fds {
+                if p.revents & libc::POLLNVAL != 0 {
+                    // The lowest free descriptor: this one.
+                    libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+                }
+            }
+        }
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+fn command() -> u8 {
     // The hooks' call, `gpu-preflight boot` with no options, skips clap:
     // building and matching the command tree was ~20 ms of the boot step
     // under TCG (BENCHMARKS.md, "In the guest"). A unit test holds it to
@@ -43,7 +80,7 @@ pub fn main() -> ExitCode {
     // up is code run once, paid for in translation under emulation.
     let mut args = std::env::args_os().skip(1);
     if args.next().is_some_and(|a| a == "boot") && args.next().is_none() {
-        return boot_exit(boot::run(&BootOptions::defaults())).into();
+        return boot_exit(boot::run(&BootOptions::defaults())).code();
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -55,11 +92,11 @@ pub fn main() -> ExitCode {
                 }
                 _ => Exit::Usage,
             }
-            .into();
+            .code();
         }
     };
     init_logging(cli.verbose);
-    run(cli).into()
+    run(cli).code()
 }
 
 /// `-v` shows what was read and which warnings it raised; the report has
