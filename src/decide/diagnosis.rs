@@ -16,7 +16,7 @@ use crate::decide::room::{no_room, sized_short, tight_need};
 use crate::decide::sizing::{align_up, fits, max_align, packed_size, top_blocks, Block, Item};
 use crate::evidence::{BridgeShort, Evidence};
 use crate::model::bar::Bar;
-use crate::model::pci::RootBus;
+use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::Platform;
 use crate::model::range::Range;
 use serde::Serialize;
@@ -127,11 +127,12 @@ pub(crate) enum Case {
     BridgeShort(BridgeShort),
     /// The window's size has room, but what the kernel placed and keeps
     /// there and the ranges reserved in it leave no aligned place for any
-    /// failed BAR, the smallest `bar` bytes (`room::no_room`); `free` bytes
-    /// are left in all.
+    /// failed BAR or failed bridge window (`bridge`), the smallest `bar`
+    /// bytes (`room::no_room`); `free` bytes are left in all.
     NoRoom {
         bar: u64,
         free: u64,
+        bridge: Option<PciAddress>,
     },
     /// A number is missing.
     MissingFacts {
@@ -402,9 +403,14 @@ fn classify(
         // above a failed GPU is smaller than its GPUs need: its sizing.
         (Some(true), Some(_)) => match (sized_short(ev), no_room(ev, addressable_limit)) {
             (Some(b), _) => (DiagnosisKind::BridgeWindowShort, Case::BridgeShort(b)),
-            (None, Some((bar, free))) => {
-                (DiagnosisKind::WindowTooSmall, Case::NoRoom { bar, free })
-            }
+            (None, Some(room)) => (
+                DiagnosisKind::WindowTooSmall,
+                Case::NoRoom {
+                    bar: room.size,
+                    free: room.free,
+                    bridge: room.bridge,
+                },
+            ),
             (None, None) => (DiagnosisKind::Unknown, Case::FitsReallocActive),
         },
         _ => (

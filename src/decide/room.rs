@@ -14,24 +14,7 @@ use crate::model::range::Range;
 /// below it need, sized as the kernel sizes bridge windows
 /// (`sizing::bridge_needs`).
 pub(crate) fn sized_short(ev: &Evidence) -> Option<BridgeShort> {
-    let items: Vec<Item> = ev
-        .gpus
-        .iter()
-        .flat_map(|g| {
-            g.bars
-                .iter()
-                .filter(|b| b.counts_for_window())
-                .map(move |b| (g, b))
-        })
-        .map(|(g, b)| {
-            Some(Item {
-                size: b.size?,
-                chain: g.upstream.clone(),
-                bus: g.root_bus,
-            })
-        })
-        .collect::<Option<_>>()?;
-    let needs = bridge_needs(&items)?;
+    let needs = bridge_needs(&window_items(ev)?)?;
     let failed_above: Vec<PciAddress> = ev
         .gpus
         .iter()
@@ -54,32 +37,44 @@ pub(crate) fn sized_short(ev: &Evidence) -> Option<BridgeShort> {
     })
 }
 
-/// With realloc active, whether a failed 64-bit prefetchable BAR of a GPU
-/// on the root bus finds an aligned place in what the kernel left free of
-/// the windows of its root bus: each window less what it holds when the
-/// kernel is done (`Evidence::window_busy`; the GPUs' assigned BARs; the
-/// firmware map's reserved ranges, each that leaves part of a window) and
-/// less what lies past the CPU's reach (`addressable_limit`). Each failed
-/// BAR is tried alone at the lowest aligned free place
-/// (`sizing::FreeSpace`): one that finds a place had room the kernel did
-/// not use, and the answer stays unknown. `Some((bar, free))` when none
-/// finds one: the smallest failed BAR, and the bytes left free.
+/// With realloc active, whether a failed GPU finds an aligned place in
+/// what the kernel left free of the windows of its root bus: each window
+/// less what it holds when the kernel is done (`Evidence::window_busy`;
+/// the GPUs' assigned BARs; the firmware map's reserved ranges, each that
+/// leaves part of a window) and less what lies past the CPU's reach
+/// (`addressable_limit`). What has to find the place: a failed 64-bit
+/// prefetchable BAR of a GPU on the root bus, or, for a GPU behind
+/// bridges, the window of the bridge on the root bus above it where that
+/// bridge holds no 64-bit prefetchable window (the kernel failed to place
+/// it): the kernel sizes that window for every BAR below it and places it
+/// whole (`sizing::bridge_needs`, size and alignment). Each is tried alone
+/// at the lowest aligned free place (`sizing::FreeSpace`): one that finds
+/// a place had room the kernel did not use, and the answer stays unknown.
+/// `Some(NoRoom)` when none finds one: the smallest of them, and the bytes
+/// left free.
 ///
-/// Only when every failed GPU is on its root bus: the kernel moves a
-/// bridge's window whole (`sized_short`). `explain` knows no bridges
-/// (`upstream` is empty there), so it judges by the BARs alone; with the
-/// bridge windows the free space would only be smaller.
+/// A GPU behind a bridge that holds its window is not judged here: its
+/// BAR's place is inside that window (`sized_short`). `explain` knows no
+/// bridges (`upstream` is empty there), so it judges by the BARs alone;
+/// with the bridge windows the free space would only be smaller.
 ///
 /// Campaign seed 20261203 record 0282 (SeaBIOS 1.17.0, i440fx, AMD 40
 /// bits, 2 x 256 GiB, realloc): the 768 GiB window at 256 GiB holds one
 /// GPU's 256 GiB BAR, the 32 MiB BARs and bridge windows from 512 GiB and
 /// QEMU's HyperTransport range from 1012 GiB; 499 GiB stay free, no 256
-/// GiB-aligned piece.
-pub(crate) fn no_room(ev: &Evidence, addressable_limit: Option<u64>) -> Option<(u64, u64)> {
+/// GiB-aligned piece. Record 0904 (SeaBIOS 1.16.3, Proxmox's `pc` with
+/// two GPUs behind its bridge `0000:00:1f.0`, AMD 40 bits, 6 x 128 GiB,
+/// realloc): the 896 GiB window at 128 GiB holds the four root-bus GPUs'
+/// 128 GiB BARs from 256 GiB and their small BARs at 128 GiB; the kernel
+/// sizes the bridge's window 320 GiB aligned to 128 GiB ("bridge window
+/// [mem size 0x5000000000 64bit pref]: can't assign; no space"), and the
+/// 256 GiB left free at 768 GiB cannot take it.
+pub(crate) fn no_room(ev: &Evidence, addressable_limit: Option<u64>) -> Option<NoRoom> {
     let failed: Vec<&crate::evidence::Gpu> = ev.gpus.iter().filter(|g| !g.ok()).collect();
-    if failed.is_empty() || failed.iter().any(|g| !g.upstream.is_empty()) {
+    if failed.is_empty() {
         return None;
     }
+    let blocks = blocks_to_place(ev, &failed)?;
     let windows: Vec<Range> = ev
         .windows
         .iter()
@@ -119,18 +114,86 @@ pub(crate) fn no_room(ev: &Evidence, addressable_limit: Option<u64>) -> Option<(
     if let Some(limit) = addressable_limit {
         free.take(limit, u64::MAX);
     }
-    let bars: Vec<u64> = failed
+    let none_fits = blocks.iter().all(|(b, _)| free.clone().alloc(*b).is_none());
+    let (smallest, bridge) = blocks.iter().min_by_key(|(b, _)| b.size)?;
+    none_fits.then(|| NoRoom {
+        size: smallest.size,
+        free: free.total(),
+        bridge: *bridge,
+    })
+}
+
+/// What `no_room` found: no aligned place for any failed BAR (or failed
+/// bridge window, `bridge`), the smallest `size` bytes; `free` bytes left
+/// in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NoRoom {
+    pub size: u64,
+    pub free: u64,
+    pub bridge: Option<PciAddress>,
+}
+
+/// What the kernel has to place for the failed GPUs (`no_room`): each
+/// failed BAR of a GPU on the root bus, and once each the window of a
+/// failed bridge on the root bus above the others. None when a size is
+/// unknown, or a failed GPU's bridge holds its 64-bit prefetchable window.
+fn blocks_to_place(
+    ev: &Evidence,
+    failed: &[&crate::evidence::Gpu],
+) -> Option<Vec<(Block, Option<PciAddress>)>> {
+    let mut blocks: Vec<(Block, Option<PciAddress>)> = Vec::new();
+    let mut needs = None;
+    for g in failed {
+        let Some(top) = g.upstream.last() else {
+            for b in g
+                .bars
+                .iter()
+                .filter(|b| b.fails_gpu() && b.counts_for_window())
+            {
+                blocks.push((Block::bar(b.size?)?, None));
+            }
+            continue;
+        };
+        let holds_window = ev.bridges.iter().any(|(bdf, windows)| {
+            bdf == top
+                && windows
+                    .iter()
+                    .any(|w| w.kind() == BridgeWindowKind::Mem64Pref)
+        });
+        if holds_window {
+            return None;
+        }
+        if blocks.iter().any(|(_, b)| *b == Some(*top)) {
+            continue;
+        }
+        if needs.is_none() {
+            needs = Some(bridge_needs(&window_items(ev)?)?);
+        }
+        let need = needs.as_ref()?.get(top)?;
+        blocks.push((*need, Some(*top)));
+    }
+    (!blocks.is_empty()).then_some(blocks)
+}
+
+/// Every GPU's BARs that a 64-bit prefetchable window holds, as the
+/// bridge sizing takes them; None when a size is unknown.
+fn window_items(ev: &Evidence) -> Option<Vec<Item>> {
+    ev.gpus
         .iter()
-        .flat_map(|g| g.bars.iter())
-        .filter(|b| b.fails_gpu() && b.counts_for_window())
-        .map(|b| b.size)
-        .collect::<Option<_>>()?;
-    let none_fits = bars
-        .iter()
-        .all(|s| Block::bar(*s).is_some_and(|b| free.clone().alloc(b).is_none()));
-    (none_fits && !bars.is_empty())
-        .then(|| bars.iter().min().map(|s| (*s, free.total())))
-        .flatten()
+        .flat_map(|g| {
+            g.bars
+                .iter()
+                .filter(|b| b.counts_for_window())
+                .map(move |b| (g, b))
+        })
+        .map(|(g, b)| {
+            Some(Item {
+                size: b.size?,
+                chain: g.upstream.clone(),
+                bus: g.root_bus,
+            })
+        })
+        .collect()
 }
 
 /// The BAR sizes alone, each rounded to 1 MiB: the least any allocator

@@ -129,10 +129,13 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::Fits => format!(
             "{unassigned}: the {win} 64-bit window has room for the {need} the GPUs need; the firmware did not place them and the kernel was not asked to (pci=realloc is off)"
         ),
-        Case::NoRoom { bar, free } => format!(
-            "{unassigned}: the {win} window would have room for the {need} needed, but what the kernel placed there and the ranges reserved in it leave {} free in pieces, none with an aligned place for a {} BAR, even with pci=realloc",
+        Case::NoRoom { bar, free, bridge } => format!(
+            "{unassigned}: the {win} window would have room for the {need} needed, but what the kernel placed there and the ranges reserved in it leave {} free in pieces, none with an aligned place for {}, even with pci=realloc",
             human(free),
-            human(bar)
+            match bridge {
+                None => format!("a {} BAR", human(bar)),
+                Some(b) => format!("bridge {b}'s {} window (its GPUs' BARs, placed whole)", human(bar)),
+            }
         ),
         Case::FitsReallocActive => format!(
             "{unassigned}: the {win} window has room for the {need} needed and pci=realloc is active, yet the kernel did not place them (bridge reservations or a hot-plug slot may hold the space)"

@@ -1115,7 +1115,7 @@ fn a_window_with_room_but_no_aligned_place_left_is_too_small() {
         0xd0_0000_0000,
     ]);
     assert_eq!(
-        crate::decide::room::no_room(&four, Some(0x60_0000_0000)).map(|(bar, _)| bar),
+        crate::decide::room::no_room(&four, Some(0x60_0000_0000)).map(|r| r.size),
         Some(128 * GIB)
     );
     assert_eq!(crate::decide::room::no_room(&four, None), None);
@@ -1137,4 +1137,64 @@ fn a_window_with_room_but_no_aligned_place_left_is_too_small() {
     two.reserved
         .push(Range::new(0x80_0000_0000, 0x9f_ffff_ffff));
     assert_eq!(crate::decide::room::no_room(&two, None), None);
+}
+
+#[test]
+fn a_failed_bridge_window_with_no_aligned_place_left_is_too_small() {
+    use crate::model::range::Range;
+    // Campaign seed 20261203 record 0904, its numbers: the 896 GiB window
+    // from 128 GiB, realloc on; four root-bus GPUs' 128 GiB BARs placed
+    // from 256 GiB (`placed_to`: the last one's start), their small BARs
+    // at 128 GiB; two GPUs behind bridge 00:1f.0 (a 128 GiB and a 32 MiB
+    // prefetchable BAR each, as the GPU-shaped functions .0 and .1 are
+    // counted), the bridge's window failed. Its window, sized for all four
+    // and aligned to 128 GiB, finds no place in the 256 GiB left at 768
+    // GiB; the BARs alone would.
+    let bridge: PciAddress = "0000:00:1f.0".parse().unwrap();
+    let case = |placed_to: u64| {
+        let mut ev = metal(40, 8);
+        ev.realloc_active = true;
+        for (i, g) in ev.gpus.iter_mut().enumerate() {
+            let b = &mut g.bars[0];
+            if i < 4 {
+                b.state = BarState::Assigned;
+                b.start = Some((0x40_0000_0000 + i as u64 * 0x20_0000_0000).min(placed_to));
+            } else {
+                b.state = BarState::Unassigned;
+                b.start = None;
+                g.upstream = vec![bridge];
+                if i >= 6 {
+                    b.size = Some(32 << 20);
+                }
+            }
+        }
+        ev.window_busy = vec![Range::new(0x20_0000_0000, 0x20_0820_01ff)];
+        ev
+    };
+    let ev = case(0xa0_0000_0000);
+    let d = diagnose(&ev);
+    assert_eq!(d.kind, DiagnosisKind::WindowTooSmall, "{d:?}");
+    assert!(
+        matches!(d.case, Case::NoRoom { bridge: Some(b), bar, .. } if b == bridge && bar > 256 * GIB),
+        "{d:?}"
+    );
+    let text = crate::decide::summary::describe(&ev, &d);
+    assert!(text.contains("bridge 0000:00:1f.0's"), "{text}");
+    // The fourth GPU's BAR where the third's is (the two at 512 GiB):
+    // 384 GiB left free from 640 GiB, room for the bridge's window.
+    let d = diagnose(&case(0x80_0000_0000));
+    assert_eq!(d.case, Case::FitsReallocActive, "{d:?}");
+    // The bridge holds a window: its GPUs' place is inside it, not judged
+    // against the root window's free space.
+    let mut ev = case(0xa0_0000_0000);
+    ev.bridges = vec![(
+        bridge,
+        vec![crate::model::bar::BridgeWindow {
+            io: false,
+            prefetchable: true,
+            mem64: true,
+            range: Range::new(0xc0_0000_0000, 0xff_ffff_ffff),
+        }],
+    )];
+    assert_ne!(diagnose(&ev).kind, DiagnosisKind::WindowTooSmall);
 }
