@@ -55,12 +55,21 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         HostMessage::CloudHypervisorMapRegion { .. } | HostMessage::BhyveMapFailed => {
             Weight::Failure(Shortfall::Refused)
         }
+        // EINVAL for a range that ends past 512 GiB, the narrowest x86
+        // host CPU's reach (39 bits): past the host's address width. The
+        // VM stops either way; another error is no BAR matter shown.
+        HostMessage::KvmMemslot {
+            start,
+            size,
+            errno: Some(22),
+        } if start.saturating_add(*size) > 1 << 39 => Weight::Failure(Shortfall::AddressLimit),
         HostMessage::BhyveModifyMmio { .. } => Weight::Trace,
         HostMessage::QemuPhysBits { .. }
         | HostMessage::VfioDmaMap { .. }
         | HostMessage::DmaMappingsLimit { .. }
         | HostMessage::Memlock { .. }
         | HostMessage::IommuWidth { .. }
+        | HostMessage::KvmMemslot { .. }
         | HostMessage::XenPcifrontClaim
         | HostMessage::OvmfMmioWindow { .. }
         | HostMessage::DeviceReset { .. } => Weight::Note,
@@ -105,6 +114,10 @@ pub(crate) fn numbers(m: &HostMessage) -> Numbers {
         HostMessage::QemuPhysBits { limit, need, .. } => Numbers {
             needed_end: need.checked_add(1),
             limit: limit.checked_add(1),
+            ..Numbers::default()
+        },
+        HostMessage::KvmMemslot { start, size, .. } => Numbers {
+            needed_end: start.checked_add(size),
             ..Numbers::default()
         },
         _ => Numbers::default(),
@@ -189,6 +202,16 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         ),
         HostMessage::IommuWidth { width, address } => format!(
             "the host IOMMU is {width} bits wide and cannot map DMA address {address:#x}: a DMA address above its width, not a BAR's placement"
+        ),
+        HostMessage::KvmMemslot { start, size, errno } => format!(
+            "KVM refused the guest range of {} at {start:#x}{} that QEMU registered (a passed-through BAR is one, where the guest's firmware put it), and QEMU stopped the VM{}",
+            human(*size),
+            errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default(),
+            if *errno == Some(22) && start.saturating_add(*size) > 1 << 39 {
+                ": x86 KVM refuses a range past the host CPU's physical address width"
+            } else {
+                ""
+            }
         ),
         HostMessage::CloudHypervisorMapRegion { errno } => format!(
             "Cloud Hypervisor could not map the device's VFIO region (a BAR, which it maps into the host IOMMU for peer-to-peer DMA{}) and refused the device: the guest never gets it",

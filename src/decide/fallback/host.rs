@@ -4,6 +4,7 @@
 use super::vm::vmware;
 use super::{plain, Ctx, GIB};
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::host::{weight, Shortfall, Weight};
 use crate::decide::sizing::bits_for;
 use crate::decide::syntax::{self, Hypervisor};
 use crate::model::size::human;
@@ -27,6 +28,11 @@ pub(super) fn hints(c: &Ctx, m: &HostMessage) -> Vec<Hint> {
             vec![openvmm_range(c, *low, need.saturating_sub(*have))]
         }
         HostMessage::DxgkrnlIospace { .. } => vec![dxgkrnl_gaps(c)],
+        HostMessage::KvmMemslot { start, size, .. }
+            if weight(m) == Weight::Failure(Shortfall::AddressLimit) =>
+        {
+            vec![kvm_memslot(c, start.saturating_add(*size))]
+        }
         HostMessage::CloudHypervisorMapRegion { .. } => vec![cloud_hypervisor(c)],
         HostMessage::BhyveMapFailed => vec![bhyve(c)],
         // Notes and traces are no failure: nothing to change.
@@ -130,6 +136,26 @@ fn dxgkrnl_gaps(c: &Ctx) -> Hint {
     )
 }
 
+/// KVM refused a range past the host CPU's address width: the guest's
+/// firmware placed it from the top of an address space wider than the
+/// host's (the vCPU's `phys-bits` past the host's), or above RAM and a
+/// hot-plug area that reach that far. The VMM's mapping of the BAR into
+/// the guest failed (`vmm-bar-mapping`); the fix is in the vCPU's width
+/// and what lies above RAM.
+fn kvm_memslot(c: &Ctx, end: u64) -> Hint {
+    plain(
+        HintId::VmmBarMapping,
+        format!(
+            "{} The range ends at {end:#x} ({} bits). Give the vCPU no more physical address bits than the host's CPU has, so that the firmware places the BARs below that:              QEMU `-cpu ...,host-phys-bits=on`; Proxmox `qm set <vmid> --cpu <your CPU type>,phys-bits=host`; libvirt `<maxphysaddr mode='passthrough'/>` in `<cpu>`.              If it is already so, put less above the guest's RAM: less memory hot-plug room (QEMU's maxmem; Proxmox's memory hot-plug), or a smaller 64-bit PCI hole.              The host's width is the `address sizes` line of its /proc/cpuinfo. {}.",
+            c.why,
+            end.next_power_of_two().trailing_zeros(),
+            Restart::Vm.sentence()
+        ),
+        Side::Host,
+        Some(Restart::Vm),
+    )
+}
+
 /// Cloud Hypervisor refused a device whose BAR it could not map into the
 /// host IOMMU.
 fn cloud_hypervisor(c: &Ctx) -> Hint {
@@ -229,6 +255,49 @@ mod tests {
             HintId::VmmBarMapping
         );
         assert_eq!(first(HostMessage::BhyveMapFailed).id, HintId::VmmBarMapping);
+        // KVM's EINVAL past 512 GiB: past the host's width (a Proxmox
+        // host's journal, the paste collection of 2026-12-05).
+        let h = first(HostMessage::KvmMemslot {
+            start: 0x4000_0000_0000,
+            size: 0x200_0000,
+            errno: Some(22),
+        });
+        assert_eq!(h.id, HintId::VmmBarMapping);
+        assert!(
+            h.text.contains("host-phys-bits=on") && h.text.contains("(47 bits)"),
+            "{}",
+            h.text
+        );
+    }
+
+    #[test]
+    fn a_kvm_memslot_refused_is_a_failure_only_past_the_narrowest_host() {
+        use crate::decide::diagnosis::DiagnosisKind;
+        for (start, errno, fails) in [
+            (0x4000_0000_0000, Some(22), true),
+            (0x40_0000_0000, Some(22), false),
+            (0x4000_0000_0000, Some(17), false),
+            (0x4000_0000_0000, None, false),
+        ] {
+            let ev = Evidence {
+                host_messages: vec![HostMessage::KvmMemslot {
+                    start,
+                    size: 0x200_0000,
+                    errno,
+                }],
+                ..Evidence::default()
+            };
+            let d = diagnose(&ev);
+            assert_eq!(
+                d.kind == DiagnosisKind::PhysBitsTooSmall,
+                fails,
+                "{start:#x} {errno:?}: {d:?}"
+            );
+            assert_eq!(
+                !crate::decide::hints::hints(&ev, &d, None).is_empty(),
+                fails
+            );
+        }
     }
 
     #[test]

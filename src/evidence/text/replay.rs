@@ -390,9 +390,18 @@ impl Causes {
 
 /// The driver's reason, given to its device.
 fn explain(d: &mut DeviceSeen, c: DriverCause) {
-    d.driver_vendor.get_or_insert(VENDOR_NVIDIA);
-    d.vendor.get_or_insert(VENDOR_NVIDIA);
-    if c.at_probe() {
+    let vendor = if c == DriverCause::NoVideoBios {
+        VENDOR_AMD
+    } else {
+        VENDOR_NVIDIA
+    };
+    d.driver_vendor.get_or_insert(vendor);
+    d.vendor.get_or_insert(vendor);
+    if c == DriverCause::NoVideoBios {
+        // radeon starts the adapter inside its probe: both end there.
+        d.probe_explained = true;
+        d.init_explained = true;
+    } else if c.at_probe() {
         d.probe_explained = true;
     } else {
         d.init_explained = true;

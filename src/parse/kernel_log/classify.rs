@@ -10,7 +10,7 @@ use super::messages::{
     vgaarb_added,
 };
 use super::resource::resource;
-use super::{Event, FailReason, Parsed};
+use super::{DriverCause, Event, FailReason, Parsed};
 use crate::model::pci::{PciAddress, RootBus, VENDOR_AMD, VENDOR_INTEL, VENDOR_NVIDIA};
 use crate::parse::address::root_bus;
 use crate::parse::words::Needle;
@@ -201,6 +201,14 @@ pub(super) fn classify_anchored(
         }
         if gpu_driver(word).is_some() && driver_mapped(msg) {
             return Some(Parsed::Event(Event::DriverMapped { bdf }));
+        }
+        // radeon's video BIOS not found (`DriverCause::NoVideoBios`): no
+        // BAR of it in question.
+        if word == "radeon" && msg.starts_with("Expecting atombios for ") {
+            return Some(Parsed::Event(Event::DriverCause {
+                bdf: Some(bdf),
+                cause: DriverCause::NoVideoBios,
+            }));
         }
         // drivers/base/dd.c `call_driver_probe()` since 5.x: `probe with
         // driver %s failed with error %d`, through the device.

@@ -252,6 +252,11 @@ pub(crate) enum DriverCause {
     /// image found`), a driver assertion (`Assertion failed`), the GPU
     /// fallen off the bus.
     InitStep,
+    /// radeon's `Expecting atombios for evergreen GPU` (r600.c, rv770.c,
+    /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the card's video BIOS
+    /// was not found, and its start, which radeon runs inside the probe,
+    /// ends there (a board without a PC's option ROMs). AMD's driver.
+    NoVideoBios,
 }
 
 impl DriverCause {

@@ -1149,6 +1149,12 @@ fn corpus_wordings_line_by_line() {
         ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
         ("NVRM: This is a 64-bit BAR mapped above 4GB by the system", Some(Event::DriverCause { bdf: None, cause: DriverCause::BarAbove4g })),
         ("NVRM: RmInitAdapter: Cannot initialize GSP firmware RM", Some(Event::DriverCause { bdf: None, cause: DriverCause::InitStep })),
+        // radeon without the card's video BIOS (a Raspberry Pi's slot).
+        (
+            "[   50.329687] radeon 0000:01:00.0: Expecting atombios for evergreen GPU",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::NoVideoBios }),
+        ),
+        ("amdgpu 0000:01:00.0: Expecting atombios for evergreen GPU", None),
         // The driver core's 5.x wording, through the device.
         (
             "amdgpu 0000:83:00.0: probe with driver amdgpu failed with error -12",

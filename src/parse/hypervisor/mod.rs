@@ -13,8 +13,11 @@
 //! text with its line breaks taken for spaces. Whether a message is a
 //! failure of the device's BARs, and what fixes it, is `decide`'s.
 
+mod qemu;
+
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_at, hex_u64};
 use crate::parse::platform::is_report_heading;
+use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps};
 
 /// A message of the host side, with its numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +75,20 @@ pub(crate) enum HostMessage {
     /// iommu width (N) is not sufficient for the mapped address (A)`
     /// (drivers/iommu/intel/iommu.c).
     IommuWidth { width: u32, address: u64 },
+    /// KVM refused a range of guest memory QEMU registered, and QEMU
+    /// stopped: `kvm_set_user_memory_region: KVM_SET_USER_MEMORY_REGION
+    /// failed, slot=10, start=0x400000000000, size=0x2000000: Invalid
+    /// argument`, then `kvm_set_phys_mem: error registering slot: ...`
+    /// and an abort (accel/kvm/kvm-all.c; `KVM_SET_USER_MEMORY_REGION2`
+    /// and more fields since QEMU 9.0). A passed-through BAR is such a
+    /// range, at the guest address its firmware gave it. `errno` from
+    /// the error's text (EINVAL: x86 KVM refuses a range past the host
+    /// CPU's physical address width, `kvm_arch_prepare_memory_region`).
+    KvmMemslot {
+        start: u64,
+        size: u64,
+        errno: Option<u32>,
+    },
     /// Cloud Hypervisor's device manager could not map a VFIO region (a
     /// BAR, mapped into the host IOMMU for peer-to-peer DMA) and refused
     /// the device: `VfioMapRegion(DmaMap(IommuDmaMap(Error(N))))`. Before
@@ -120,6 +137,7 @@ impl HostMessage {
             HostMessage::DmaMappingsLimit { .. } => "vfio-dma-mappings-limit",
             HostMessage::Memlock { .. } => "host-memlock",
             HostMessage::IommuWidth { .. } => "host-iommu-width",
+            HostMessage::KvmMemslot { .. } => "kvm-memslot",
             HostMessage::CloudHypervisorMapRegion { .. } => "cloud-hypervisor-vfio-map-region",
             HostMessage::OpenvmmMmio { .. } => "openvmm-mmio-exhaustion",
             HostMessage::DxgkrnlIospace { .. } => "hyperv-dxgkrnl-iospace",
@@ -138,6 +156,7 @@ impl HostMessage {
             HostMessage::HypervUpperMmio { .. } | HostMessage::DxgkrnlIospace { .. } => "hyperv",
             HostMessage::QemuPhysBits { .. }
             | HostMessage::VfioDmaMap { .. }
+            | HostMessage::KvmMemslot { .. }
             | HostMessage::DmaMappingsLimit { .. } => "qemu",
             HostMessage::Memlock { .. } | HostMessage::IommuWidth { .. } => "host_kernel",
             HostMessage::CloudHypervisorMapRegion { .. } => "cloud_hypervisor",
@@ -182,6 +201,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
             push(m);
         }
         if let Some(m) = iommu_width(line) {
+            push(m);
+        }
+        if let Some(m) = kvm_memslot(line) {
             push(m);
         }
         if let Some(m) = cloud_hypervisor_map_region(line) {
@@ -254,129 +276,6 @@ fn hyperv_upper_mmio(flat: &str) -> Option<HostMessage> {
     Some(HostMessage::HypervUpperMmio { top, limit })
 }
 
-/// QEMU, hw/i386/pc.c `pc_memory_init()`: `error_report("Address space
-/// limit 0x%" PRIx64 " < 0x%" PRIx64 " phys-bits too low (%u)", ...)`.
-fn qemu_phys_bits(line: &str, passthrough: bool) -> Option<HostMessage> {
-    let at = line.find("Address space limit 0x")?;
-    let rest = &line[at..];
-    let limit = hex_after(rest, "limit ")?;
-    let need = hex_after(rest, " < ")?;
-    let bits = decimal_after(rest, "phys-bits too low (")?;
-    Some(HostMessage::QemuPhysBits {
-        limit,
-        need,
-        bits: u32::try_from(bits).ok()?,
-        passthrough,
-    })
-}
-
-/// The error number of `= -14 (Bad address)` or `: -6`.
-fn errno_after(s: &str, key: &str) -> Option<u32> {
-    let at = s.find(key)? + key.len();
-    let n = decimal(s[at..].trim_start())?;
-    u32::try_from(n).ok()
-}
-
-/// strerror's words for the errors the mapping messages print, as the
-/// number (`Cannot allocate memory` is ENOMEM, 12).
-fn strerror_errno(s: &str) -> Option<u32> {
-    [
-        ("Cannot allocate memory", 12),
-        ("Bad address", 14),
-        ("Invalid argument", 22),
-        ("No space left on device", 28),
-        ("No such file or directory", 2),
-        ("File exists", 17),
-        ("Operation not permitted", 1),
-    ]
-    .iter()
-    .find(|(w, _)| s.starts_with(w))
-    .map(|(_, n)| *n)
-}
-
-/// QEMU's VFIO DMA mapping failures: hw/vfio/container.c
-/// `vfio_legacy_dma_map()` prints `VFIO_MAP_DMA failed: %s`; the memory
-/// listener prints `vfio_container_dma_map(%p, 0x%iova, 0x%size, %p) = %d
-/// (%s)` (older QEMU `vfio_dma_map(...)`), and at start-up, for guest
-/// memory, `failed to setup container for group N: memory listener
-/// initialization failed: Region NAME: vfio_container_dma_map(...)`;
-/// backends/iommufd.c `iommufd_backend_map_dma()` prints `IOMMU_IOAS_MAP
-/// failed: %m, PCI BAR?` on EFAULT (it cannot map a BAR) and
-/// `IOMMU_IOAS_MAP failed: %m` otherwise. One message per distinct
-/// region, address and error.
-fn vfio_dma_maps(flat: &str) -> Vec<HostMessage> {
-    let mut out = Vec::new();
-    for key in ["vfio_container_dma_map", "vfio_dma_map"] {
-        let mut rest = flat;
-        while let Some(at) = rest.find(key) {
-            let head = &rest[..at];
-            let call = &rest[at + key.len()..];
-            rest = call;
-            // `vfio_dma_map` inside `vfio_container_dma_map` was read.
-            if key == "vfio_dma_map" && head.ends_with("container_") {
-                continue;
-            }
-            let Some(open) = call.trim_start().strip_prefix('(') else {
-                continue;
-            };
-            let Some(close) = open.find(')') else {
-                continue;
-            };
-            let args: Vec<&str> = open[..close].split(',').map(str::trim).collect();
-            let after = &open[close + 1..];
-            if !after.trim_start().starts_with("= -") {
-                continue;
-            }
-            let region = head
-                .rfind("Region ")
-                .map(|r| &head[r + "Region ".len()..])
-                .and_then(|r| r.split(':').next())
-                .filter(|r| !r.is_empty() && !r.contains(' '))
-                .map(str::to_string);
-            out.push(HostMessage::VfioDmaMap {
-                region,
-                iova: args.get(1).and_then(|a| hex_at(a)),
-                size: args.get(2).and_then(|a| hex_at(a)),
-                errno: errno_after(after, "= -"),
-                bar: false,
-            });
-        }
-    }
-    for (key, bar) in [
-        ("VFIO_MAP_DMA failed: ", false),
-        ("IOMMU_IOAS_MAP failed: ", true),
-    ] {
-        let mut rest = flat;
-        while let Some(at) = rest.find(key) {
-            rest = &rest[at + key.len()..];
-            let m = HostMessage::VfioDmaMap {
-                region: None,
-                iova: None,
-                size: None,
-                errno: strerror_errno(rest).or_else(|| {
-                    rest.strip_prefix('-')
-                        .and_then(decimal)
-                        .and_then(|n| u32::try_from(n).ok())
-                }),
-                bar: bar && rest.split('"').next().unwrap_or(rest).contains("PCI BAR?"),
-            };
-            if !out.contains(&m) {
-                out.push(m);
-            }
-        }
-    }
-    out
-}
-
-/// hw/vfio/listener.c `vfio_register_ram_discard_listener()`: `possibly
-/// running out of DMA mappings. ... Maximum possible DMA mappings: N`.
-fn dma_mappings_limit(line: &str) -> Option<HostMessage> {
-    line.contains("possibly running out of DMA mappings")
-        .then(|| HostMessage::DmaMappingsLimit {
-            max: decimal_after(line, "Maximum possible DMA mappings: "),
-        })
-}
-
 /// drivers/vfio/vfio_iommu_type1.c: `pr_warn("%s: RLIMIT_MEMLOCK (%ld)
 /// exceeded\n", __func__, limit)` and the `Task %s (%d) RLIMIT_MEMLOCK
 /// (%ld) exceeded` form; libvirt's `cannot limit locked memory`.
@@ -417,12 +316,21 @@ fn iommu_width(line: &str) -> Option<HostMessage> {
     Some(HostMessage::IommuWidth { width, address })
 }
 
-/// Cloud Hypervisor's device manager error, as Kata's shim relays it:
-/// `VfioMapRegion(DmaMap(IommuDmaMap(Error(17))))`.
+/// Cloud Hypervisor's device manager error, as Kata's shim relays it
+/// (`Debug`): `VfioMapRegion(DmaMap(IommuDmaMap(Error(17))))`; or as
+/// its own log prints it (`Display`, the chain of sources after it):
+/// `Failed to map VFIO MMIO region: Failed to DMA map: ...: Bad address
+/// (os error 14)` (vmm/src/device_manager.rs, `DeviceManagerError::
+/// VfioMapRegion`'s `#[error]`).
 fn cloud_hypervisor_map_region(line: &str) -> Option<HostMessage> {
-    let at = line.find("VfioMapRegion(")?;
+    if let Some(at) = line.find("VfioMapRegion(") {
+        return Some(HostMessage::CloudHypervisorMapRegion {
+            errno: decimal_after(&line[at..], "Error(").and_then(|n| u32::try_from(n).ok()),
+        });
+    }
+    let at = line.find("Failed to map VFIO MMIO region")?;
     Some(HostMessage::CloudHypervisorMapRegion {
-        errno: decimal_after(&line[at..], "Error(").and_then(|n| u32::try_from(n).ok()),
+        errno: decimal_after(&line[at..], "(os error ").and_then(|n| u32::try_from(n).ok()),
     })
 }
 
@@ -607,6 +515,18 @@ mod tests {
         assert_eq!(
             one("level=error msg=\"failed to hotplug VFIO device\" error=\"reason: Error from device manager: VfioMapRegion(DmaMap(IommuDmaMap(Error(17))))\""),
             HostMessage::CloudHypervisorMapRegion { errno: Some(17) }
+        );
+        assert_eq!(
+            one("Oct 01 08:04:49 myhost QEMU[1019150]: kvm: kvm_set_user_memory_region: KVM_SET_USER_MEMORY_REGION failed, slot=10, start=0x400000000000, size=0x2000000: Invalid argument "),
+            HostMessage::KvmMemslot { start: 0x4000_0000_0000, size: 0x200_0000, errno: Some(22) }
+        );
+        assert_eq!(
+            one("qemu-system-x86_64: kvm_set_user_memory_region: KVM_SET_USER_MEMORY_REGION2 failed, slot=9, start=0x38000000000, size=0x4000000000, flags=0x0, guest_memfd=-1, guest_memfd_offset=0x0: File exists"),
+            HostMessage::KvmMemslot { start: 0x380_0000_0000, size: 0x40_0000_0000, errno: Some(17) }
+        );
+        assert_eq!(
+            one("Failed to map VFIO MMIO region: Failed to DMA map: failed to map an IOVA range to the IOAS: Bad address (os error 14)"),
+            HostMessage::CloudHypervisorMapRegion { errno: Some(14) }
         );
         assert_eq!(
             one("low_mmio MMIO exhaustion: need 0x14500000 bytes, have 0x14000000"),

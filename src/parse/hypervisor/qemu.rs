@@ -1,0 +1,145 @@
+//! QEMU's and KVM's own messages about a VM's devices (`HostMessage`):
+//! the phys-bits check, VFIO's DMA mappings, KVM's memory slots.
+
+use super::HostMessage;
+use crate::parse::hex::{decimal, decimal_after, hex_after, hex_at};
+
+/// QEMU, hw/i386/pc.c `pc_memory_init()`: `error_report("Address space
+/// limit 0x%" PRIx64 " < 0x%" PRIx64 " phys-bits too low (%u)", ...)`.
+pub(super) fn qemu_phys_bits(line: &str, passthrough: bool) -> Option<HostMessage> {
+    let at = line.find("Address space limit 0x")?;
+    let rest = &line[at..];
+    let limit = hex_after(rest, "limit ")?;
+    let need = hex_after(rest, " < ")?;
+    let bits = decimal_after(rest, "phys-bits too low (")?;
+    Some(HostMessage::QemuPhysBits {
+        limit,
+        need,
+        bits: u32::try_from(bits).ok()?,
+        passthrough,
+    })
+}
+
+/// The error number of `= -14 (Bad address)` or `: -6`.
+fn errno_after(s: &str, key: &str) -> Option<u32> {
+    let at = s.find(key)? + key.len();
+    let n = decimal(s[at..].trim_start())?;
+    u32::try_from(n).ok()
+}
+
+/// strerror's words for the errors the mapping messages print, as the
+/// number (`Cannot allocate memory` is ENOMEM, 12).
+fn strerror_errno(s: &str) -> Option<u32> {
+    [
+        ("Cannot allocate memory", 12),
+        ("Bad address", 14),
+        ("Invalid argument", 22),
+        ("No space left on device", 28),
+        ("No such file or directory", 2),
+        ("File exists", 17),
+        ("Operation not permitted", 1),
+    ]
+    .iter()
+    .find(|(w, _)| s.starts_with(w))
+    .map(|(_, n)| *n)
+}
+
+/// QEMU's VFIO DMA mapping failures: hw/vfio/container.c
+/// `vfio_legacy_dma_map()` prints `VFIO_MAP_DMA failed: %s`; the memory
+/// listener prints `vfio_container_dma_map(%p, 0x%iova, 0x%size, %p) = %d
+/// (%s)` (older QEMU `vfio_dma_map(...)`), and at start-up, for guest
+/// memory, `failed to setup container for group N: memory listener
+/// initialization failed: Region NAME: vfio_container_dma_map(...)`;
+/// backends/iommufd.c `iommufd_backend_map_dma()` prints `IOMMU_IOAS_MAP
+/// failed: %m, PCI BAR?` on EFAULT (it cannot map a BAR) and
+/// `IOMMU_IOAS_MAP failed: %m` otherwise. One message per distinct
+/// region, address and error.
+pub(super) fn vfio_dma_maps(flat: &str) -> Vec<HostMessage> {
+    let mut out = Vec::new();
+    for key in ["vfio_container_dma_map", "vfio_dma_map"] {
+        let mut rest = flat;
+        while let Some(at) = rest.find(key) {
+            let head = &rest[..at];
+            let call = &rest[at + key.len()..];
+            rest = call;
+            // `vfio_dma_map` inside `vfio_container_dma_map` was read.
+            if key == "vfio_dma_map" && head.ends_with("container_") {
+                continue;
+            }
+            let Some(open) = call.trim_start().strip_prefix('(') else {
+                continue;
+            };
+            let Some(close) = open.find(')') else {
+                continue;
+            };
+            let args: Vec<&str> = open[..close].split(',').map(str::trim).collect();
+            let after = &open[close + 1..];
+            if !after.trim_start().starts_with("= -") {
+                continue;
+            }
+            let region = head
+                .rfind("Region ")
+                .map(|r| &head[r + "Region ".len()..])
+                .and_then(|r| r.split(':').next())
+                .filter(|r| !r.is_empty() && !r.contains(' '))
+                .map(str::to_string);
+            out.push(HostMessage::VfioDmaMap {
+                region,
+                iova: args.get(1).and_then(|a| hex_at(a)),
+                size: args.get(2).and_then(|a| hex_at(a)),
+                errno: errno_after(after, "= -"),
+                bar: false,
+            });
+        }
+    }
+    for (key, bar) in [
+        ("VFIO_MAP_DMA failed: ", false),
+        ("IOMMU_IOAS_MAP failed: ", true),
+    ] {
+        let mut rest = flat;
+        while let Some(at) = rest.find(key) {
+            rest = &rest[at + key.len()..];
+            let m = HostMessage::VfioDmaMap {
+                region: None,
+                iova: None,
+                size: None,
+                errno: strerror_errno(rest).or_else(|| {
+                    rest.strip_prefix('-')
+                        .and_then(decimal)
+                        .and_then(|n| u32::try_from(n).ok())
+                }),
+                bar: bar && rest.split('"').next().unwrap_or(rest).contains("PCI BAR?"),
+            };
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+/// hw/vfio/listener.c `vfio_register_ram_discard_listener()`: `possibly
+/// running out of DMA mappings. ... Maximum possible DMA mappings: N`.
+pub(super) fn dma_mappings_limit(line: &str) -> Option<HostMessage> {
+    line.contains("possibly running out of DMA mappings")
+        .then(|| HostMessage::DmaMappingsLimit {
+            max: decimal_after(line, "Maximum possible DMA mappings: "),
+        })
+}
+
+/// QEMU's `KVM_SET_USER_MEMORY_REGION failed, slot=N, start=0x...,
+/// size=0x...: <strerror>` (also `KVM_SET_USER_MEMORY_REGION2 failed`,
+/// with `flags=`, `guest_memfd=` fields before the error).
+pub(super) fn kvm_memslot(line: &str) -> Option<HostMessage> {
+    let at = line.find("KVM_SET_USER_MEMORY_REGION")?;
+    let rest = &line[at..];
+    if !rest.contains(" failed, slot=") {
+        return None;
+    }
+    let errno = rest.rsplit(": ").next().and_then(strerror_errno);
+    Some(HostMessage::KvmMemslot {
+        start: hex_after(rest, "start=")?,
+        size: hex_after(rest, "size=")?,
+        errno,
+    })
+}
