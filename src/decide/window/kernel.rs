@@ -211,14 +211,39 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
 /// SeaBIOS 1.17.0, Proxmox's `pcie=0`, 6 x 64 GiB at 40 bits, the layout
 /// wrapped to 0: pci.2's window at 256-384 GiB claimed and its two GPUs
 /// placed, pci.0's at 0-256 GiB dropped and its 256 GiB found no room
-/// again: 2 of 6. A window the kernel would clip instead (one that runs
-/// past the root window) is left as it was: not modelled.
+/// again: 2 of 6.
+///
+/// A subtractive bridge's window that runs past the end of the root window
+/// is clipped to it (`pci_claim_bridge_resource` clips any bridge's
+/// window, `pci_bus_clip_resource`), and so, in turn, is each child window
+/// that runs past it; a child inside is claimed as it is, and the BARs of a
+/// clipped child that fall outside are placed again inside it
+/// (`clipped`). Its children are taken here as root windows of their own,
+/// as above: a child window is placed again only in the root window's
+/// free space, which the bridge's clipped window is part of. Campaign
+/// seed 20261203 record 0957: SeaBIOS 1.17.0, Proxmox's `pcie=0`, 8 x 128
+/// GiB at 40 bits, `pcidmi`'s window ending past 1 TiB: pci.2's window,
+/// below it, claimed and its four GPUs placed; pci.0's, from 768 GiB,
+/// clipped to 1 TiB, its first two 128 GiB BARs kept and every other BAR
+/// of its four GPUs without room: 4 of 8, the last four.
 fn split(left: &[Left], crs: Range, ram: &[(u64, u64)]) -> Vec<Left> {
+    let top = crs.end.saturating_add(1);
     let dropped = |l: &Left| {
         l.range.is_some_and(|(s, e)| {
-            let inside = s >= crs.start && e <= crs.end.saturating_add(1);
-            s == 0 || (inside && ram.iter().any(|(a, b)| s < *b && e > *a))
+            let inside = s >= crs.start && e <= top;
+            let runs_past = s >= crs.start.max(FOUR_GIB) && s < top && e > top;
+            s == 0 || runs_past || (inside && ram.iter().any(|(a, b)| s < *b && e > *a))
         })
+    };
+    // A child window with the BARs of its GPUs, as they read back.
+    let child = |l: &Left, p: &Part, r: (u64, u64)| {
+        Left::claimed_part(p, r).with_bars(
+            l.bars
+                .iter()
+                .filter(|(g, _, _)| p.gpus.contains(g))
+                .copied()
+                .collect(),
+        )
     };
     let mut out = Vec::with_capacity(left.len());
     for l in left {
@@ -227,12 +252,11 @@ fn split(left: &[Left], crs: Range, ram: &[(u64, u64)]) -> Vec<Left> {
             continue;
         }
         let (claimed, rest): (Vec<&Part>, Vec<&Part>) = l.parts.iter().partition(|p| {
-            p.range.is_some_and(|r| {
-                r.0 >= FOUR_GIB && claim(&Left::claimed_part(p, r), crs, ram).is_some()
-            })
+            p.range
+                .is_some_and(|r| r.0 >= FOUR_GIB && claim(&child(l, p, r), crs, ram).is_some())
         });
         for p in &claimed {
-            out.push(Left::claimed_part(p, p.range.expect("claimed")));
+            out.push(child(l, p, p.range.expect("claimed")));
         }
         let mut gpus: Vec<usize> = rest.iter().flat_map(|p| p.gpus.iter().copied()).collect();
         gpus.sort_unstable();
@@ -675,6 +699,51 @@ mod tests {
         let wide = Range::new(4 * GIB, 1024 * GIB - 1);
         let p = place(wide, &[dmi], &usable, &ram, &[], 1 << 40);
         assert_eq!(p.without_realloc, [true; 6]);
+    }
+
+    /// Record 0957's shape: the DMI bridge's window runs from 256 GiB past
+    /// the root window's end (1 TiB); pci.2's child window, below, holds
+    /// GPUs 4-7 (a 128 GiB and a 32 MiB BAR each); pci.0's, from 768 GiB,
+    /// GPUs 0-3 the same, ending past 1 TiB. The kernel clips the bridge's
+    /// window and pci.0's to 1 TiB: pci.0's keeps two 128 GiB BARs and has
+    /// no room for the others, so GPUs 0-3 each lose one; GPUs 4-7 keep
+    /// theirs. Before, the bridge was placed again whole and pci.0's
+    /// window, first in device order, took the room.
+    #[test]
+    fn a_subtractive_bridges_window_past_the_root_window_is_clipped_child_by_child() {
+        let big = 128 * GIB;
+        let small = 32 << 20;
+        let child_size = 4 * big + 4 * small;
+        let kernel = Some(Block {
+            size: 5 * big,
+            align: big,
+        });
+        let part = |gpus: Vec<usize>, start: u64| Part {
+            gpus,
+            kernel,
+            range: Some((start, start + child_size)),
+        };
+        // BARs as SeaBIOS lays a child out: the 128 GiB ones first.
+        let bars = |first: usize, start: u64| {
+            (0..4).flat_map(move |k| {
+                let g = first + k;
+                [
+                    (g, start + k as u64 * big, big),
+                    (g, start + 4 * big + k as u64 * small, small),
+                ]
+            })
+        };
+        let (pci2, pci0) = (256 * GIB, 768 * GIB);
+        let dmi = Left::window(pci2, 1280 * GIB - pci2 + GIB, (0..8).collect(), None)
+            .with_bars(bars(4, pci2).chain(bars(0, pci0)).collect())
+            .with_parts(vec![
+                part((4..8).collect(), pci2),
+                part((0..4).collect(), pci0),
+            ]);
+        let crs = Range::new(128 * GIB, 1024 * GIB - 1);
+        let usable = [false, false, false, false, true, true, true, true];
+        let p = place(crs, &[dmi], &usable, &[(0, GIB)], &[], 1 << 40);
+        assert_eq!(p.without_realloc, usable);
     }
 
     #[test]
