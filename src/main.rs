@@ -13,6 +13,11 @@
 //! harness's own `main` (it has no tests; the binary is tested whole).
 #![cfg_attr(not(test), no_main)]
 
+// Only glibc hands the arguments to std before `main` (a musl build would
+// see none): the binary is built for x86_64-unknown-linux-gnu.
+#[cfg(not(target_env = "gnu"))]
+compile_error!("gpu-preflight's main relies on glibc passing argv to std (.init_array)");
+
 #[cfg(not(test))]
 use std::ffi::{c_char, c_int};
 

@@ -57,14 +57,22 @@ fn start() {
         revents: 0,
     });
     // SAFETY: poll reads and writes the three entries of `fds`, a timeout
-    // of 0 returns at once; open and signal take constant arguments.
+    // of 0 returns at once; fcntl, open, abort and signal take constant
+    // arguments.
     unsafe {
-        if libc::poll(fds.as_mut_ptr(), 3, 0) >= 0 {
-            for p in fds {
-                if p.revents & libc::POLLNVAL != 0 {
-                    // The lowest free descriptor: this one.
-                    libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-                }
+        let polled = libc::poll(fds.as_mut_ptr(), 3, 0) >= 0;
+        for p in fds {
+            let closed = if polled {
+                p.revents & libc::POLLNVAL != 0
+            } else {
+                libc::fcntl(p.fd, libc::F_GETFD) == -1
+                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+            };
+            // The lowest free descriptor is this one; without /dev/null
+            // the next file opened could become it: stop, as std's start
+            // does.
+            if closed && libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) != p.fd {
+                libc::abort();
             }
         }
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);

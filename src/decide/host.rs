@@ -55,9 +55,11 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         HostMessage::CloudHypervisorMapRegion { .. } | HostMessage::BhyveMapFailed => {
             Weight::Failure(Shortfall::Refused)
         }
-        // EINVAL for a range that ends past 512 GiB, the narrowest x86
-        // host CPU's reach (39 bits): past the host's address width. The
-        // VM stops either way; another error is no BAR matter shown.
+        // EINVAL for a range that ends past 512 GiB (39 bits, the
+        // narrowest of the x86 hosts GPUs are passed through on; Atom and
+        // Core 2 hosts have 36, and a failure between stays a note): past
+        // the host's address width. The VM stops either way; another error
+        // is no BAR matter shown.
         HostMessage::KvmMemslot {
             start,
             size,

@@ -45,9 +45,11 @@ pub(crate) fn sized_short(ev: &Evidence) -> Option<BridgeShort> {
 /// (`addressable_limit`). What has to find the place: a failed 64-bit
 /// prefetchable BAR of a GPU on the root bus, or, for a GPU behind
 /// bridges, the window of the bridge on the root bus above it where that
-/// bridge holds no 64-bit prefetchable window (the kernel failed to place
-/// it): the kernel sizes that window for every BAR below it and places it
-/// whole (`sizing::bridge_needs`, size and alignment). Each is tried alone
+/// bridge holds no prefetchable window (the kernel failed to place it):
+/// the kernel sizes that window for every BAR below it and places it
+/// whole (`sizing::bridge_needs`, size and alignment). Kernels with the
+/// relaxed sizing ("requires relaxed alignment rules") may try a smaller
+/// window than this one; the sizing here is 6.1's. Each is tried alone
 /// at the lowest aligned free place (`sizing::FreeSpace`): one that finds
 /// a place had room the kernel did not use, and the answer stays unknown.
 /// `Some(NoRoom)` when none finds one: the smallest of them, and the bytes
@@ -66,7 +68,7 @@ pub(crate) fn sized_short(ev: &Evidence) -> Option<BridgeShort> {
 /// two GPUs behind its bridge `0000:00:1f.0`, AMD 40 bits, 6 x 128 GiB,
 /// realloc): the 896 GiB window at 128 GiB holds the four root-bus GPUs'
 /// 128 GiB BARs from 256 GiB and their small BARs at 128 GiB; the kernel
-/// sizes the bridge's window 320 GiB aligned to 128 GiB ("bridge window
+/// sizes the bridge's window 320 GiB aligned to 64 GiB ("bridge window
 /// [mem size 0x5000000000 64bit pref]: can't assign; no space"), and the
 /// 256 GiB left free at 768 GiB cannot take it.
 pub(crate) fn no_room(ev: &Evidence, addressable_limit: Option<u64>) -> Option<NoRoom> {
@@ -154,11 +156,19 @@ fn blocks_to_place(
             }
             continue;
         };
+        // A prefetchable window of either width: a 32-bit one sends the
+        // 64-bit BARs elsewhere, which is not judged here. sysfs shows a
+        // window the kernel failed to place as none (its flags cleared),
+        // the same as a bridge without a prefetchable window; QEMU's
+        // bridges and root ports all have one.
         let holds_window = ev.bridges.iter().any(|(bdf, windows)| {
             bdf == top
-                && windows
-                    .iter()
-                    .any(|w| w.kind() == BridgeWindowKind::Mem64Pref)
+                && windows.iter().any(|w| {
+                    matches!(
+                        w.kind(),
+                        BridgeWindowKind::Mem64Pref | BridgeWindowKind::MemPref
+                    )
+                })
         });
         if holds_window {
             return None;

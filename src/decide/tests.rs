@@ -1148,7 +1148,7 @@ fn a_failed_bridge_window_with_no_aligned_place_left_is_too_small() {
     // at 128 GiB; two GPUs behind bridge 00:1f.0 (a 128 GiB and a 32 MiB
     // prefetchable BAR each, as the GPU-shaped functions .0 and .1 are
     // counted), the bridge's window failed. Its window, sized for all four
-    // and aligned to 128 GiB, finds no place in the 256 GiB left at 768
+    // and aligned as the kernel aligns it (64 GiB), finds no place in the 256 GiB left at 768
     // GiB; the BARs alone would.
     let bridge: PciAddress = "0000:00:1f.0".parse().unwrap();
     let case = |placed_to: u64| {

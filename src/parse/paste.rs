@@ -47,13 +47,17 @@ pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
 /// The entities a web page's source shows in a kernel log: markup's own,
 /// the space, and the apostrophes a publishing tool curls (`can&rsquo;t
 /// reserve`, where the kernel printed `can't`). `&amp;` is undone last.
-const ENTITIES: [(&str, &str); 12] = [
+const ENTITIES: [(&str, &str); 16] = [
     ("&nbsp;", " "),
     ("&lt;", "<"),
     ("&gt;", ">"),
     ("&quot;", "\""),
     ("&#39;", "'"),
+    ("&#039;", "'"),
     ("&#x27;", "'"),
+    ("&#X27;", "'"),
+    ("&#x2019;", "'"),
+    ("&#x2018;", "'"),
     ("&apos;", "'"),
     ("&rsquo;", "'"),
     ("&lsquo;", "'"),
@@ -82,8 +86,8 @@ mod tests {
                 "[    0.58] pci 0000:00:02.0: BAR 0 [mem 0x5248000000-0x5248ffffff 64bit pref]\nvgaarb: decodes=io+mem\n",
             ),
             (
-                "pci 0000:01:00.0: BAR 1: can&rsquo;t assign [mem size 0x800000000]; Tom&amp;Jerry&#8217;s &amp;lt;\n",
-                "pci 0000:01:00.0: BAR 1: can't assign [mem size 0x800000000]; Tom&Jerry's &lt;\n",
+                "pci 0000:01:00.0: BAR 1: can&rsquo;t assign [mem size 0x800000000]; Tom&amp;Jerry&#8217;s &amp;lt;\ncan&#039;t claim, can&#x2019;t\n",
+                "pci 0000:01:00.0: BAR 1: can't assign [mem size 0x800000000]; Tom&Jerry's &lt;\ncan't claim, can't\n",
             ),
             ("plain text, a=b\n", "plain text, a=b\n"),
         ] {

@@ -146,7 +146,10 @@ fn kvm_memslot(c: &Ctx, end: u64) -> Hint {
     plain(
         HintId::VmmBarMapping,
         format!(
-            "{} The range ends at {end:#x} ({} bits). Give the vCPU no more physical address bits than the host's CPU has, so that the firmware places the BARs below that:              QEMU `-cpu ...,host-phys-bits=on`; Proxmox `qm set <vmid> --cpu <your CPU type>,phys-bits=host`; libvirt `<maxphysaddr mode='passthrough'/>` in `<cpu>`.              If it is already so, put less above the guest's RAM: less memory hot-plug room (QEMU's maxmem; Proxmox's memory hot-plug), or a smaller 64-bit PCI hole.              The host's width is the `address sizes` line of its /proc/cpuinfo. {}.",
+            "{} The range ends at {end:#x} ({} bits). Give the vCPU no more physical address bits than the host's CPU has, so that the firmware places the BARs below that: \
+             QEMU `-cpu ...,host-phys-bits=on`; Proxmox `qm set <vmid> --cpu <your CPU type>,phys-bits=host`; libvirt `<maxphysaddr mode='passthrough'/>` in `<cpu>`. \
+             If it is already so, put less above the guest's RAM: less memory hot-plug room (QEMU's maxmem; Proxmox's memory hot-plug), or a smaller 64-bit PCI hole. \
+             The host's width is the `address sizes` line of its /proc/cpuinfo. {}.",
             c.why,
             end.next_power_of_two().trailing_zeros(),
             Restart::Vm.sentence()

@@ -202,7 +202,7 @@ pub(super) fn classify_anchored(
         if gpu_driver(word).is_some() && driver_mapped(msg) {
             return Some(Parsed::Event(Event::DriverMapped { bdf }));
         }
-        // radeon's video BIOS not found (`DriverCause::NoVideoBios`): no
+        // radeon read no ATOM video BIOS (`DriverCause::NoVideoBios`): no
         // BAR of it in question.
         if word == "radeon" && msg.starts_with("Expecting atombios for ") {
             return Some(Parsed::Event(Event::DriverCause {

@@ -253,9 +253,10 @@ pub(crate) enum DriverCause {
     /// fallen off the bus.
     InitStep,
     /// radeon's `Expecting atombios for evergreen GPU` (r600.c, rv770.c,
-    /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the card's video BIOS
-    /// was not found, and its start, which radeon runs inside the probe,
-    /// ends there (a board without a PC's option ROMs). AMD's driver.
+    /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the ROM image radeon
+    /// read is no ATOM BIOS (a board without a PC's option ROMs reads a
+    /// garbled one), and the card's start, which radeon runs inside the
+    /// probe, ends there. AMD's driver.
     NoVideoBios,
 }
 
