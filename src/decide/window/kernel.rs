@@ -87,6 +87,7 @@ pub(crate) struct Placed {
 /// `reserved`; then, with realloc, the windows still short.
 pub(crate) fn place(
     crs: Range,
+    low: &[(u64, u64)],
     left: &[Left],
     usable: &[bool],
     ram: &[(u64, u64)],
@@ -94,7 +95,7 @@ pub(crate) fn place(
     addressable: u64,
 ) -> Placed {
     let n = usable.len();
-    let left = &split(left, crs, ram);
+    let left = &split(left, crs, low, ram);
     let mut free = Free::new(crs);
     let keep_out = |free: &mut Free| {
         for (s, e) in ram.iter().chain(reserved) {
@@ -103,7 +104,7 @@ pub(crate) fn place(
     };
     keep_out(&mut free);
     // What the kernel claims of each window (`claim`).
-    let claims: Vec<Option<(u64, u64)>> = left.iter().map(|l| claim(l, crs, ram)).collect();
+    let claims: Vec<Option<(u64, u64)>> = left.iter().map(|l| claim(l, crs, low, ram)).collect();
     let claimable = |w: usize| claims[w].is_some();
     for (s, e) in claims.iter().flatten() {
         free.take(*s, *e);
@@ -176,7 +177,15 @@ pub(crate) fn place(
 /// Campaign seed 20261203 record 0148: SeaBIOS 1.16.3, i440fx, 40 bits, a
 /// bridge's window at 256 GiB - 1.25 TiB clipped to end at 1 TiB. Only a
 /// window whose BARs are known is clipped here (`Left::bars`).
-fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
+///
+/// The clip takes the first root window the window overlaps: for one
+/// that starts below 4 GiB, the 32-bit root window it starts in (`low`,
+/// [start, end)), so a window from 2 GiB to 66 GiB keeps 2-2.75 GiB and
+/// the BARs that fit there. Campaign seed 20261203 record 1163 (SeaBIOS
+/// 1.16.3, q35, 8 x 64 GiB at 40 bits, the layout wrapped): port 00:04.0's
+/// window at 0x80000000-0x109fffffff "clipped" to 0x80000000-0xafffffff,
+/// its GPU's 32 MiB BAR kept there and its 64 GiB BAR without room.
+fn claim(l: &Left, crs: Range, low: &[(u64, u64)], ram: &[(u64, u64)]) -> Option<(u64, u64)> {
     let (s, e) = l.range?;
     let top = crs.end.saturating_add(1);
     let on_ram = |a: u64, b: u64| ram.iter().any(|(x, y)| a < *y && b > *x);
@@ -185,15 +194,18 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
     }
     // x86 claims no window from 0 (arch/x86/pci/i386.c
     // `pcibios_allocate_bridge_resources`: `!r->start` invalidates it;
-    // record 0074, a window at 0-384 GiB dropped, not clipped), and the
-    // clip takes the first root window the window overlaps: below 4 GiB
-    // that is a 32-bit one, not modelled.
+    // record 0074, a window at 0-384 GiB dropped, not clipped).
     // A subtractive bridge's window is not clipped here: its children
     // are claimed one by one (`split`).
-    if l.bar || l.bars.is_empty() || !l.parts.is_empty() || s < FOUR_GIB {
+    if l.bar || l.bars.is_empty() || !l.parts.is_empty() || s == 0 {
         return None;
     }
-    let (cs, ce) = (s.max(crs.start), e.min(top));
+    let (cs, ce) = if s < FOUR_GIB {
+        let (a, b) = low.iter().find(|(a, b)| s < *b && e > *a)?;
+        (s.max(*a), e.min(*b))
+    } else {
+        (s.max(crs.start), e.min(top))
+    };
     (cs < ce && !on_ram(cs, ce)).then_some((cs, ce))
 }
 
@@ -226,7 +238,7 @@ fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
 /// below it, claimed and its four GPUs placed; pci.0's, from 768 GiB,
 /// clipped to 1 TiB, its first two 128 GiB BARs kept and every other BAR
 /// of its four GPUs without room: 4 of 8, the last four.
-fn split(left: &[Left], crs: Range, ram: &[(u64, u64)]) -> Vec<Left> {
+fn split(left: &[Left], crs: Range, low: &[(u64, u64)], ram: &[(u64, u64)]) -> Vec<Left> {
     let top = crs.end.saturating_add(1);
     let dropped = |l: &Left| {
         l.range.is_some_and(|(s, e)| {
@@ -247,13 +259,13 @@ fn split(left: &[Left], crs: Range, ram: &[(u64, u64)]) -> Vec<Left> {
     };
     let mut out = Vec::with_capacity(left.len());
     for l in left {
-        if l.parts.is_empty() || claim(l, crs, ram).is_some() || !dropped(l) {
+        if l.parts.is_empty() || claim(l, crs, low, ram).is_some() || !dropped(l) {
             out.push(l.clone());
             continue;
         }
         let (claimed, rest): (Vec<&Part>, Vec<&Part>) = l.parts.iter().partition(|p| {
             p.range
-                .is_some_and(|r| r.0 >= FOUR_GIB && claim(&child(l, p, r), crs, ram).is_some())
+                .is_some_and(|r| r.0 >= FOUR_GIB && claim(&child(l, p, r), crs, low, ram).is_some())
         });
         for p in &claimed {
             out.push(child(l, p, p.range.expect("claimed")));
@@ -440,6 +452,22 @@ mod tests {
     use super::*;
 
     const GIB: u64 = 1 << 30;
+
+    /// `super::place` without 32-bit root windows.
+    fn place(
+        crs: Range,
+        left: &[Left],
+        usable: &[bool],
+        ram: &[(u64, u64)],
+        reserved: &[(u64, u64)],
+        addressable: u64,
+    ) -> Placed {
+        super::place(crs, &[], left, usable, ram, reserved, addressable)
+    }
+
+    fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
+        super::claim(l, crs, &[], ram)
+    }
 
     fn port(gpu: usize, start: u64, size: u64) -> Left {
         Left::window(
@@ -699,6 +727,46 @@ mod tests {
         let wide = Range::new(4 * GIB, 1024 * GIB - 1);
         let p = place(wide, &[dmi], &usable, &ram, &[], 1 << 40);
         assert_eq!(p.without_realloc, [true; 6]);
+    }
+
+    /// Record 1163's port 00:04.0: SeaBIOS left its window at
+    /// 0x80000000-0x109fffffff, from the 32-bit root window past 4 GiB,
+    /// the GPU's 32 MiB BAR at 2 GiB and its 64 GiB BAR at 64 GiB. The
+    /// kernel clips the window to the 32-bit root window it starts in and
+    /// finds no room there for the 64 GiB BAR: the GPU is lost, where
+    /// placing the window again in the 64-bit window would have kept it.
+    #[test]
+    fn a_window_from_below_4_gib_is_clipped_to_the_32_bit_root_window() {
+        let w = Left::window(
+            0x8000_0000,
+            0x10_a000_0000 - 0x8000_0000,
+            vec![0],
+            Some(Block {
+                size: 96 * GIB,
+                align: 64 * GIB,
+            }),
+        )
+        .with_bars(vec![(0, 64 * GIB, 64 * GIB), (0, 0x8000_0000, 32 << 20)]);
+        let crs = Range::new(4 * GIB, 1024 * GIB - 1);
+        let low = [(0x8000_0000, 0xb000_0000), (0xc000_0000, 0xfec0_0000)];
+        let ram = [(0, 0x8000_0000)];
+        assert_eq!(
+            super::claim(&w, crs, &low, &ram),
+            Some((0x8000_0000, 0xb000_0000))
+        );
+        let p = super::place(
+            crs,
+            &low,
+            std::slice::from_ref(&w),
+            &[false],
+            &ram,
+            &[],
+            1 << 40,
+        );
+        assert_eq!(p.without_realloc, [false]);
+        // Without the 32-bit root windows known: placed again, kept.
+        let p = place(crs, &[w], &[false], &ram, &[], 1 << 40);
+        assert_eq!(p.without_realloc, [true]);
     }
 
     /// Record 0957's shape: the DMI bridge's window runs from 256 GiB past

@@ -256,6 +256,25 @@ pub(crate) fn width_trusted(phys_bits: u32, vendor: Option<CpuVendor>) -> bool {
 }
 
 impl Setup {
+    /// The 32-bit root windows QEMU's `_CRS` offers below 4 GiB, [start,
+    /// end): from the end of the RAM below 4 GiB to the IOAPIC at
+    /// 0xFEC00000 (hw/i386/acpi-build.c), less q35's MMCONFIG at
+    /// 0xB0000000-0xBFFFFFFF, where both firmwares put PCIEXBAR. Lab:
+    /// campaign seed 20261203 records 0928 (q35, 512 MiB: `[mem
+    /// 0x20000000-0xafffffff window]`, `[mem 0xc0000000-0xfebfffff
+    /// window]`) and 1163 (q35, 16 GiB: from 0x80000000).
+    pub(crate) fn low_windows(&self, below_4g: u64) -> Vec<(u64, u64)> {
+        const IOAPIC: u64 = 0xfec0_0000;
+        const MMCONFIG: (u64, u64) = (0xb000_0000, 0xc000_0000);
+        match self.machine {
+            Machine::Q35 => [(below_4g, MMCONFIG.0), (MMCONFIG.1, IOAPIC)]
+                .into_iter()
+                .filter(|(s, e)| s < e)
+                .collect(),
+            _ => vec![(below_4g, IOAPIC)],
+        }
+    }
+
     /// The VM's pci-bridges: Proxmox's (G6b), or the GPUs' only.
     pub(crate) fn pci_bridges(&self, gpus: &[GpuBars]) -> PciBridges {
         let q35 = self.machine == Machine::Q35;
@@ -347,6 +366,7 @@ impl Setup {
         if let (Some(c), false) = (crs, fw.left.is_empty()) {
             let mut placed = kernel::place(
                 c,
+                &self.low_windows(map.below_4g()),
                 &fw.left,
                 &usable_all,
                 &map.kernel_ram(self.guest_mem),
