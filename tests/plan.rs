@@ -1296,3 +1296,87 @@ fn seabios_bars_read_back_inside_their_bridge_window_are_kept() {
     assert_eq!(v["predicted"]["unassigned_gpus"], 4, "{v:#}");
     assert_eq!(v["predicted"]["diagnosis"], "firmware_left_unassigned");
 }
+
+/// Each GPU's (firmware programmed, kernel placed) as plan predicts it.
+fn placement(v: &serde_json::Value) -> Vec<(bool, bool)> {
+    v["predicted"]["placement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["firmware_programmed"].as_bool().unwrap(),
+                p["kernel_assigned"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_fresh_ranges_misses_place_the_gpus_the_boots_placed() {
+    let (t, f) = (true, false);
+    // Campaign seed 20261203 record 1119: OVMF 2022.11, Proxmox's pcie=0,
+    // 8 x 16 GiB (pci.0 with the virtio NIC, pci.2): the boot rejects
+    // pci.2's first two GPUs (08:0d, 08:0e), pci.2 walked last.
+    let v = reproduce(
+        "--gpus 8 --bar 16G --bar 32M@1 --ram 128G --firmware ovmf:2022.11 --machine q35 --cpu qemu64 --cpu-vendor amd --phys-bits 48 --cpu-flag popcnt --cpu-flag pni --cpu-flag sse4.1 --cpu-flag sse4.2 --cpu-flag ssse3 --cpu-flag aes --empty-ports 4 --qemu 7.2 --layout proxmox --topology bridge --accel tcg --device64 16K --guest-mem 1G --bar32 32M --bar32 16M",
+    );
+    assert_eq!(
+        placement(&v),
+        [
+            (t, t),
+            (t, t),
+            (t, t),
+            (t, t),
+            (f, f),
+            (f, f),
+            (t, t),
+            (t, t)
+        ]
+    );
+    // Record 1092: OVMF 2026.08, the same layout, 6 x 16 GiB, a 64 GiB
+    // X-PciMmio64Mb: pci.2's two, then pci.0's first; three fit after.
+    let v = reproduce(
+        "--gpus 6 --bar 16G --bar 32M@1 --ram 128G --firmware ovmf:2026.08 --machine q35 --cpu kvm64 --cpu-vendor intel --phys-bits 48 --cpu-flag pdpe1gb --mmio64 65536M --empty-ports 4 --qemu 10.0.2 --layout proxmox --topology bridge --accel tcg --device64 16K --guest-mem 1G --bar32 32M --bar32 16M",
+    );
+    assert_eq!(
+        placement(&v),
+        [(f, f), (t, t), (t, t), (t, t), (f, f), (f, f)]
+    );
+    // Record 1163: SeaBIOS 1.16.3, q35 root ports, 8 x 64 GiB: port
+    // 00:04.0's window from 2 GiB clipped to the 32-bit root window.
+    let v = reproduce(
+        "--gpus 8 --bar 64G --bar 32M@1 --ram 16G --firmware seabios:1.16.3 --machine q35 --cpu EPYC --cpu-vendor amd --qemu 10.0.2 --topology root-ports --accel tcg --guest-mem 1G --bar32 32M --bar32 16M",
+    );
+    assert_eq!(
+        placement(&v),
+        [
+            (t, f),
+            (t, f),
+            (t, f),
+            (f, f),
+            (f, t),
+            (t, t),
+            (t, t),
+            (t, t)
+        ]
+    );
+    // Record 0957: SeaBIOS 1.17.0, Proxmox's pcie=0, 8 x 128 GiB at 40
+    // bits: pcidmi's window past 1 TiB, pci.0's clipped, its GPUs lost.
+    let v = reproduce(
+        "--gpus 8 --bar 128G --bar 32M@1 --ram 1G --firmware seabios:1.17.0 --machine q35 --cpu qemu64 --cpu-vendor intel --empty-ports 4 --qemu 10.0.2 --layout proxmox --topology bridge --accel tcg --guest-mem 1G --bar32 32M --bar32 16M",
+    );
+    assert_eq!(
+        placement(&v),
+        [
+            (t, f),
+            (t, f),
+            (t, f),
+            (t, f),
+            (t, t),
+            (t, t),
+            (t, t),
+            (t, t)
+        ]
+    );
+}

@@ -253,22 +253,54 @@ pub(super) fn boot(
             rank[i] = r;
         }
     }
+    // Among equals behind two pci-bridges: the search walks the bridges
+    // in the order of their parent's list (`pci_bridge_walk`), the later
+    // one's device wins; in one bridge the earlier device.
+    let bridge_walk = |gone: &[Vec<u8>]| -> Vec<u8> {
+        let nodes: Vec<(u8, Block)> = pci_bridges
+            .present
+            .iter()
+            .filter_map(|n| {
+                let mut children = Vec::new();
+                for (_, members) in groups.iter().filter(|(b, _)| b == n) {
+                    for i in members {
+                        children.extend(gpus[*i].blocks_of(|f| !gone[*i].contains(&f))?);
+                    }
+                }
+                let w = bridge_window(&children)?;
+                Some((
+                    *n,
+                    Block {
+                        size: w.size.max(pad),
+                        align: w.align.max(pad),
+                    },
+                ))
+            })
+            .collect();
+        pci_bridge_walk(&nodes)
+    };
     let mut abandoned = false;
     let used_end = loop {
         if let Some(end) = pack(&gone) {
             break end;
         }
+        let walk = bridge_walk(&gone);
+        let at = |g: usize| match gpus[g].attach {
+            Attach::Bridge(n) => walk.iter().position(|w| *w == n),
+            _ => None,
+        };
         let pick = (0..units.len())
             .filter(|u| {
                 let (g, f, _) = units[*u];
                 !gone[g].contains(&f) && gpus[g].attach != Attach::Bus0
             })
             .max_by(|a, b| {
+                let (ga, gb) = (units[*a].0, units[*b].0);
                 units[*a].2.cmp(&units[*b].2).then_with(|| {
-                    if gpus[units[*a].0].attach == Attach::RootPort {
-                        (rank[units[*a].0], a).cmp(&(rank[units[*b].0], b))
+                    if gpus[ga].attach == Attach::RootPort {
+                        (rank[ga], a).cmp(&(rank[gb], b))
                     } else {
-                        b.cmp(a)
+                        at(ga).cmp(&at(gb)).then_with(|| b.cmp(a))
                     }
                 })
             });
@@ -304,6 +336,37 @@ pub(super) fn boot(
         left: left_unprogrammed(gpus, abandoned, base, used_end),
         realloc_rounds: false,
     })
+}
+
+/// The order OVMF's search for the largest consumer walks the
+/// pci-bridges behind one parent (`nodes`: each bridge with its window,
+/// in device order, the order their resource nodes are inserted): edk2
+/// PciBusDxe PciResourceSupport.c `InsertResourceNode` puts a node at the
+/// head of its parent's list and moves it down past every node of larger
+/// alignment, and past one of equal alignment while its own remainder
+/// (`Length & Alignment`, the length past the last full alignment) is not
+/// zero and smaller than that node's; `GetMaxResourceConsumerDevice` walks
+/// that list and `GetLargerConsumerDevice` keeps the later of two equals.
+/// A bridge's length is its children packed at 1 MiB granularity, not
+/// rounded to its alignment (`CalculateResourceAperture`), so a bridge
+/// with more BARs usually has the larger remainder and comes first.
+/// Campaign seed 20261203 records 1092 and 1119 (OVMF 2026.08 and
+/// 2022.11, Proxmox's `pcie=0` q35, 16 GiB GPUs on pci.0 with the virtio
+/// NIC and on pci.2): the GPUs of pci.2 are rejected first, the earlier
+/// one of them first (08:0d, then 08:0e), then pci.0's earliest (06:10).
+fn pci_bridge_walk(nodes: &[(u8, Block)]) -> Vec<u8> {
+    let rest = |b: &Block| b.size & b.align.wrapping_sub(1);
+    let mut list: Vec<(u8, Block)> = Vec::new();
+    for (n, b) in nodes {
+        let at = list
+            .iter()
+            .position(|(_, t)| {
+                b.align > t.align || (b.align == t.align && (rest(b) == 0 || rest(b) >= rest(t)))
+            })
+            .unwrap_or(list.len());
+        list.insert(at, (*n, *b));
+    }
+    list.into_iter().map(|(n, _)| n).collect()
 }
 
 /// What the kernel finds on the root bus after OVMF: the span it used,
