@@ -145,8 +145,10 @@ pub(crate) fn place(
         .filter(|w| claimable(*w) && left[*w].gpus.iter().any(short))
         .collect();
     for &w in &redo {
+        // Only what lies in the 64-bit root window goes back to it: a
+        // window clipped below 4 GiB was in a 32-bit one.
         let (s, e) = claims[w].expect("claimable");
-        free.give(s, e);
+        free.give(s.max(crs.start), e.min(crs.end.saturating_add(1)));
     }
     // What round 1 gave the parts of a failed subtractive bridge is
     // released with it.

@@ -256,22 +256,22 @@ pub(crate) fn width_trusted(phys_bits: u32, vendor: Option<CpuVendor>) -> bool {
 }
 
 impl Setup {
-    /// The 32-bit root windows QEMU's `_CRS` offers below 4 GiB, [start,
-    /// end): from the end of the RAM below 4 GiB to the IOAPIC at
-    /// 0xFEC00000 (hw/i386/acpi-build.c), less q35's MMCONFIG at
-    /// 0xB0000000-0xBFFFFFFF, where both firmwares put PCIEXBAR. Lab:
-    /// campaign seed 20261203 records 0928 (q35, 512 MiB: `[mem
-    /// 0x20000000-0xafffffff window]`, `[mem 0xc0000000-0xfebfffff
-    /// window]`) and 1163 (q35, 16 GiB: from 0x80000000).
+    /// The 32-bit root windows a window the firmware left from below 4
+    /// GiB can be clipped into and still claimed, [start, end). QEMU's
+    /// `_CRS` offers the RAM below 4 GiB's end to the IOAPIC at 0xFEC00000
+    /// (hw/i386/acpi-build.c `build_dsdt`), less q35's MMCONFIG at
+    /// 0xB0000000-0xBFFFFFFF. The firmware's 32-bit BARs and windows fill
+    /// the top of that range (from 0xC0000000 on q35, up to 0xFEC00000 on
+    /// i440fx), where a clipped window would overlap them and not be
+    /// claimed: only q35's part below MMCONFIG, which they leave empty,
+    /// is given. Lab: campaign seed 20261203 records 0928 (q35, 512 MiB:
+    /// `[mem 0x20000000-0xafffffff window]`) and 1163 (q35, 16 GiB: from
+    /// 0x80000000).
     pub(crate) fn low_windows(&self, below_4g: u64) -> Vec<(u64, u64)> {
-        const IOAPIC: u64 = 0xfec0_0000;
-        const MMCONFIG: (u64, u64) = (0xb000_0000, 0xc000_0000);
+        const MMCONFIG: u64 = 0xb000_0000;
         match self.machine {
-            Machine::Q35 => [(below_4g, MMCONFIG.0), (MMCONFIG.1, IOAPIC)]
-                .into_iter()
-                .filter(|(s, e)| s < e)
-                .collect(),
-            _ => vec![(below_4g, IOAPIC)],
+            Machine::Q35 if below_4g < MMCONFIG => vec![(below_4g, MMCONFIG)],
+            _ => Vec::new(),
         }
     }
 
