@@ -209,7 +209,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "KVM refused the guest range of {} at {start:#x}{} that QEMU registered (a passed-through BAR is one, where the guest's firmware put it), and QEMU stopped the VM{}",
             human(*size),
             errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default(),
-            if *errno == Some(22) && start.saturating_add(*size) > 1 << 39 {
+            if weight(m) == Weight::Failure(Shortfall::AddressLimit) {
                 ": x86 KVM refuses a range past the host CPU's physical address width"
             } else {
                 ""
