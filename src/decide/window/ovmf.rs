@@ -1,6 +1,6 @@
 //! OVMF (edk2 OvmfPkg): the width it trusts, its 64-bit aperture, and
 //! which devices its PCI bus driver places there or rejects.
-//! Rows C1-C14 and D1-D7 of docs/firmware-window.md, each beside its code.
+//! Rows C1-C14 and D1-D8 of docs/firmware-window.md, each beside its code.
 
 use super::kernel::Left;
 use super::qemu::{MemoryMap, GIB};
@@ -314,6 +314,22 @@ pub(super) fn boot(
             }
         }
     };
+    // D8: rejections that leave nothing at all in the 64-bit aperture (no
+    // BAR and no port padding: every 64-bit device rejected, no virtio or
+    // other 64-bit BAR on bus 0, a window of 32 GiB or less so that no
+    // port is padded) end with the whole root bus abandoned too, as in D4.
+    // Lab boots of campaign seed 20261203 record 1256 (OVMF 2025.02, q35,
+    // 4 x 256 GiB single-BAR devices on root ports, a 32 GiB window) and
+    // of its variants: abandoned with 1-4 devices, with or without empty
+    // ports, on 2022.11, 2025.02 and 2026.08, QEMU 7.2 and 10.0, on root
+    // ports, behind a pci-bridge and on Proxmox's `pcie=0` bridges; not
+    // abandoned once a virtio NIC's 64-bit BAR sits on bus 0, a GPU-shaped
+    // device keeps its 32 MiB function, 16 GiB devices leave two placed,
+    // or a 64 GiB `X-PciMmio64Mb` pads the ports (records 0011 and 1222
+    // are the same case).
+    if !abandoned && used_end == base && gone.iter().any(|g| !g.is_empty()) {
+        abandoned = true;
+    }
     // A window beyond the vCPU's width (an untrusted width grown to hold a
     // large X-PciMmio64Mb) is used, but the guest cannot reach it.
     let reachable = base.saturating_add(size) <= s.addressable();

@@ -441,6 +441,50 @@ fn v8_ovmf_on_i440fx_abandons_the_root_bus() {
 }
 
 #[test]
+fn d8_ovmf_abandons_the_root_bus_when_its_rejections_leave_nothing_64_bit() {
+    // D8 (lab boots of campaign record 1256 and its variants): 4 x 256 GiB
+    // single-BAR devices on root ports, a 32 GiB window at 40 bits on
+    // Intel. Every device is rejected, nothing is left in the window, and
+    // OVMF gives up on the whole root bus.
+    let s = vm(ovmf_v("2025.02"), 40, CpuVendor::Intel, 128 * GIB);
+    let b = s.boot(&each(4, &[256 * GIB])).unwrap();
+    assert!(b.bus_abandoned);
+    assert_eq!(b.placed, 0);
+    // The same with one device, and behind Proxmox's empty ports.
+    assert!(s.boot(&each(1, &[256 * GIB])).unwrap().bus_abandoned);
+    let ports = Setup {
+        empty_ports: 4,
+        ..s.clone()
+    };
+    assert!(ports.boot(&each(4, &[256 * GIB])).unwrap().bus_abandoned);
+    // A virtio NIC's 64-bit BAR left on bus 0: the bus is allocated.
+    let nic = Setup {
+        others: vec![GpuBars::new(
+            vec![proxmox::VIRTIO_BAR],
+            proxmox::virtio_attach(false),
+        )],
+        ..s.clone()
+    };
+    let b = nic.boot(&each(4, &[256 * GIB])).unwrap();
+    assert!(!b.bus_abandoned);
+    assert_eq!(b.placed, 0);
+    // A GPU-shaped device keeps its 32 MiB function: allocated.
+    let shaped: Vec<GpuBars> = (0..4).map(|_| split(256 * GIB, Attach::RootPort)).collect();
+    assert!(!s.boot(&shaped).unwrap().bus_abandoned);
+    // 16 GiB devices: two are kept, nothing abandoned.
+    let b = s.boot(&each(4, &[16 * GIB])).unwrap();
+    assert_eq!((b.bus_abandoned, b.placed), (false, 2));
+    // A 64 GiB X-PciMmio64Mb pads the ports the rejections empty.
+    let padded = Setup {
+        mmio64: Some(64 * GIB),
+        ..s.clone()
+    };
+    assert!(!padded.boot(&each(4, &[256 * GIB])).unwrap().bus_abandoned);
+    // Nothing rejected, nothing abandoned.
+    assert!(!s.boot(&[]).unwrap().bus_abandoned);
+}
+
+#[test]
 fn v9_seabios_on_i440fx_packs_bars_across_devices() {
     // E4 (boot B7).
     let s = Setup {
