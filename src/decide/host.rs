@@ -65,7 +65,9 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
             size,
             errno: Some(22),
         } if start.saturating_add(*size) > 1 << 39 => Weight::Failure(Shortfall::AddressLimit),
-        HostMessage::BhyveModifyMmio { .. } => Weight::Trace,
+        HostMessage::BhyveModifyMmio { .. } | HostMessage::CloudHypervisorMoveBar { .. } => {
+            Weight::Trace
+        }
         HostMessage::QemuPhysBits { .. }
         | HostMessage::VfioDmaMap { .. }
         | HostMessage::DmaMappingsLimit { .. }
@@ -73,6 +75,9 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::IommuWidth { .. }
         | HostMessage::KvmMemslot { .. }
         | HostMessage::XenPcifrontClaim
+        | HostMessage::XenSharedRmrr
+        | HostMessage::XenIgdPassthru
+        | HostMessage::HypervNotAssignable
         | HostMessage::OvmfMmioWindow { .. }
         | HostMessage::DeviceReset { .. } => Weight::Note,
     }
@@ -238,6 +243,19 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         ),
         HostMessage::XenPcifrontClaim => {
             "Xen's pcifront could not claim a BAR in this PV guest and took the device offline: the host's BAR addresses overlap the guest's own memory map (pcifront suggests e820_host=1 in the guest's configuration)".into()
+        }
+        HostMessage::CloudHypervisorMoveBar { from, to, len } => format!(
+            "Cloud Hypervisor could not move a BAR of {} from {from:#x} to {to:#x}, where the guest programmed it: the address is outside the VMM's MMIO ranges (a guest that ignores the ACPI windows, `pci=nocrs`, or lays out BARs again on a rescan); the device keeps its old address and the guest's driver may address it where it is not. The line does not say which device",
+            human(*len)
+        ),
+        HostMessage::XenSharedRmrr => {
+            "Xen refuses to assign the device: it shares a reserved memory region (RMRR) with another device, which VT-d passthrough disallows (the guest's `rdm_policy=relaxed` accepts the risk): whether the device can be passed through, not BAR space".into()
+        }
+        HostMessage::XenIgdPassthru => {
+            "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
+        }
+        HostMessage::HypervNotAssignable => {
+            "Hyper-V's DDA survey lists devices it cannot assign (the firmware keeps control of them, or they are no PCI Express endpoint): whether a device can be passed through, not BAR space; for an assignable one the survey prints the MMIO space it needs".into()
         }
         HostMessage::OvmfMmioWindow { bytes } => format!(
             "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",

@@ -217,7 +217,7 @@ fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
         "cloud_hypervisor" => (Platform::OtherVm, "Cloud Hypervisor's messages"),
         "openvmm" => (Platform::OtherVm, "OpenVMM's messages"),
         "bhyve" => (Platform::OtherVm, "bhyve's messages"),
-        "xen" => (Platform::OtherVm, "Xen's pcifront"),
+        "xen" => (Platform::OtherVm, "Xen's own messages"),
         _ => return None,
     })
 }

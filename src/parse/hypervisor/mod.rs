@@ -120,6 +120,28 @@ pub(crate) enum HostMessage {
     /// after bus reset; giving up` (drivers/pci/pci.c `pci_dev_wait`).
     /// `stuck_d3`: QEMU's words.
     DeviceReset { stuck_d3: bool },
+    /// Cloud Hypervisor could not follow a BAR the guest moved: `Failed
+    /// moving device BAR: <error>: 0xOLD->0xNEW(0xLEN)` (pci/src/bus.rs,
+    /// the config-space write path; `, keeping old BAR` where it rolls the
+    /// register back). The guest asked for an address outside the VMM's
+    /// MMIO allocator (a rescan, `pci=nocrs`); the line names no device.
+    CloudHypervisorMoveBar { from: u64, to: u64, len: u64 },
+    /// Xen's VT-d code refused to assign a device that shares a reserved
+    /// memory region with another (`[VT-D] It's disallowed to assign
+    /// 0000:08:00.0 with shared RMRR at 7ba77000 for Dom5.`,
+    /// xen/drivers/passthrough/vtd/iommu.c `intel_iommu_assign_device`).
+    XenSharedRmrr,
+    /// QEMU's Xen passthrough refused the host's integrated Intel graphics
+    /// without `igd-passthru` (hw/xen/xen_pt.c `xen_pt_realize`: `Need to
+    /// enable igd-passthru if you're trying to passthrough IGD GFX`).
+    XenIgdPassthru,
+    /// Hyper-V's DDA survey (Microsoft's SurveyDDA.ps1) found a device it
+    /// cannot assign: `BIOS kept control of PCI Express for this device.
+    /// Not assignable.`, `BIOS requires that this device remain attached to
+    /// BIOS-owned memory.  Not assignable.`, `Old-style PCI device, switch
+    /// port, etc.  Not assignable.`, `Legacy, non-VGA PCI device.  Not
+    /// assignable.`
+    HypervNotAssignable,
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -146,6 +168,10 @@ impl HostMessage {
             HostMessage::XenPcifrontClaim => "xen-pcifront-claim",
             HostMessage::OvmfMmioWindow { .. } => "ovmf-mmio-window",
             HostMessage::DeviceReset { .. } => "device-reset",
+            HostMessage::CloudHypervisorMoveBar { .. } => "cloud-hypervisor-move-bar",
+            HostMessage::XenSharedRmrr => "xen-shared-rmrr",
+            HostMessage::XenIgdPassthru => "xen-igd-passthru",
+            HostMessage::HypervNotAssignable => "hyperv-dda-not-assignable",
         }
     }
 
@@ -159,10 +185,15 @@ impl HostMessage {
             | HostMessage::KvmMemslot { .. }
             | HostMessage::DmaMappingsLimit { .. } => "qemu",
             HostMessage::Memlock { .. } | HostMessage::IommuWidth { .. } => "host_kernel",
-            HostMessage::CloudHypervisorMapRegion { .. } => "cloud_hypervisor",
+            HostMessage::CloudHypervisorMapRegion { .. }
+            | HostMessage::CloudHypervisorMoveBar { .. } => "cloud_hypervisor",
             HostMessage::OpenvmmMmio { .. } => "openvmm",
             HostMessage::BhyveMapFailed | HostMessage::BhyveModifyMmio { .. } => "bhyve",
-            HostMessage::XenPcifrontClaim => "xen",
+            // Xen's device model is a QEMU, but its messages are Xen's.
+            HostMessage::XenPcifrontClaim
+            | HostMessage::XenSharedRmrr
+            | HostMessage::XenIgdPassthru => "xen",
+            HostMessage::HypervNotAssignable => "hyperv",
             HostMessage::OvmfMmioWindow { .. } => "ovmf",
             HostMessage::DeviceReset { stuck_d3: true } => "qemu",
             HostMessage::DeviceReset { stuck_d3: false } => "host_kernel",
@@ -226,6 +257,18 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         }
         if let Some(m) = ovmf_window(line) {
             push(m);
+        }
+        if let Some(m) = cloud_hypervisor_move_bar(line) {
+            push(m);
+        }
+        if line.contains("It's disallowed to assign") && line.contains("with shared RMRR") {
+            push(HostMessage::XenSharedRmrr);
+        }
+        if line.contains("Need to enable igd-passthru") {
+            push(HostMessage::XenIgdPassthru);
+        }
+        if hyperv_not_assignable(line) {
+            push(HostMessage::HypervNotAssignable);
         }
     }
     if let Some(mapped) = bhyve_mapped {
@@ -377,6 +420,38 @@ fn bhyve_modify_mmio(line: &str) -> Option<bool> {
         "unmap" => Some(false),
         _ => None,
     }
+}
+
+/// Cloud Hypervisor's `Failed moving device BAR: failed allocating new 64
+/// bits MMIO range: 0x7ffff6c000->0x7ffff00000(0x80000)`, in either of its
+/// arrow spellings (` -> ` in some releases' logs).
+fn cloud_hypervisor_move_bar(line: &str) -> Option<HostMessage> {
+    let at = line.find("Failed moving device BAR: ")?;
+    let rest = &line[at..];
+    let arrow = rest.find("->")?;
+    let from = hex_u64(rest[..arrow].rsplit([' ', ':']).find(|w| !w.is_empty())?)?;
+    let after = rest[arrow + 2..].trim_start();
+    let (to, tail) = after.split_once('(')?;
+    let len = hex_u64(tail.split(')').next()?.trim())?;
+    Some(HostMessage::CloudHypervisorMoveBar {
+        from,
+        to: hex_u64(to.trim())?,
+        len,
+    })
+}
+
+/// SurveyDDA.ps1's verdicts on a device it cannot assign; each ends in
+/// `Not assignable` (one or two spaces before it, a full stop or none).
+fn hyperv_not_assignable(line: &str) -> bool {
+    line.contains("Not assignable")
+        && [
+            "BIOS kept control of PCI Express for this device",
+            "BIOS requires that this device remain attached to BIOS-owned memory",
+            "Old-style PCI device, switch port, etc",
+            "Legacy, non-VGA PCI device",
+        ]
+        .iter()
+        .any(|w| line.contains(w))
 }
 
 /// OVMF's debug log: `PlatformDynamicMmioWindow:   MMIO Space 0x100000000000
@@ -585,6 +660,34 @@ mod tests {
         assert_eq!(
             one("qemu-kvm: -device vfio-pci,host=0000:18:00.0: warning: vfio_register_ram_discard_listener: possibly running out of DMA mappings. E.g., try increasing the 'block-size' of virtio-mem devies. Maximum possible DMA mappings: 65535, Maximum possible memslots: 32764"),
             HostMessage::DmaMappingsLimit { max: Some(65535) }
+        );
+        // Cloud Hypervisor's own log, both releases' wordings.
+        assert_eq!(
+            one("cloud-hypervisor: 21.303056224s: <vcpu0> ERROR:pci/src/bus.rs:390 -- Failed moving device BAR: failed allocating new 64 bits MMIO range: 0x7ffff6c000->0x7ffff00000(0x80000)"),
+            HostMessage::CloudHypervisorMoveBar { from: 0x7f_fff6_c000, to: 0x7f_fff0_0000, len: 0x8_0000 }
+        );
+        assert_eq!(
+            one("WARN:pci/src/bus.rs:402 -- Failed moving device BAR: failed allocating new MMIO range: 0xd2000000 -> 0x80000000 (0x1000000), keeping old BAR"),
+            HostMessage::CloudHypervisorMoveBar { from: 0xd200_0000, to: 0x8000_0000, len: 0x100_0000 }
+        );
+        // Xen's hypervisor log and its device model; `risky` (relaxed) is
+        // no refusal.
+        assert_eq!(
+            one("[2020-08-22 10:09:03] (XEN) [  297.542134] [VT-D] It's disallowed to assign 0000:08:00.0 with shared RMRR at 7ba77000 for Dom32753."),
+            HostMessage::XenSharedRmrr
+        );
+        assert!(host_messages(
+            "(XEN) [VT-D] It's risky to assign 0000:00:14.0 with shared RMRR at 8d000000 for d1.\n"
+        )
+        .is_empty());
+        assert_eq!(
+            one("{\"error\": {\"class\": \"GenericError\", \"desc\": \"Need to enable igd-passthru if you're trying to passthrough IGD GFX\"}}"),
+            HostMessage::XenIgdPassthru
+        );
+        // SurveyDDA.ps1's refusals, one message however many devices.
+        assert_eq!(
+            host_messages("BIOS requires that this device remain attached to BIOS-owned memory.  Not assignable.\nOld-style PCI device, switch port, etc.  Not assignable.\nBIOS kept control of PCI Express for this device.  Not assignable\n"),
+            [HostMessage::HypervNotAssignable]
         );
         // A report's heading quoting a title is not the log.
         assert!(
