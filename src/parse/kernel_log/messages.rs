@@ -164,6 +164,7 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
         || msg.contains("No firmware image found")
         || msg.contains("Assertion failed")
         || msg.contains("fallen off the bus")
+        || msg.contains("does not have the necessary power cables connected")
     {
         DriverCause::InitStep
     } else {

@@ -250,7 +250,8 @@ pub(crate) enum DriverCause {
     /// A step of the adapter's initialisation that is no BAR: GSP firmware
     /// (`Cannot initialize GSP firmware RM`, `_kgspBootGspRm`, `No firmware
     /// image found`), a driver assertion (`Assertion failed`), the GPU
-    /// fallen off the bus.
+    /// fallen off the bus, its auxiliary power not connected (`GPU does not
+    /// have the necessary power cables connected`).
     InitStep,
     /// radeon's `Expecting atombios for evergreen GPU` (r600.c, rv770.c,
     /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the ROM image radeon

@@ -1145,6 +1145,10 @@ fn corpus_wordings_line_by_line() {
             "NVRM: GPU 0000:05:00.0: GPU has fallen off the bus.",
             Some(Event::DriverCause { bdf: Some(bdf("0000:05:00.0")), cause: DriverCause::InitStep }),
         ),
+        (
+            "NVRM: GPU 0000:13:00.0: GPU does not have the necessary power cables connected.",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:13:00.0")), cause: DriverCause::InitStep }),
+        ),
         ("[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!", Some(Event::DriverCause { bdf: None, cause: DriverCause::Irq })),
         ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
         ("NVRM: This is a 64-bit BAR mapped above 4GB by the system", Some(Event::DriverCause { bdf: None, cause: DriverCause::BarAbove4g })),
