@@ -22,6 +22,7 @@ use replay::{replay, vga_vendors, DeviceSeen, Outcome, Replay};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+mod amdgpu;
 mod lspci;
 mod nvidia;
 mod replay;
@@ -76,6 +77,8 @@ pub(crate) fn gather(
         nvrm_unnamed,
         unnamed,
     } = replay(&events);
+    let amdgpu = amdgpu::resize(&events, &mut devs);
+    evidence |= amdgpu.seen;
     let (listed, headless_failed) = lspci::merge_listings(text, &mut devs);
     evidence |= listed;
     let hyperv_mmio_short = platform::hyperv_mmio_need(text);
@@ -89,6 +92,11 @@ pub(crate) fn gather(
             .iter()
             .filter_map(|(res, r)| unnamed_failure(*res, r.as_ref())),
     );
+    if amdgpu.lost_unnamed {
+        unnamed_failed.push(
+            "the VRAM or doorbell BAR of an AMD GPU the text does not name (amdgpu's memory controller could not start after its failed resize)".to_string(),
+        );
+    }
     let Nvidia {
         third_region_only: nvrm_third_region_only,
         complaints,

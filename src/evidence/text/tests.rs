@@ -86,6 +86,31 @@ fn an_amdgpu_large_bar_fallback_names_a_healthy_gpu() {
 }
 
 #[test]
+fn amdgpu_failing_to_start_after_a_failed_resize_lost_its_bar() {
+    // amdgpu_device_resize_fb_bar returns -ENODEV to the memory
+    // controller's start only when BAR 0 or the doorbells are left without
+    // an address after the resize.
+    let named = "[ 5.1] amdgpu 0000:25:00.0: amdgpu: Problem resizing BAR0 (-16).\n[ 5.2] amdgpu 0000:25:00.0: amdgpu: sw_init of IP block <gmc_v9_0> failed -19\n";
+    let ev = gather(named, &[], None).unwrap();
+    assert_eq!(ev.gpus.len(), 1);
+    assert!(!ev.gpus[0].ok());
+    assert_eq!(ev.resize_lost.len(), 1);
+    // The journal's older form names no device.
+    let unnamed = "febr 08 12:57:43 h kernel: [drm:amdgpu_device_resize_fb_bar [amdgpu]] *ERROR* Problem resizing BAR0 (-16).\nfebr 08 12:57:43 h kernel: [drm:amdgpu_device_init.cold.33 [amdgpu]] *ERROR* sw_init of IP block <gmc_v9_0> failed -19\n";
+    let ev = gather(unnamed, &[], None).unwrap();
+    assert_eq!(ev.unnamed_failed.len(), 1);
+    // The resize's problem alone, the driver going on: nothing lost.
+    let ev = gather(
+        "[ 5.1] amdgpu 0000:25:00.0: amdgpu: Problem resizing BAR0 (-16).\n",
+        &[],
+        None,
+    )
+    .unwrap();
+    assert!(ev.unnamed_failed.is_empty() && ev.resize_lost.is_empty());
+    assert!(ev.gpus.iter().all(|g| g.ok()));
+}
+
+#[test]
 fn counted_lspci_regions_take_the_index_the_log_gave() {
     // BAR 0 not implemented: `lspci -v` counts the 64-bit BAR as 0,
     // the log says it is BAR 2.

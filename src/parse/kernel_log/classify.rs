@@ -170,8 +170,16 @@ pub(super) fn classify_anchored(
         return None;
     }
     if let Some((word, bdf, msg)) = anchor {
-        if word == "amdgpu" && msg.contains("Not enough PCI address space for a large BAR") {
-            return Some(Parsed::Event(Event::AmdgpuLargeBar { bdf: Some(bdf) }));
+        if word == "amdgpu" {
+            if let Some(e) = amdgpu(msg) {
+                return Some(Parsed::Event(match e {
+                    Event::AmdgpuLargeBar { .. } => Event::AmdgpuLargeBar { bdf: Some(bdf) },
+                    Event::AmdgpuResizeProblem { .. } => {
+                        Event::AmdgpuResizeProblem { bdf: Some(bdf) }
+                    }
+                    _ => Event::AmdgpuGmcFailed { bdf: Some(bdf) },
+                }));
+            }
         }
         // Newer NVIDIA drivers name the GPU first: `NVRM: GPU
         // 0000:01:00.0: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)`.
@@ -231,6 +239,10 @@ pub(super) fn classify_anchored(
     }
     if let Some(e) = nvrm_cause(line) {
         return Some(Parsed::Event(e));
+    }
+    // amdgpu's memory controller start names no PCI word.
+    if line.contains("sw_init of IP block <gmc_") {
+        return amdgpu(line).map(Parsed::Event);
     }
     if let Some(e) = unnamed_bar(line) {
         return Some(Parsed::Event(e));

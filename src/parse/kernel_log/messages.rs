@@ -70,13 +70,25 @@ pub(super) fn vgaarb_added(line: &str) -> Option<Event> {
 
 /// `amdgpu 0000:83:00.0: amdgpu: Not enough PCI address space for a large
 /// BAR.`; older kernels print it as `[drm] Not enough ...` with no address.
+/// Likewise `Problem resizing BAR0 (-16).` and `sw_init of IP block
+/// <gmc_v9_0> failed -19` (`[drm:amdgpu_device_init [amdgpu]] *ERROR*
+/// ...` in older kernels).
 pub(super) fn amdgpu(line: &str) -> Option<Event> {
-    let at = line.find("Not enough PCI address space for a large BAR")?;
+    let (at, event): (usize, fn(Option<PciAddress>) -> Event) =
+        if let Some(at) = line.find("Not enough PCI address space for a large BAR") {
+            (at, |bdf| Event::AmdgpuLargeBar { bdf })
+        } else if let Some(at) = line.find("Problem resizing BAR0 (") {
+            (at, |bdf| Event::AmdgpuResizeProblem { bdf })
+        } else if let Some(at) = line.find("sw_init of IP block <gmc_") {
+            (at, |bdf| Event::AmdgpuGmcFailed { bdf })
+        } else {
+            return None;
+        };
     let head = &line[..at];
     let bdf = head
         .match_indices("amdgpu ")
         .find_map(|(i, _)| split_bdf(&head[i + "amdgpu ".len()..]).map(|(bdf, _)| bdf));
-    Some(Event::AmdgpuLargeBar { bdf })
+    Some(event(bdf))
 }
 
 /// The forms this takes:

@@ -163,6 +163,16 @@ pub(crate) enum Event {
     VgaDevice { bdf: PciAddress },
     /// amdgpu: `Not enough PCI address space for a large BAR.`
     AmdgpuLargeBar { bdf: Option<PciAddress> },
+    /// amdgpu: `Problem resizing BAR0 (-16).`: the resize failed for
+    /// another reason than space (amdgpu_device.c
+    /// `amdgpu_device_resize_fb_bar`); the BARs it released are assigned
+    /// again after it.
+    AmdgpuResizeProblem { bdf: Option<PciAddress> },
+    /// amdgpu: `sw_init of IP block <gmc_v9_0> failed -19`: the memory
+    /// controller's start, which runs the resize above and fails with
+    /// -ENODEV when the VRAM BAR (or the doorbell BAR) is left without an
+    /// address after it.
+    AmdgpuGmcFailed { bdf: Option<PciAddress> },
     /// NVIDIA's `NVRM: This PCI I/O region assigned to your NVIDIA device is
     /// invalid`, the header its `BARn is 0M` line follows (where a report
     /// kept it).

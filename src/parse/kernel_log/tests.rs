@@ -1145,6 +1145,23 @@ fn corpus_wordings_line_by_line() {
             "NVRM: GPU 0000:05:00.0: GPU has fallen off the bus.",
             Some(Event::DriverCause { bdf: Some(bdf("0000:05:00.0")), cause: DriverCause::InitStep }),
         ),
+        // amdgpu's failed resize and its memory controller's start after.
+        (
+            "febr 08 12:57:43 cluster5 kernel: [drm:amdgpu_device_resize_fb_bar [amdgpu]] *ERROR* Problem resizing BAR0 (-16).",
+            Some(Event::AmdgpuResizeProblem { bdf: None }),
+        ),
+        (
+            "febr 08 12:57:43 cluster5 kernel: [drm:amdgpu_device_init.cold.33 [amdgpu]] *ERROR* sw_init of IP block <gmc_v9_0> failed -19",
+            Some(Event::AmdgpuGmcFailed { bdf: None }),
+        ),
+        (
+            "[    5.1] amdgpu 0000:25:00.0: amdgpu: Problem resizing BAR0 (-16).",
+            Some(Event::AmdgpuResizeProblem { bdf: Some(bdf("0000:25:00.0")) }),
+        ),
+        (
+            "[    5.2] amdgpu 0000:25:00.0: amdgpu: sw_init of IP block <gmc_v9_0> failed -19",
+            Some(Event::AmdgpuGmcFailed { bdf: Some(bdf("0000:25:00.0")) }),
+        ),
         (
             "NVRM: GPU 0000:13:00.0: GPU does not have the necessary power cables connected.",
             Some(Event::DriverCause { bdf: Some(bdf("0000:13:00.0")), cause: DriverCause::InitStep }),
