@@ -1380,3 +1380,46 @@ fn the_fresh_ranges_misses_place_the_gpus_the_boots_placed() {
         ]
     );
 }
+
+#[test]
+fn a_libvirt_domains_virtio_devices_keep_ovmf_from_abandoning_the_bus() {
+    // Rule D8 (lab boots vm-tests/lab/ovmf-d8): OVMF abandons the root bus
+    // when its rejections leave nothing in the 64-bit window, and a virtio
+    // device's 64-bit BAR is something (lab a3, b5). A libvirt domain's
+    // virtio NIC is read from its XML.
+    let dir = std::env::temp_dir().join(format!("gpu-preflight-d8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let domain = |nic: &str| {
+        format!(
+            "<domain type='kvm'><name>d8</name><memory unit='GiB'>128</memory>\
+             <os firmware='efi'><type arch='x86_64' machine='pc-q35-7.0'>hvm</type></os>\
+             <cpu mode='custom' match='exact'><model fallback='allow'>kvm64</model></cpu><devices>\
+             <controller type='pci' index='1' model='pcie-root-port'/>\
+             <controller type='pci' index='2' model='pcie-root-port'/>{nic}\
+             <hostdev mode='subsystem' type='pci' managed='yes'><source><address domain='0x0000' bus='0x41' slot='0x00' function='0x0'/></source>\
+             <address type='pci' domain='0x0000' bus='0x02' slot='0x00' function='0x0'/></hostdev>\
+             </devices></domain>"
+        )
+    };
+    let nic = "<interface type='network'><source network='default'/><model type='virtio'/>\
+               <address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/></interface>";
+    let run = |name: &str, xml: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, xml).unwrap();
+        json(&["--libvirt", p.to_str().unwrap()]).1
+    };
+    let with = run("with.xml", domain(nic));
+    let without = run("without.xml", domain(""));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        with["vm"]["devices64_bytes"],
+        serde_json::json!([16384]),
+        "{with}"
+    );
+    assert_eq!(with["predicted"]["bus_abandoned"], false, "{with}");
+    assert_eq!(without["predicted"]["bus_abandoned"], true, "{without}");
+    // The GPU is left unprogrammed either way.
+    for v in [&with, &without] {
+        assert_eq!(v["predicted"]["firmware_unprogrammed_gpus"], 1, "{v}");
+    }
+}

@@ -46,6 +46,10 @@ pub(crate) struct Domain {
     /// The guest buses devices sit on (`<address type='pci' bus=...>` of
     /// every device but the controllers themselves).
     pub used_buses: Vec<u32>,
+    /// The virtio devices, each with a modern (64-bit prefetchable) BAR,
+    /// and the bus its `<address type='pci'>` gives (none: libvirt picks
+    /// one when it defines the domain).
+    pub virtio_buses: Vec<Option<u32>>,
     /// `<features><kvm><hidden state='on'/>`: QEMU's `kvm=off`.
     pub kvm_hidden: bool,
     /// `<domain type='qemu'>`: QEMU without KVM (TCG).
@@ -123,6 +127,33 @@ fn bytes_of(n: roxmltree::Node<'_, '_>) -> Result<u64, String> {
     value
         .checked_mul(mult)
         .ok_or_else(|| format!("<{}> too large", n.tag_name().name()))
+}
+
+/// A device element QEMU makes a virtio PCI device of (formatdomain:
+/// `<interface>`'s and `<video>`'s `<model type='virtio'>`, a disk on
+/// `bus='virtio'`, virtio-scsi and virtio-serial controllers, the balloon,
+/// rng and vsock models, virtio input, virtiofs). Each has QEMU's modern
+/// BAR, 64-bit prefetchable, also when transitional.
+fn is_virtio(dev: roxmltree::Node<'_, '_>) -> bool {
+    let child_attr = |tag: &str, attr: &str| {
+        dev.children()
+            .find(|c| c.has_tag_name(tag))
+            .and_then(|c| c.attribute(attr))
+    };
+    let virtio = |v: Option<&str>| v.is_some_and(|v| v.starts_with("virtio"));
+    match dev.tag_name().name() {
+        "interface" | "video" => virtio(child_attr("model", "type")),
+        "disk" => child_attr("target", "bus") == Some("virtio"),
+        "controller" => match dev.attribute("type") {
+            Some("virtio-serial") => true,
+            Some("scsi") => virtio(dev.attribute("model")),
+            _ => false,
+        },
+        "memballoon" | "rng" | "vsock" => virtio(dev.attribute("model")),
+        "input" => dev.attribute("bus") == Some("virtio"),
+        "filesystem" => child_attr("driver", "type") == Some("virtiofs"),
+        _ => false,
+    }
 }
 
 fn hex_attr(n: roxmltree::Node<'_, '_>, name: &str) -> Result<u32, String> {
@@ -249,6 +280,11 @@ pub(crate) fn parse_domain(text: &str) -> Result<Domain, (usize, String)> {
                     d.used_buses.push(b);
                 }
             }
+            ("devices", _) if is_virtio(n) => d.virtio_buses.push(
+                n.children()
+                    .find(|c| c.has_tag_name("address") && c.attribute("type") == Some("pci"))
+                    .and_then(|a| hex_attr(a, "bus").ok()),
+            ),
             ("domain", "os") if n.attribute("firmware") == Some("efi") => d.efi = true,
             ("os", "type") => d.machine = n.attribute("machine").map(str::to_string),
             ("os", "loader") => {
@@ -430,6 +466,32 @@ mod tests {
         assert_eq!(d.cpu.phys_bits_limit, Some(40));
         assert_eq!(d.root_ports, [1, 2]);
         assert_eq!(d.used_buses, [1]);
+        assert!(d.virtio_buses.is_empty());
+    }
+
+    /// The virtio devices a domain has, with their buses: QEMU gives each
+    /// a 64-bit prefetchable BAR.
+    #[test]
+    fn the_virtio_devices_and_their_buses() {
+        let d = parse_domain(
+            "<domain><devices>\
+             <interface type='network'><model type='virtio'/><address type='pci' domain='0' bus='0x01' slot='0' function='0'/></interface>\
+             <interface type='network'><model type='e1000e'/><address type='pci' bus='0x02' slot='0'/></interface>\
+             <disk type='file'><target dev='vda' bus='virtio'/><address type='pci' bus='0x04' slot='0'/></disk>\
+             <disk type='file'><target dev='sda' bus='sata'/><address type='drive' controller='0'/></disk>\
+             <controller type='scsi' model='virtio-scsi'/>\
+             <controller type='usb' model='qemu-xhci'><address type='pci' bus='0x03' slot='0'/></controller>\
+             <memballoon model='virtio'><address type='pci' bus='0x00' slot='0x05'/></memballoon>\
+             <memballoon model='none'/>\
+             <rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>\
+             <video><model type='virtio' heads='1'/></video>\
+             </devices></domain>",
+        )
+        .unwrap();
+        assert_eq!(
+            d.virtio_buses,
+            [Some(1), Some(4), None, Some(0), None, None]
+        );
     }
 
     /// `<domain type='qemu'>` is QEMU without KVM; `kvm` and none are not.

@@ -225,6 +225,22 @@ pub(super) fn from_libvirt(l: &LibvirtVm, host: &HostEvidence) -> Result<Config,
         )),
         ..Config::default()
     };
+    // Its virtio devices' 64-bit BARs: on bus 0, or on a root port of
+    // their own (libvirt's q35 layout), or where the layout puts them.
+    c.others = d
+        .virtio_buses
+        .iter()
+        .map(|b| {
+            let at = b.map(|b| {
+                if b == 0 {
+                    Attach::Bus0
+                } else {
+                    Attach::RootPort
+                }
+            });
+            (window::proxmox::VIRTIO_BAR, at)
+        })
+        .collect();
     c.cpu_model = Some(match d.cpu.mode.as_deref() {
         Some("host-passthrough") | Some("maximum") => {
             // QEMU's `-cpu host` takes the host's address width.

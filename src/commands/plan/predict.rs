@@ -200,6 +200,8 @@ pub(super) fn predict(
                 .unwrap_or_default();
             let why = if wrapped {
                 format!("SeaBIOS moves its window below an e820 reservation it overlaps (QEMU's AMD HyperTransport range) by its own size, which takes it below zero or onto RAM: the BARs it maps there are unusable{collapsed} ({why})")
+            } else if boot.as_ref().is_some_and(|b| b.nothing_left) {
+                format!("OVMF rejected every device that asks for 64-bit space, and with nothing left there it gives up on the whole root bus: no device on it, not the disk controller either, is programmed ({why})")
             } else if boot.as_ref().is_some_and(|b| b.bus_abandoned) {
                 format!("OVMF cannot reject a device on the root bus and abandons its whole allocation: no GPU, and not the disk controller, is programmed ({why})")
             } else {

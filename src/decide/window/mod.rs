@@ -191,6 +191,9 @@ pub(crate) struct FwBoot {
     used: Option<(u64, u64)>,
     gpus: Vec<Fate>,
     abandoned: bool,
+    /// D8 rather than D4: the bus was abandoned after every 64-bit device
+    /// on it was rejected.
+    nothing_left: bool,
     /// What it left on the root bus for the kernel to claim (empty where
     /// the kernel's part is not modelled).
     left: Vec<kernel::Left>,
@@ -226,6 +229,10 @@ pub(crate) struct Boot {
     /// OVMF abandoned the allocation of the whole root bus (D4): nothing
     /// on it was programmed, not even the disk controller.
     pub bus_abandoned: bool,
+    /// The bus was abandoned after OVMF rejected every device that asked
+    /// for 64-bit space (D8), not over devices on bus 0 it cannot reject
+    /// (D4).
+    pub nothing_left: bool,
     /// Each GPU placed once the guest boots with `pci=realloc`, where the
     /// kernel's rounds are modelled (kernel.rs: SeaBIOS's layouts).
     pub realloc_gpus: Option<Vec<bool>>,
@@ -389,6 +396,7 @@ impl Setup {
             crs_wrapped: fw.used.is_some_and(|(_, upb)| upb == u64::MAX),
             gpus,
             bus_abandoned: fw.abandoned,
+            nothing_left: fw.nothing_left,
             realloc_gpus,
         })
     }

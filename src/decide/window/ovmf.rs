@@ -327,9 +327,8 @@ pub(super) fn boot(
     // device keeps its 32 MiB function, 16 GiB devices leave two placed,
     // or a 64 GiB `X-PciMmio64Mb` pads the ports (records 0011 and 1222
     // are the same case).
-    if !abandoned && used_end == base && gone.iter().any(|g| !g.is_empty()) {
-        abandoned = true;
-    }
+    let nothing_left = !abandoned && used_end == base && gone.iter().any(|g| !g.is_empty());
+    abandoned |= nothing_left;
     // A window beyond the vCPU's width (an untrusted width grown to hold a
     // large X-PciMmio64Mb) is used, but the guest cannot reach it.
     let reachable = base.saturating_add(size) <= s.addressable();
@@ -349,6 +348,7 @@ pub(super) fn boot(
         used: (!abandoned && used_end > base).then_some((base, used_end - 1)),
         gpus: fates,
         abandoned,
+        nothing_left,
         left: left_unprogrammed(gpus, abandoned, base, used_end),
         realloc_rounds: false,
     })

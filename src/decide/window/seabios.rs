@@ -294,6 +294,7 @@ pub(super) fn boot(
                     gpus.len()
                 ],
                 abandoned: false,
+                nothing_left: false,
                 left: Vec::new(),
                 realloc_rounds: false,
             });
@@ -457,6 +458,7 @@ pub(super) fn boot(
         used: qemu_w64(&left),
         gpus: fates,
         abandoned: false,
+        nothing_left: false,
         left,
         realloc_rounds: true,
     })

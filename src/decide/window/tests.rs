@@ -448,8 +448,14 @@ fn d8_ovmf_abandons_the_root_bus_when_its_rejections_leave_nothing_64_bit() {
     // OVMF gives up on the whole root bus.
     let s = vm(ovmf_v("2025.02"), 40, CpuVendor::Intel, 128 * GIB);
     let b = s.boot(&each(4, &[256 * GIB])).unwrap();
-    assert!(b.bus_abandoned);
+    assert!(b.bus_abandoned && b.nothing_left);
     assert_eq!(b.placed, 0);
+    // A 32 GiB X-PciMmio64Mb pads no port either (lab b3).
+    let exact = Setup {
+        mmio64: Some(32 * GIB),
+        ..s.clone()
+    };
+    assert!(exact.boot(&each(4, &[256 * GIB])).unwrap().bus_abandoned);
     // The same with one device, and behind Proxmox's empty ports.
     assert!(s.boot(&each(1, &[256 * GIB])).unwrap().bus_abandoned);
     let ports = Setup {
@@ -482,6 +488,16 @@ fn d8_ovmf_abandons_the_root_bus_when_its_rejections_leave_nothing_64_bit() {
     assert!(!padded.boot(&each(4, &[256 * GIB])).unwrap().bus_abandoned);
     // Nothing rejected, nothing abandoned.
     assert!(!s.boot(&[]).unwrap().bus_abandoned);
+    // D4 is not D8: GPUs on bus 0 are never rejected.
+    let pc = Setup {
+        machine: Machine::I440fx,
+        ..vm(ovmf_v("2022.11"), 40, CpuVendor::Amd, 512 * MIB)
+    };
+    let bus0: Vec<GpuBars> = (0..3)
+        .map(|_| GpuBars::new(vec![64 * GIB], Attach::Bus0))
+        .collect();
+    let b = pc.boot(&bus0).unwrap();
+    assert!(b.bus_abandoned && !b.nothing_left);
 }
 
 #[test]
