@@ -245,7 +245,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "Xen's pcifront could not claim a BAR in this PV guest and took the device offline: the host's BAR addresses overlap the guest's own memory map (pcifront suggests e820_host=1 in the guest's configuration)".into()
         }
         HostMessage::CloudHypervisorMoveBar { from, to, len } => format!(
-            "Cloud Hypervisor could not move a BAR of {} from {from:#x} to {to:#x}, where the guest programmed it: the address is outside the VMM's MMIO ranges (a guest that ignores the ACPI windows, `pci=nocrs`, or lays out BARs again on a rescan); the device keeps its old address and the guest's driver may address it where it is not. The line does not say which device",
+            "the guest wrote a new address for a BAR of {} ({from:#x} to {to:#x}) and Cloud Hypervisor's allocator could not give it that range (outside the VMM's MMIO ranges, or taken), so the VMM still serves the BAR at its old address while the guest uses the new one; which device it is, the line does not say",
             human(*len)
         ),
         HostMessage::XenSharedRmrr => {

@@ -1,12 +1,15 @@
 //! amdgpu's resize of its VRAM BAR, followed to its outcome: a failed
-//! resize (`Problem resizing BAR0 (-16).`) that the memory controller's
-//! start then fails on (`sw_init of IP block <gmc_v9_0> failed -19`) lost
-//! a BAR.
+//! resize (`Problem resizing BAR0 (-16).`, `Not enough PCI address space
+//! for a large BAR.`) that the memory controller's start then fails on
+//! with -ENODEV (`sw_init of IP block <gmc_v9_0> failed -19`) lost a BAR.
 
 use super::replay::{DeviceSeen, Outcome};
 use crate::model::pci::{PciAddress, VENDOR_AMD};
 use crate::parse::kernel_log::Event;
 use std::collections::BTreeMap;
+
+/// -ENODEV, what `amdgpu_device_resize_fb_bar` returns for a lost BAR.
+const ENODEV: u32 = 19;
 
 /// What the log's amdgpu resize messages say.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -17,36 +20,56 @@ pub(super) struct Resize {
     pub(super) lost_unnamed: bool,
 }
 
-/// Follows each failed resize to the memory controller's start after it.
-/// That start fails after a failed resize only when the VRAM or the
-/// doorbell BAR was left without an address (amdgpu_device.c
+/// Follows each failed resize to its device's memory controller start.
+/// After a failed resize that start fails with -ENODEV only when the VRAM
+/// or the doorbell BAR was left without an address (amdgpu_device.c
 /// `amdgpu_device_resize_fb_bar`: -ENODEV when BAR 0 is unset or the
-/// doorbells cannot be mapped): the resize lost a BAR, which is BAR 0 of
-/// the device the lines name. Without a failed resize before it, the start
-/// failed for something else and says nothing of the BARs.
+/// doorbells cannot be mapped): the resize lost a BAR. The message does
+/// not say which of the two; BAR 0, the VRAM, is the one named. Another
+/// error, or no failed resize of that device before, says nothing of the
+/// BARs. A start cut before its error is taken as the resize's outcome.
 pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSeen>) -> Resize {
     let mut out = Resize::default();
-    let mut pending: Option<Option<PciAddress>> = None;
+    // The failed resizes not yet followed, by device (`None`: unnamed).
+    let mut pending: Vec<Option<PciAddress>> = Vec::new();
     for e in events {
         match e {
-            Event::AmdgpuResizeProblem { bdf } => {
+            Event::AmdgpuResizeProblem { bdf } | Event::AmdgpuLargeBar { bdf } => {
                 if let Some(b) = bdf {
                     amd(devs.entry(*b).or_default());
                 }
-                pending = Some(*bdf);
+                if !pending.contains(bdf) {
+                    pending.push(*bdf);
+                }
+                out.seen |= matches!(e, Event::AmdgpuResizeProblem { .. });
+            }
+            Event::AmdgpuGmcFailed { bdf, errno } => {
+                // Its own resize first, else one the text does not name;
+                // an unnamed start takes the one resize there is.
+                let at = match bdf {
+                    Some(_) => pending
+                        .iter()
+                        .position(|p| p == bdf)
+                        .or_else(|| pending.iter().position(Option::is_none)),
+                    None => (pending.len() == 1).then_some(0),
+                };
+                let Some(at) = at else { continue };
+                let resized = pending.remove(at);
+                if errno.is_some_and(|n| n != ENODEV) {
+                    continue;
+                }
+                match bdf.or(resized) {
+                    Some(b) => {
+                        let d = devs.entry(b).or_default();
+                        amd(d);
+                        d.resized = true;
+                        d.resize_fell_back = true;
+                        d.note(0, Outcome::Failed, None);
+                    }
+                    None => out.lost_unnamed = true,
+                }
                 out.seen = true;
             }
-            Event::AmdgpuGmcFailed { bdf } => match pending.take().map(|r| bdf.or(r)) {
-                Some(Some(b)) => {
-                    let d = devs.entry(b).or_default();
-                    amd(d);
-                    d.resized = true;
-                    d.resize_fell_back = true;
-                    d.note(0, Outcome::Failed, None);
-                }
-                Some(None) => out.lost_unnamed = true,
-                None => {}
-            },
             _ => {}
         }
     }

@@ -108,6 +108,17 @@ fn amdgpu_failing_to_start_after_a_failed_resize_lost_its_bar() {
     .unwrap();
     assert!(ev.unnamed_failed.is_empty() && ev.resize_lost.is_empty());
     assert!(ev.gpus.iter().all(|g| g.ok()));
+    // Two GPUs interleaved: each start follows its own resize.
+    let two = "[ 5.1] amdgpu 0000:25:00.0: amdgpu: Problem resizing BAR0 (-16).\n[ 5.2] amdgpu 0000:26:00.0: amdgpu: Problem resizing BAR0 (-16).\n[ 5.3] amdgpu 0000:25:00.0: amdgpu: sw_init of IP block <gmc_v9_0> failed -19\n[ 5.4] amdgpu 0000:26:00.0: amdgpu: sw_init of IP block <gmc_v9_0> failed -19\n";
+    assert_eq!(gather(two, &[], None).unwrap().resize_lost.len(), 2);
+    // Another GPU's start, or another error than -ENODEV: nothing lost.
+    for text in [
+        "[ 5.1] amdgpu 0000:25:00.0: amdgpu: Problem resizing BAR0 (-16).\n[ 5.3] amdgpu 0000:26:00.0: amdgpu: sw_init of IP block <gmc_v9_0> failed -19\n",
+        "[ 5.1] amdgpu 0000:25:00.0: amdgpu: Problem resizing BAR0 (-16).\n[ 5.3] amdgpu 0000:25:00.0: amdgpu: sw_init of IP block <gmc_v9_0> failed -12\n",
+    ] {
+        let ev = gather(text, &[], None).unwrap();
+        assert!(ev.resize_lost.is_empty(), "{text}");
+    }
 }
 
 #[test]

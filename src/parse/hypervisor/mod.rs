@@ -258,9 +258,6 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         if let Some(m) = ovmf_window(line) {
             push(m);
         }
-        if let Some(m) = cloud_hypervisor_move_bar(line) {
-            push(m);
-        }
         if line.contains("It's disallowed to assign") && line.contains("with shared RMRR") {
             push(HostMessage::XenSharedRmrr);
         }
@@ -284,6 +281,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         push(m);
     }
     for m in vfio_dma_maps(&flat) {
+        push(m);
+    }
+    for m in cloud_hypervisor_move_bars(&flat) {
         push(m);
     }
     out
@@ -424,10 +424,17 @@ fn bhyve_modify_mmio(line: &str) -> Option<bool> {
 
 /// Cloud Hypervisor's `Failed moving device BAR: failed allocating new 64
 /// bits MMIO range: 0x7ffff6c000->0x7ffff00000(0x80000)`, in either of its
-/// arrow spellings (` -> ` in some releases' logs).
-fn cloud_hypervisor_move_bar(line: &str) -> Option<HostMessage> {
-    let at = line.find("Failed moving device BAR: ")?;
-    let rest = &line[at..];
+/// arrow spellings (` -> ` in some releases' logs), each in the text read
+/// with its line breaks as spaces (a report wraps it after the colon).
+fn cloud_hypervisor_move_bars(flat: &str) -> Vec<HostMessage> {
+    flat.match_indices("Failed moving device BAR: ")
+        .filter_map(|(at, _)| cloud_hypervisor_move_bar(&flat[at..]))
+        .collect()
+}
+
+fn cloud_hypervisor_move_bar(rest: &str) -> Option<HostMessage> {
+    // Its numbers come before the next message's.
+    let rest = &rest[..rest.find(')').map_or(rest.len(), |e| e + 1)];
     let arrow = rest.find("->")?;
     let from = hex_u64(rest[..arrow].rsplit([' ', ':']).find(|w| !w.is_empty())?)?;
     let after = rest[arrow + 2..].trim_start();

@@ -177,7 +177,11 @@ pub(super) fn classify_anchored(
                     Event::AmdgpuResizeProblem { .. } => {
                         Event::AmdgpuResizeProblem { bdf: Some(bdf) }
                     }
-                    _ => Event::AmdgpuGmcFailed { bdf: Some(bdf) },
+                    Event::AmdgpuGmcFailed { errno, .. } => Event::AmdgpuGmcFailed {
+                        bdf: Some(bdf),
+                        errno,
+                    },
+                    e => e,
                 }));
             }
         }

@@ -6,7 +6,7 @@ use super::resource::{decimal, hex_range, split_bdf};
 use super::{DriverCause, Event};
 use crate::model::pci::PciAddress;
 use crate::model::range::Range;
-use crate::parse::hex::hex_u64;
+use crate::parse::hex::{decimal_after, hex_u64};
 use crate::parse::words::Needle;
 
 /// `Command line: ...` (x86 early boot) and `Kernel command line: ...`.
@@ -74,21 +74,27 @@ pub(super) fn vgaarb_added(line: &str) -> Option<Event> {
 /// <gmc_v9_0> failed -19` (`[drm:amdgpu_device_init [amdgpu]] *ERROR*
 /// ...` in older kernels).
 pub(super) fn amdgpu(line: &str) -> Option<Event> {
-    let (at, event): (usize, fn(Option<PciAddress>) -> Event) =
-        if let Some(at) = line.find("Not enough PCI address space for a large BAR") {
-            (at, |bdf| Event::AmdgpuLargeBar { bdf })
-        } else if let Some(at) = line.find("Problem resizing BAR0 (") {
-            (at, |bdf| Event::AmdgpuResizeProblem { bdf })
-        } else if let Some(at) = line.find("sw_init of IP block <gmc_") {
-            (at, |bdf| Event::AmdgpuGmcFailed { bdf })
-        } else {
-            return None;
-        };
-    let head = &line[..at];
-    let bdf = head
-        .match_indices("amdgpu ")
-        .find_map(|(i, _)| split_bdf(&head[i + "amdgpu ".len()..]).map(|(bdf, _)| bdf));
-    Some(event(bdf))
+    let at = |key: &str| line.find(key);
+    let head = |at: usize| {
+        let head = &line[..at];
+        head.match_indices("amdgpu ")
+            .find_map(|(i, _)| split_bdf(&head[i + "amdgpu ".len()..]).map(|(bdf, _)| bdf))
+    };
+    if let Some(a) = at("Not enough PCI address space for a large BAR") {
+        return Some(Event::AmdgpuLargeBar { bdf: head(a) });
+    }
+    if let Some(a) = at("Problem resizing BAR0 (") {
+        return Some(Event::AmdgpuResizeProblem { bdf: head(a) });
+    }
+    let a = at("sw_init of IP block <gmc_")?;
+    let errno = line[a..]
+        .find("> failed -")
+        .and_then(|f| decimal_after(&line[a + f..], "failed -"))
+        .and_then(|n| u32::try_from(n).ok());
+    Some(Event::AmdgpuGmcFailed {
+        bdf: head(a),
+        errno,
+    })
 }
 
 /// The forms this takes:

@@ -172,7 +172,11 @@ pub(crate) enum Event {
     /// controller's start, which runs the resize above and fails with
     /// -ENODEV when the VRAM BAR (or the doorbell BAR) is left without an
     /// address after it.
-    AmdgpuGmcFailed { bdf: Option<PciAddress> },
+    AmdgpuGmcFailed {
+        bdf: Option<PciAddress>,
+        /// The error, positive (`None` where the line is cut before it).
+        errno: Option<u32>,
+    },
     /// NVIDIA's `NVRM: This PCI I/O region assigned to your NVIDIA device is
     /// invalid`, the header its `BARn is 0M` line follows (where a report
     /// kept it).

@@ -1152,7 +1152,7 @@ fn corpus_wordings_line_by_line() {
         ),
         (
             "febr 08 12:57:43 cluster5 kernel: [drm:amdgpu_device_init.cold.33 [amdgpu]] *ERROR* sw_init of IP block <gmc_v9_0> failed -19",
-            Some(Event::AmdgpuGmcFailed { bdf: None }),
+            Some(Event::AmdgpuGmcFailed { bdf: None, errno: Some(19) }),
         ),
         (
             "[    5.1] amdgpu 0000:25:00.0: amdgpu: Problem resizing BAR0 (-16).",
@@ -1160,7 +1160,12 @@ fn corpus_wordings_line_by_line() {
         ),
         (
             "[    5.2] amdgpu 0000:25:00.0: amdgpu: sw_init of IP block <gmc_v9_0> failed -19",
-            Some(Event::AmdgpuGmcFailed { bdf: Some(bdf("0000:25:00.0")) }),
+            Some(Event::AmdgpuGmcFailed { bdf: Some(bdf("0000:25:00.0")), errno: Some(19) }),
+        ),
+        // Cut before its error.
+        (
+            "kernel: [drm:amdgpu_device_init.cold.33 [amdgpu]] *ERROR* sw_init of IP block <gmc_v9_0>",
+            Some(Event::AmdgpuGmcFailed { bdf: None, errno: None }),
         ),
         (
             "NVRM: GPU 0000:13:00.0: GPU does not have the necessary power cables connected.",
