@@ -152,6 +152,11 @@ pub(crate) fn fill_sizes(gpus: &mut [Gpu], events: &[Event]) {
                     res: ResourceRef::Bar(i),
                     resource,
                 }
+                | Event::Released {
+                    bdf,
+                    res: ResourceRef::Bar(i),
+                    resource,
+                }
                 | Event::Assigned {
                     bdf,
                     res: ResourceRef::Bar(i),

@@ -91,7 +91,9 @@ fn check_event(e: &Event) {
             check_bdf(*bdf);
             assert!(*class <= 0xff_ffff);
         }
-        Event::Probed { bdf, res, resource } | Event::Assigned { bdf, res, resource } => {
+        Event::Probed { bdf, res, resource }
+        | Event::Released { bdf, res, resource }
+        | Event::Assigned { bdf, res, resource } => {
             check_bdf(*bdf);
             check_ref(*res);
             check_resource(resource);

@@ -228,6 +228,11 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 bdf,
                 res: ResourceRef::Bar(i),
                 resource,
+            }
+            | Event::Released {
+                bdf,
+                res: ResourceRef::Bar(i),
+                resource,
             } => {
                 devs.entry(*bdf)
                     .or_default()
@@ -236,7 +241,7 @@ pub(super) fn replay(events: &[Event]) -> Replay {
             }
             // A window or a VF BAR sized: PCI evidence, no BAR of the
             // device's own.
-            Event::Probed { bdf, res, .. } => {
+            Event::Probed { bdf, res, .. } | Event::Released { bdf, res, .. } => {
                 let d = devs.entry(*bdf).or_default();
                 d.has_windows |= *res == ResourceRef::BridgeWindow;
                 evidence = true;

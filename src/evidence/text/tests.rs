@@ -122,6 +122,18 @@ fn amdgpu_failing_to_start_after_a_failed_resize_lost_its_bar() {
 }
 
 #[test]
+fn a_window_a_resize_released_and_could_not_grow_is_put_back() {
+    // pci_reassign_bridge_resources releases the windows up to the root
+    // (old wording `BAR 15: releasing`) and puts them back when the larger
+    // ones do not fit: the failure to grow is no lost window.
+    let resize = "[ 1.165960] pcieport 0000:00:1d.4: BAR 15: releasing [mem 0x4000000000-0x4011ffffff 64bit pref]\n[ 1.165962] pcieport 0000:00:1d.4: BAR 15: no space for [mem size 0xc00000000 64bit pref]\n[ 1.165963] pcieport 0000:00:1d.4: BAR 15: failed to assign [mem size 0xc00000000 64bit pref]\n";
+    assert!(gather(resize, &[], None).unwrap().bridge_short.is_empty());
+    // The same failure with no release before it: the window is short.
+    let lost: String = resize.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    assert_eq!(gather(&lost, &[], None).unwrap().bridge_short.len(), 1);
+}
+
+#[test]
 fn counted_lspci_regions_take_the_index_the_log_gave() {
     // BAR 0 not implemented: `lspci -v` counts the 64-bit BAR as 0,
     // the log says it is BAR 2.

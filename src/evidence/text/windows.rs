@@ -39,6 +39,23 @@ fn assigned_after(
     })
 }
 
+/// A resize let go of this window of `bdf` (of the kind `like` is) before
+/// event `at` (`BAR 15: releasing [mem ...]`, `Event::Released`): its
+/// failure to grow is the resize's, and `pci_reassign_bridge_resources`
+/// (drivers/pci/setup-bus.c, 4.15 on) puts the old windows back when the
+/// larger ones do not fit ("Revert to the old configuration").
+fn released_before(events: &[Event], at: usize, bdf: PciAddress, like: &LogResource) -> bool {
+    events[..at].iter().any(|e| {
+        matches!(e, Event::Released {
+            bdf: b,
+            res: ResourceRef::BridgeWindow,
+            resource,
+        } if *b == bdf
+            && resource.space == Space::Mem
+            && resource.prefetchable == like.prefetchable)
+    })
+}
+
 /// The bridges whose window the log shows short, one each, the largest
 /// shortfall first seen kept.
 pub(super) fn short_bridges(
@@ -107,6 +124,7 @@ pub(super) fn short_bridges(
                 if r.space == Space::Mem
                     && r.size > HOTPLUG_RESERVE
                     && assigned_after(events, i, *bdf, r).is_none()
+                    && !released_before(events, i, *bdf, r)
                 {
                     add(BridgeShort {
                         bridge: *bdf,

@@ -161,7 +161,7 @@ fn old_verdict(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
         (None, r)
     } else if let Some(r) = r.strip_prefix("releasing") {
         let (resource, _) = resource(r)?;
-        return Some(Event::Probed { bdf, res, resource });
+        return Some(Event::Released { bdf, res, resource });
     } else {
         return None;
     };

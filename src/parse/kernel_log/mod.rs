@@ -115,6 +115,16 @@ pub(crate) enum Event {
         res: ResourceRef,
         resource: LogResource,
     },
+    /// The old wording's `BAR 15: releasing [mem ...]` (`pci_release_resource`,
+    /// 4.15 on, until the wording changed): a resize lets go of a resource
+    /// it had, to place it again larger. Before the new wording the resize
+    /// paths (`pci_resize_resource`, `pci_reassign_bridge_resources`) were
+    /// its only callers; the boot's realloc says `resource N ... released`.
+    Released {
+        bdf: PciAddress,
+        res: ResourceRef,
+        resource: LogResource,
+    },
     /// `can't assign; no space`, `no space for`, `failed to assign`,
     /// `can't claim`: the resource did not get an address (this time).
     AssignFailed {
@@ -405,9 +415,9 @@ fn enumeration_secs(line: &str, bdf: PciAddress) -> Option<u64> {
 fn resolve_numbered(events: &mut [Event], mut bridges: Vec<PciAddress>) {
     let refs = || {
         events.iter().filter_map(|e| match e {
-            Event::Probed { res, resource, .. } | Event::Assigned { res, resource, .. } => {
-                Some((*res, Some(resource.space)))
-            }
+            Event::Probed { res, resource, .. }
+            | Event::Released { res, resource, .. }
+            | Event::Assigned { res, resource, .. } => Some((*res, Some(resource.space))),
             Event::AssignFailed { res, resource, .. } => Some((*res, resource.map(|r| r.space))),
             _ => None,
         })
@@ -419,9 +429,9 @@ fn resolve_numbered(events: &mut [Event], mut bridges: Vec<PciAddress>) {
     bridges.dedup();
     for e in events.iter_mut() {
         let (bdf, res, space) = match e {
-            Event::Probed { bdf, res, resource } | Event::Assigned { bdf, res, resource } => {
-                (bdf, res, Some(resource.space))
-            }
+            Event::Probed { bdf, res, resource }
+            | Event::Released { bdf, res, resource }
+            | Event::Assigned { bdf, res, resource } => (bdf, res, Some(resource.space)),
             Event::AssignFailed {
                 bdf, res, resource, ..
             } => (bdf, res, resource.map(|r| r.space)),

@@ -1024,7 +1024,11 @@ fn corpus_wordings_line_by_line() {
         ),
         (
             "[    5.985237] amdgpu 0000:03:00.0: BAR 2: releasing [mem 0x380b0000000-0x380b01fffff 64bit pref]",
-            probed("0000:03:00.0", ResourceRef::Bar(2), mem(Some(0x0380_b000_0000), 0x20_0000, true, true)),
+            Some(Event::Released {
+                bdf: bdf("0000:03:00.0"),
+                res: ResourceRef::Bar(2),
+                resource: mem(Some(0x0380_b000_0000), 0x20_0000, true, true),
+            }),
         ),
         (
             "[   10.800199] xe 0000:19:00.0: BAR 2 [mem 0x27fe0000000-0x27fefffffff 64bit pref]: releasing",
