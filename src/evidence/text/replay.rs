@@ -482,22 +482,3 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
     }
     true
 }
-
-/// A VGA function the text names without its vendor: function 0 of a
-/// card whose other function (its audio) has ids is that vendor's.
-pub(super) fn vga_vendors(devs: &mut BTreeMap<PciAddress, DeviceSeen>) {
-    let siblings: Vec<(PciAddress, u16)> = devs
-        .iter()
-        .filter_map(|(a, d)| Some((*a, d.vendor?)))
-        .collect();
-    for (addr, d) in devs.iter_mut() {
-        if d.vga && d.vendor.is_none() {
-            d.vendor = siblings
-                .iter()
-                .find(|(s, _)| {
-                    s.domain == addr.domain && s.bus == addr.bus && s.device == addr.device
-                })
-                .map(|(_, v)| *v);
-        }
-    }
-}
