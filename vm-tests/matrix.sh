@@ -6,7 +6,11 @@
 # machine's own apt configuration and nothing is installed: the sources
 # list, the package lists and the download cache are all under
 # $VT_CACHE/matrix/apt. The archive's address is the machine's own (the
-# URIs of its bookworm entry), with the suites the table names.
+# URIs of its bookworm entry), with the suites the table names. A suite
+# written `ubuntu/SUITE` is Ubuntu's (VT_UBUNTU_ARCHIVE, default
+# http://archive.ubuntu.com/ubuntu): Debian has no key of Ubuntu's archive,
+# so those lists are read unsigned ([trusted=yes]) and what stands for the
+# signature is the table's sha256 of each .deb, checked as for every row.
 #
 #   vm-tests/matrix.sh            fetch (idempotent; verifies every .deb)
 #   vm-tests/matrix.sh --list     the builds and where each one's file is
@@ -24,7 +28,7 @@ VT_MATRIX=${VT_MATRIX:-$VT_CACHE/matrix}
 # shellcheck disable=SC2034 # read by the campaign
 VT_MATRIX_QEMUS='qemu-7.2 qemu-10.0.2'
 # shellcheck disable=SC2034
-VT_MATRIX_FIRMWARES='seabios-1.16.2 seabios-1.16.3 seabios-1.17.0 ovmf-2020.11 ovmf-2022.11 ovmf-2025.02 ovmf-2026.08'
+VT_MATRIX_FIRMWARES='seabios-1.16.2 seabios-1.16.3 seabios-1.17.0 ovmf-2020.11 ovmf-2022.02 ovmf-2022.11 ovmf-2024.02 ovmf-2025.02 ovmf-2026.08'
 
 # vt_matrix_mirror: "URI KEYRING" of the machine's Debian archive (the entry
 # whose suites include bookworm), from deb822 .sources files or the
@@ -94,7 +98,10 @@ vt_matrix_fetch() {
     read -r uri key <<<"$mirror"
     suites=$(vt_matrix_rows | cut -f4 | sort -u)
     for s in $suites; do
-        echo "deb [signed-by=$key] $uri $s main"
+        case $s in
+        ubuntu/*) echo "deb [trusted=yes] ${VT_UBUNTU_ARCHIVE:-http://archive.ubuntu.com/ubuntu} ${s#ubuntu/} main" ;;
+        *) echo "deb [signed-by=$key] $uri $s main" ;;
+        esac
     done >"$a/sources.list"
     # Lists are refreshed when a package is missing from the cache, only.
     local need_update=

@@ -279,6 +279,11 @@ vt_vm_firmware() {
     ovmf-2025.02)
         if [ -n "${1-}" ]; then echo ovmf:2025.02; else echo ovmf:2025.02-8+deb13u1; fi
         ;;
+    ovmf-2022.02 | ovmf-2024.02)
+        # Ubuntu's builds, as plan reads them from an Ubuntu host's
+        # package (the version carries its patches).
+        if [ -n "${1-}" ]; then echo "ovmf:${b#ovmf-}"; else echo "ovmf:$(vt_matrix_version "$b")"; fi
+        ;;
     *) printf '%s:%s\n' "$fw" "${b#"$fw"-}" ;;
     esac
 }
