@@ -34,7 +34,12 @@ pub(crate) fn edk2_release(v: &str) -> Option<(u32, u32)> {
 /// carries 9ac1704af6, debian/patches/0001-OvmfPkg-Use-user-specified-
 /// opt-ovmf-X-PciMmio64Mb-va.patch, changelog 2025.02-2 "LP: #2101903",
 /// through 2025.02-8+deb13u1, and so do Ubuntu's builds of those; Proxmox's
-/// `4.2025.02-N` does not; F4: Proxmox `3.20230228-4` and later caps at 46).
+/// `4.2025.02-N` does not; F4: Proxmox `3.20230228-4` and later caps at 46;
+/// F9: Ubuntu 24.04's `2024.02-2ubuntu0.N` from N = 4 carries the same
+/// patch, changelog 2024.02-2ubuntu0.4 "cherry-pick patch from upstream to
+/// use user-specified opt/ovmf/X-PciMmio64Mb value unconditionally (LP:
+/// #2101903)", kept through 2024.02-2ubuntu0.10; lab boots m1-m3 of
+/// vm-tests/README.md, "OVMF builds outside the draw").
 pub(crate) fn edk2_build(v: &str) -> Option<Edk2Build> {
     let (year, month) = edk2_release(v)?;
     let debian_rev = v
@@ -45,7 +50,11 @@ pub(crate) fn edk2_build(v: &str) -> Option<Edk2Build> {
                 .collect::<Vec<u8>>()
         })
         .and_then(|d| String::from_utf8(d).ok()?.parse::<u32>().ok());
-    let exact_mmio64_patch = (year, month) == (2025, 2) && debian_rev.is_some_and(|n| n >= 2);
+    let noble_rev = v
+        .strip_prefix("2024.02-2ubuntu0.")
+        .and_then(|r| r.split(['~', '+', '.']).next()?.parse::<u32>().ok());
+    let exact_mmio64_patch = ((year, month) == (2025, 2) && debian_rev.is_some_and(|n| n >= 2))
+        || noble_rev.is_some_and(|n| n >= 4);
     let cap46_patch = v.starts_with("3.20230228-")
         && v["3.20230228-".len()..]
             .split(['~', '+', '.'])
@@ -202,6 +211,14 @@ mod tests {
         assert!(b("2025.02-8").exact_mmio64_patch);
         assert!(b("2025.02-2").exact_mmio64_patch);
         assert!(b("2025.02-3ubuntu1").exact_mmio64_patch);
+        // Ubuntu 24.04's from 2024.02-2ubuntu0.4 on; not its first builds,
+        // upstream's 2024.02, or Ubuntu 22.04's 2022.02.
+        assert!(b("2024.02-2ubuntu0.4").exact_mmio64_patch);
+        assert!(b("2024.02-2ubuntu0.10").exact_mmio64_patch);
+        assert!(!b("2024.02-2ubuntu0.3").exact_mmio64_patch);
+        assert!(!b("2024.02-2").exact_mmio64_patch);
+        assert!(!b("2024.02").exact_mmio64_patch);
+        assert!(!b("2022.02-3ubuntu0.22.04.7").exact_mmio64_patch);
         assert!(!b("2025.02-1").exact_mmio64_patch);
         assert!(!b("4.2025.02-4~bpo12+1").exact_mmio64_patch);
         assert!(!b("2025.02").exact_mmio64_patch);

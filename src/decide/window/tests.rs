@@ -353,6 +353,31 @@ fn v3_debian_13_ovmf_honours_a_small_x_pcimmio64mb() {
 }
 
 #[test]
+fn ubuntu_24_04_ovmf_honours_a_small_x_pcimmio64mb_from_its_fourth_update() {
+    // F9: 2024.02-2ubuntu0.4 cherry-picked the patch of F2. Lab boot m1 of
+    // vm-tests/lab/ovmf-mmio64-exact on 2024.02-2ubuntu0.10: 4 x 32 GiB
+    // on root ports, EPYC at 46 bits with 1 GiB pages, 16 GiB of RAM,
+    // X-PciMmio64Mb=65536: the window at 64 GiB, one device placed.
+    let s = Setup {
+        pdpe1gb: true,
+        mmio64: Some(64 * GIB),
+        ..vm(ovmf_v("2024.02-2ubuntu0.10"), 46, CpuVendor::Amd, 16 * GIB)
+    };
+    let b = s.boot(&each(4, &[32 * GIB])).unwrap();
+    assert_eq!(
+        (b.origin, b.aperture.start, b.placed),
+        (OriginKind::OvmfMmio64, 0x10_0000_0000, 1)
+    );
+    // Its builds before the fourth update, as upstream: the value is a
+    // minimum and the 8 TiB dynamic window holds all four.
+    let before = Setup {
+        firmware: ovmf_v("2024.02-2ubuntu0.3"),
+        ..s
+    };
+    assert_eq!(before.boot(&each(4, &[32 * GIB])).unwrap().placed, 4);
+}
+
+#[test]
 fn v4_guest_phys_bits_makes_a_40_bit_intel_vcpu_trusted() {
     // A6 + C5 (inference: needs KVM on Linux 6.10+).
     let new = Setup {
