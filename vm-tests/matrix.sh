@@ -28,7 +28,7 @@ VT_MATRIX=${VT_MATRIX:-$VT_CACHE/matrix}
 # shellcheck disable=SC2034 # read by the campaign
 VT_MATRIX_QEMUS='qemu-7.2 qemu-10.0.2'
 # shellcheck disable=SC2034
-VT_MATRIX_FIRMWARES='seabios-1.16.2 seabios-1.16.3 seabios-1.17.0 ovmf-2020.11 ovmf-2022.02 ovmf-2022.11 ovmf-2024.02 ovmf-2025.02 ovmf-2026.08'
+VT_MATRIX_FIRMWARES='seabios-1.15.0 seabios-1.16.2 seabios-1.16.3 seabios-1.17.0 ovmf-2020.11 ovmf-2022.02 ovmf-2022.11 ovmf-2024.02 ovmf-2025.02 ovmf-2026.08'
 
 # vt_matrix_mirror: "URI KEYRING" of the machine's Debian archive (the entry
 # whose suites include bookworm), from deb822 .sources files or the

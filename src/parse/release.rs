@@ -39,7 +39,7 @@ pub(crate) fn edk2_release(v: &str) -> Option<(u32, u32)> {
 /// patch, changelog 2024.02-2ubuntu0.4 "cherry-pick patch from upstream to
 /// use user-specified opt/ovmf/X-PciMmio64Mb value unconditionally (LP:
 /// #2101903)", kept through 2024.02-2ubuntu0.10; lab boots m1-m3 of
-/// vm-tests/README.md, "OVMF builds outside the draw").
+/// vm-tests/README.md, "Firmware builds outside the draw").
 pub(crate) fn edk2_build(v: &str) -> Option<Edk2Build> {
     let (year, month) = edk2_release(v)?;
     let debian_rev = v
