@@ -65,9 +65,12 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
             size,
             errno: Some(22),
         } if start.saturating_add(*size) > 1 << 39 => Weight::Failure(Shortfall::AddressLimit),
-        HostMessage::BhyveModifyMmio { .. } | HostMessage::CloudHypervisorMoveBar { .. } => {
-            Weight::Trace
-        }
+        // A power-on failure whose cause the text does not show: with
+        // passthrough GPUs most often their MMIO total, but the line alone
+        // cannot say (corpus 215: a virtual NIC's slot).
+        HostMessage::BhyveModifyMmio { .. }
+        | HostMessage::CloudHypervisorMoveBar { .. }
+        | HostMessage::VmwarePowerOn { explained: false } => Weight::Trace,
         HostMessage::QemuPhysBits { .. }
         | HostMessage::VfioDmaMap { .. }
         | HostMessage::DmaMappingsLimit { .. }
@@ -78,6 +81,8 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
         | HostMessage::HypervNotAssignable
+        | HostMessage::VmwarePowerOn { explained: true }
+        | HostMessage::VmwareSlot
         | HostMessage::OvmfMmioWindow { .. }
         | HostMessage::DeviceReset { .. } => Weight::Note,
     }
@@ -161,6 +166,15 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
                     ""
                 }
             )
+        }
+        HostMessage::VmwarePowerOn { explained: false } => {
+            "VMware did not power the VM on (module DevicePowerOn), and the line does not say why: vmware.log says it just before. With passthrough GPUs it is most often \"PCIPassthru: total number of pages needed (N) exceeds limit (M)\", their BARs' total past the VM's MMIO space".into()
+        }
+        HostMessage::VmwarePowerOn { explained: true } => {
+            "VMware did not power the VM on (module DevicePowerOn), for the reason its other lines here give".into()
+        }
+        HostMessage::VmwareSlot => {
+            "VMware could not reserve a PCI Express slot for a virtual device and did not power the VM on: the VM's slots, not BAR space".into()
         }
         HostMessage::HypervUpperMmio { top, limit } => match (top, limit) {
             (Some(t), Some(l)) => format!(
@@ -308,6 +322,13 @@ mod tests {
 
     #[test]
     fn failures_notes_and_traces() {
+        // VMware's power-on failure: a trace alone, a note where its cause
+        // is in the text.
+        let power_on = |explained| HostMessage::VmwarePowerOn { explained };
+        assert_eq!(weight(&power_on(false)), Weight::Trace);
+        assert_eq!(weight(&power_on(true)), Weight::Note);
+        assert_eq!(weight(&HostMessage::VmwareSlot), Weight::Note);
+        assert!(sentence(&power_on(false)).contains("does not say why"));
         let vmware = HostMessage::VmwarePages {
             needed: 4206594,
             limit: 917504,

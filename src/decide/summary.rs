@@ -5,6 +5,7 @@ use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
 use crate::decide::host;
 use crate::evidence::{BridgeShort, Evidence, ShortHow};
 use crate::model::size::human;
+use crate::parse::hypervisor::HostMessage;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -170,10 +171,14 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
-        Case::HostTrace { at } => format!(
-            "{}; the guest's own PCI lines would say whether it got its BARs",
-            host::sentence(&ev.host_messages[at])
-        ),
+        // A VM that never powered on has no guest lines to ask.
+        Case::HostTrace { at } => match ev.host_messages[at] {
+            HostMessage::VmwarePowerOn { .. } => host::sentence(&ev.host_messages[at]),
+            _ => format!(
+                "{}; the guest's own PCI lines would say whether it got its BARs",
+                host::sentence(&ev.host_messages[at])
+            ),
+        },
         Case::MissingFacts { size, window } => {
             let mut missing_facts = Vec::new();
             if size {

@@ -25,6 +25,7 @@ use crate::decide::syntax;
 use crate::evidence::{Evidence, ShortHow};
 use crate::model::platform::Platform;
 use crate::model::size::human;
+use crate::parse::hypervisor::HostMessage;
 use messages::{rescan, resize_rollback, vmm_prefetchable, window_sizing};
 use metal::{above_4g, bare_metal, smaller_bars};
 use vm::{at_40_bits, hyperv, phys_bits, qemu_window, vm, vmware};
@@ -68,6 +69,20 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
             past_limit: false,
         };
         return host::hints(&c, &ev.host_messages[at]);
+    }
+    // VMware's power-on failure without its cause: the step that answers
+    // it most often, said as a condition on vmware.log.
+    if let Case::HostTrace { at } = d.case {
+        if let HostMessage::VmwarePowerOn { explained: false } = ev.host_messages[at] {
+            let c = Ctx {
+                ev,
+                d,
+                why: "If vmware.log shows \"PCIPassthru: total number of pages needed (N) exceeds limit (M)\" before the power-on failure, the passthrough BARs need more MMIO space than the VM offers. The size below is the least; give at least twice the GPUs' total memory, rounded up to a power of two.".to_string(),
+                rec: recommended_window(0),
+                past_limit: false,
+            };
+            return vmware(&c);
+        }
     }
     // A bridge window the kernel sized too small: its sizing first, then
     // (behind a hot-plug bridge) the reservation.

@@ -148,11 +148,12 @@ pub(super) fn vmware(c: &Ctx) -> Vec<Hint> {
     let legacy = c.ev.firmware.legacy_bios();
     // VMware's refusal in the text is the power-on failing: the MMIO
     // settings first, whatever else the paste holds.
-    let booted = !c
-        .ev
-        .host_messages
-        .iter()
-        .any(|m| matches!(m, HostMessage::VmwarePages { .. }));
+    let booted = !c.ev.host_messages.iter().any(|m| {
+        matches!(
+            m,
+            HostMessage::VmwarePages { .. } | HostMessage::VmwarePowerOn { .. }
+        )
+    });
     if legacy || (booted && c.ev.firmware.kind() == FirmwareKind::Unknown) {
         let change = Change {
             boot_firmware: Some(BootFirmware::Efi),

@@ -218,7 +218,7 @@ fn unnamed_failure(res: ResourceRef, r: Option<&LogResource>) -> Option<String> 
 /// that it is QEMU's firmware).
 fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
     Some(match m.source() {
-        "vmware" => (Platform::Vmware, "VMware's own log (vmx PCIPassthru)"),
+        "vmware" => (Platform::Vmware, "VMware's own messages (vmx, vSphere)"),
         "hyperv" => (Platform::HyperV, "Hyper-V's own messages"),
         "qemu" => (Platform::Qemu, "QEMU's own messages"),
         "ovmf" => (Platform::Qemu, "OVMF's debug log"),

@@ -14,10 +14,12 @@
 //! failure of the device's BARs, and what fixes it, is `decide`'s.
 
 mod qemu;
+mod vmware;
 
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_at, hex_u64};
 use crate::parse::platform::is_report_heading;
 use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps};
+use vmware::{vmware_pages, vmware_power_on, vmware_slot};
 
 /// A message of the host side, with its numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +29,14 @@ pub(crate) enum HostMessage {
     /// pages of MMIO and the VM offers M (917504 pages = 3.5 GiB is the
     /// space below 4 GiB: no 64-bit MMIO). The VM does not power on.
     VmwarePages { needed: u64, limit: u64 },
+    /// VMware did not power the VM on: `Module 'DevicePowerOn' power on
+    /// failed.` in any language. The line does not say why; `explained`
+    /// where another of VMware's messages in the text does (its MMIO
+    /// total, a PCIe slot).
+    VmwarePowerOn { explained: bool },
+    /// VMware could not reserve a PCI Express slot for a virtual device
+    /// (`... PCI: failed to reserve slot for ... PCIe device`).
+    VmwareSlot,
     /// Hyper-V's start error: `The upper MMIO region (0x...) is above the
     /// supported physical address range. Make sure that the upper MMIO
     /// region is below 0x...`: the VM's high MMIO gap ends past what the
@@ -153,6 +163,8 @@ impl HostMessage {
     pub(crate) fn id(&self) -> &'static str {
         match self {
             HostMessage::VmwarePages { .. } => "vmware-passthrough-pages",
+            HostMessage::VmwarePowerOn { .. } => "vmware-device-power-on",
+            HostMessage::VmwareSlot => "vmware-pcie-slot",
             HostMessage::HypervUpperMmio { .. } => "hyperv-upper-mmio-range",
             HostMessage::QemuPhysBits { .. } => "qemu-phys-bits-too-low",
             HostMessage::VfioDmaMap { .. } => "vfio-dma-map",
@@ -178,7 +190,9 @@ impl HostMessage {
     /// Whose message it is, for the report.
     pub(crate) fn source(&self) -> &'static str {
         match self {
-            HostMessage::VmwarePages { .. } => "vmware",
+            HostMessage::VmwarePages { .. }
+            | HostMessage::VmwarePowerOn { .. }
+            | HostMessage::VmwareSlot => "vmware",
             HostMessage::HypervUpperMmio { .. } | HostMessage::DxgkrnlIospace { .. } => "hyperv",
             HostMessage::QemuPhysBits { .. }
             | HostMessage::VfioDmaMap { .. }
@@ -215,9 +229,14 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     };
     let passthrough = lines.iter().any(|l| l.contains("vfio-pci"));
     let mut bhyve_mapped = None;
+    let mut power_on = false;
     for line in lines.iter().copied() {
         if let Some(m) = vmware_pages(line) {
             push(m);
+        }
+        power_on |= vmware_power_on(line);
+        if vmware_slot(line) {
+            push(HostMessage::VmwareSlot);
         }
         if let Some(m) = qemu_phys_bits(line, passthrough) {
             push(m);
@@ -271,6 +290,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     if let Some(mapped) = bhyve_mapped {
         push(HostMessage::BhyveModifyMmio { mapped });
     }
+    let mut power_on = power_on.then_some(HostMessage::VmwarePowerOn { explained: false });
     // The two messages a report wraps: read with line breaks as spaces.
     let flat = lines
         .iter()
@@ -286,19 +306,13 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     for m in cloud_hypervisor_move_bars(&flat) {
         push(m);
     }
+    if let Some(HostMessage::VmwarePowerOn { explained }) = power_on.as_mut() {
+        *explained = out
+            .iter()
+            .any(|m| matches!(m, HostMessage::VmwarePages { .. } | HostMessage::VmwareSlot));
+    }
+    out.extend(power_on);
     out
-}
-
-/// VMware's vmx (bora/devices/pcipassthru), as the Dell and Broadcom
-/// knowledge base articles quote `vmware.log`: `PCIPassthru: total number
-/// of pages needed (4206594) exceeds limit (917504), failing`.
-fn vmware_pages(line: &str) -> Option<HostMessage> {
-    let at = line.find("total number of pages needed (")?;
-    let rest = &line[at..];
-    Some(HostMessage::VmwarePages {
-        needed: decimal_after(rest, "needed (")?,
-        limit: decimal_after(rest, "exceeds limit (")?,
-    })
 }
 
 /// Hyper-V's VM start error (the dialog's and `Start-VM`'s text; "above
@@ -480,6 +494,29 @@ mod tests {
         let m = host_messages(text);
         assert_eq!(m.len(), 1, "{text}: {m:?}");
         m.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn vmware_power_on_is_explained_by_vmwares_other_lines() {
+        let alone = "Module 'DevicePowerOn' power on failed.";
+        assert_eq!(one(alone), HostMessage::VmwarePowerOn { explained: false });
+        let slot =
+            "Vmxnet3 PCI: failed to reserve slot for vmxnet3 PCIe device\n".to_string() + alone;
+        assert_eq!(
+            host_messages(&slot),
+            vec![
+                HostMessage::VmwareSlot,
+                HostMessage::VmwarePowerOn { explained: true }
+            ]
+        );
+        let pages =
+            "PCIPassthru: total number of pages needed (4206594) exceeds limit (917504), failing\n"
+                .to_string()
+                + alone;
+        assert_eq!(
+            host_messages(&pages)[1],
+            HostMessage::VmwarePowerOn { explained: true }
+        );
     }
 
     #[test]

@@ -1,0 +1,77 @@
+//! VMware's own messages about a VM's passthrough devices
+//! (`HostMessage`), as `vmware.log` and the vSphere client print them.
+
+use super::HostMessage;
+use crate::parse::hex::decimal_after;
+
+/// VMware's vmx (bora/devices/pcipassthru), as the Dell and Broadcom
+/// knowledge base articles quote `vmware.log`: `PCIPassthru: total number
+/// of pages needed (4206594) exceeds limit (917504), failing`.
+pub(super) fn vmware_pages(line: &str) -> Option<HostMessage> {
+    let at = line.find("total number of pages needed (")?;
+    let rest = &line[at..];
+    Some(HostMessage::VmwarePages {
+        needed: decimal_after(rest, "needed (")?,
+        limit: decimal_after(rest, "exceeds limit (")?,
+    })
+}
+
+/// VMware's power-on failure, `Module 'DevicePowerOn' power on failed.`
+/// (`vmware.log`, the vSphere client's task error; corpus 144). The
+/// module's name is an identifier the client does not translate: the
+/// Simplified Chinese client prints `模块“DevicePowerOn”打开电源失败`
+/// (corpus 276). So the name in quotes of any kind is the message,
+/// whatever the language around it; a bare word in prose is not.
+pub(super) fn vmware_power_on(line: &str) -> bool {
+    const NAME: &str = "DevicePowerOn";
+    let mut from = 0;
+    while let Some(i) = line[from..].find(NAME) {
+        let at = from + i;
+        let before = line[..at].chars().next_back();
+        let after = line[at + NAME.len()..].chars().next();
+        let quote = |c: Option<char>| {
+            matches!(
+                c,
+                Some('\'' | '"' | '`' | '\u{2018}' | '\u{2019}' | '\u{201c}' | '\u{201d}')
+                    | Some('\u{300c}' | '\u{300d}' | '\u{ab}' | '\u{bb}')
+            )
+        };
+        if quote(before) && quote(after) {
+            return true;
+        }
+        from = at + NAME.len();
+    }
+    false
+}
+
+/// VMware could not give a virtual device a PCI Express slot: `Vmxnet3
+/// PCI: failed to reserve slot for vmxnet3 PCIe device` (`vmware.log`,
+/// corpus 215), after which the power-on fails.
+pub(super) fn vmware_slot(line: &str) -> bool {
+    line.contains("PCI: failed to reserve slot for")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_power_on_failure_in_any_language_but_not_in_prose() {
+        assert!(vmware_power_on(
+            "2022-04-22T03:04:15.771Z| vmx| | I005: Module 'DevicePowerOn' power on failed."
+        ));
+        assert!(vmware_power_on(
+            "\u{5931}\u{8d25} - \u{6a21}\u{5757}\u{201c}DevicePowerOn\u{201d}\u{6253}\u{5f00}\u{7535}\u{6e90}\u{5931}\u{8d25}\u{3002}"
+        ));
+        assert!(vmware_power_on(
+            "Failed - Module \"DevicePowerOn\" power on failed."
+        ));
+        assert!(!vmware_power_on("the DevicePowerOn module failed"));
+        assert!(!vmware_power_on("'DevicePowerOnX' power on failed"));
+        assert!(!vmware_power_on(""));
+        assert!(vmware_slot(
+            "Vmxnet3 PCI: failed to reserve slot for vmxnet3 PCIe device"
+        ));
+        assert!(!vmware_slot("PCI: reserved slot for vmxnet3"));
+    }
+}
