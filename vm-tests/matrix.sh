@@ -76,9 +76,24 @@ vt_matrix_apt() {
         -o APT::Sandbox::User=root -o Acquire::Languages=none "$@"
 }
 
-# vt_matrix_rows: the table without comments: "build package version suite sha256".
-vt_matrix_rows() {
+# The builds no draw and no scenario boots, only the labs (vm-tests/README.md,
+# "Firmware builds outside the draw"): fetched only when VT_MATRIX_LAB=1,
+# which `vm-tests/campaign --config` sets when a configuration names one. A
+# CI run does not reach for them, nor for Ubuntu's archive.
+VT_MATRIX_LAB_BUILDS='seabios-1.15.0 ovmf-2020.11 ovmf-2022.02 ovmf-2024.02'
+
+# vt_matrix_table: the table without comments: "build package version suite sha256".
+vt_matrix_table() {
     grep -v '^#' "$VT_MATRIX_TABLE" | grep -v '^[[:space:]]*$'
+}
+
+# vt_matrix_rows: the rows to fetch: the lab builds only with VT_MATRIX_LAB=1.
+vt_matrix_rows() {
+    if [ "${VT_MATRIX_LAB-}" = 1 ]; then
+        vt_matrix_table
+    else
+        vt_matrix_table | awk -F'\t' -v lab=" $VT_MATRIX_LAB_BUILDS " 'index(lab, " " $1 " ") == 0'
+    fi
 }
 
 # vt_matrix_fetch: fetch and extract every build. Prints one line per build
@@ -99,7 +114,7 @@ vt_matrix_fetch() {
     suites=$(vt_matrix_rows | cut -f4 | sort -u)
     for s in $suites; do
         case $s in
-        ubuntu/*) echo "deb [trusted=yes] ${VT_UBUNTU_ARCHIVE:-http://archive.ubuntu.com/ubuntu} ${s#ubuntu/} main" ;;
+        ubuntu/*) echo "deb [trusted=yes arch=amd64] ${VT_UBUNTU_ARCHIVE:-http://archive.ubuntu.com/ubuntu} ${s#ubuntu/} main" ;;
         *) echo "deb [signed-by=$key] $uri $s main" ;;
         esac
     done >"$a/sources.list"
@@ -240,7 +255,7 @@ vt_matrix_qemu() {
 vt_matrix_version() {
     case $1 in
     qemu-7.2) dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null ;;
-    *) vt_matrix_rows | awk -F'\t' -v b="$1" '$1 == b { print $3; exit }' ;;
+    *) vt_matrix_table | awk -F'\t' -v b="$1" '$1 == b { print $3; exit }' ;;
     esac
 }
 

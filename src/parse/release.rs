@@ -215,6 +215,9 @@ mod tests {
         // upstream's 2024.02, or Ubuntu 22.04's 2022.02.
         assert!(b("2024.02-2ubuntu0.4").exact_mmio64_patch);
         assert!(b("2024.02-2ubuntu0.10").exact_mmio64_patch);
+        assert!(b("2024.02-2ubuntu0.4~cloud0").exact_mmio64_patch);
+        assert!(b("2024.02-2ubuntu0.5+esm1").exact_mmio64_patch);
+        assert!(!b("2024.02-2ubuntu0.3~cloud0").exact_mmio64_patch);
         assert!(!b("2024.02-2ubuntu0.3").exact_mmio64_patch);
         assert!(!b("2024.02-2").exact_mmio64_patch);
         assert!(!b("2024.02").exact_mmio64_patch);
