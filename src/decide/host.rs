@@ -81,6 +81,7 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
         | HostMessage::HypervNotAssignable
+        | HostMessage::XenPtInterrupts { .. }
         | HostMessage::VmwarePowerOn { explained: true }
         | HostMessage::VmwareSlot
         | HostMessage::OvmfMmioWindow { .. }
@@ -268,6 +269,15 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::XenIgdPassthru => {
             "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
         }
+        HostMessage::XenPtInterrupts { failed } => format!(
+            "Xen's device model (QEMU's xen_pt, or qemu-traditional in a stubdomain) {} a passed-through device's interrupts (INTx, MSI, MSI-X): interrupt delivery, not BAR space{}",
+            if *failed { "could not map or bind" } else { "set up" },
+            if *failed {
+                " (a stubdomain's permissions or the host's interrupt remapping are the usual suspects)"
+            } else {
+                ""
+            }
+        ),
         HostMessage::HypervNotAssignable => {
             "Hyper-V's DDA survey lists devices it cannot assign (the firmware keeps control of them, or they are no PCI Express endpoint): whether a device can be passed through, not BAR space; for an assignable one the survey prints the MMIO space it needs".into()
         }

@@ -15,6 +15,7 @@
 
 mod qemu;
 mod vmware;
+mod xen;
 
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_at, hex_u64};
 use crate::parse::platform::is_report_heading;
@@ -152,6 +153,11 @@ pub(crate) enum HostMessage {
     /// port, etc.  Not assignable.`, `Legacy, non-VGA PCI device.  Not
     /// assignable.`
     HypervNotAssignable,
+    /// Xen's device model (QEMU's `xen_pt`, qemu-traditional in a
+    /// stubdomain) about a passed-through device's interrupts: its trace
+    /// of setting up MSI, or `failed` where it could not map or bind one
+    /// (`Binding of interrupt ... failed!`, `Mapping of MSI ...`).
+    XenPtInterrupts { failed: bool },
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -184,6 +190,7 @@ impl HostMessage {
             HostMessage::XenSharedRmrr => "xen-shared-rmrr",
             HostMessage::XenIgdPassthru => "xen-igd-passthru",
             HostMessage::HypervNotAssignable => "hyperv-dda-not-assignable",
+            HostMessage::XenPtInterrupts { .. } => "xen-pt-interrupts",
         }
     }
 
@@ -206,7 +213,8 @@ impl HostMessage {
             // Xen's device model is a QEMU, but its messages are Xen's.
             HostMessage::XenPcifrontClaim
             | HostMessage::XenSharedRmrr
-            | HostMessage::XenIgdPassthru => "xen",
+            | HostMessage::XenIgdPassthru
+            | HostMessage::XenPtInterrupts { .. } => "xen",
             HostMessage::HypervNotAssignable => "hyperv",
             HostMessage::OvmfMmioWindow { .. } => "ovmf",
             HostMessage::DeviceReset { stuck_d3: true } => "qemu",
@@ -230,6 +238,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     let passthrough = lines.iter().any(|l| l.contains("vfio-pci"));
     let mut bhyve_mapped = None;
     let mut power_on = false;
+    // The device model's interrupt lines are one message: failed if any
+    // of them says so.
+    let mut xen_pt: Option<bool> = None;
     for line in lines.iter().copied() {
         if let Some(m) = vmware_pages(line) {
             push(m);
@@ -271,21 +282,21 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         if let Some(mapped) = bhyve_modify_mmio(line) {
             bhyve_mapped = Some(mapped);
         }
-        if line.contains("Could not claim resource") && line.contains("Device offline") {
-            push(HostMessage::XenPcifrontClaim);
-        }
         if let Some(m) = ovmf_window(line) {
             push(m);
-        }
-        if line.contains("It's disallowed to assign") && line.contains("with shared RMRR") {
-            push(HostMessage::XenSharedRmrr);
-        }
-        if line.contains("Need to enable igd-passthru") {
-            push(HostMessage::XenIgdPassthru);
         }
         if hyperv_not_assignable(line) {
             push(HostMessage::HypervNotAssignable);
         }
+        if let Some(m) = xen::refusal(line) {
+            push(m);
+        }
+        if let Some(failed) = xen::interrupts(line) {
+            xen_pt = Some(xen_pt.unwrap_or(false) || failed);
+        }
+    }
+    if let Some(failed) = xen_pt {
+        push(HostMessage::XenPtInterrupts { failed });
     }
     if let Some(mapped) = bhyve_mapped {
         push(HostMessage::BhyveModifyMmio { mapped });
