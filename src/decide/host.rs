@@ -82,6 +82,7 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::XenIgdPassthru
         | HostMessage::HypervNotAssignable
         | HostMessage::XenPtInterrupts { .. }
+        | HostMessage::HypervGpuPartition
         | HostMessage::VmwarePowerOn { explained: true }
         | HostMessage::VmwareSlot
         | HostMessage::OvmfMmioWindow { .. }
@@ -278,6 +279,9 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
                 ""
             }
         ),
+        HostMessage::HypervGpuPartition => {
+            "Hyper-V's listing of a GPU it partitions (GPU-P): a partitioned GPU reaches the VM over VMBus, not as a PCI function with BARs of its own, so BAR space is not in question; its MMIO comes from the VM's MMIO gaps (Set-VM -HighMemoryMappedIoSpace), and where the VM does not start, its start error says why".into()
+        }
         HostMessage::HypervNotAssignable => {
             "Hyper-V's DDA survey lists devices it cannot assign (the firmware keeps control of them, or they are no PCI Express endpoint): whether a device can be passed through, not BAR space; for an assignable one the survey prints the MMIO space it needs".into()
         }

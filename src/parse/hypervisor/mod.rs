@@ -13,12 +13,14 @@
 //! text with its line breaks taken for spaces. Whether a message is a
 //! failure of the device's BARs, and what fixes it, is `decide`'s.
 
+mod hyperv;
 mod qemu;
 mod vmware;
 mod xen;
 
-use crate::parse::hex::{decimal, decimal_after, hex_after, hex_at, hex_u64};
+use crate::parse::hex::{decimal, decimal_after, hex_after, hex_u64};
 use crate::parse::platform::is_report_heading;
+use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps};
 use vmware::{vmware_pages, vmware_power_on, vmware_slot};
 
@@ -158,6 +160,11 @@ pub(crate) enum HostMessage {
     /// of setting up MSI, or `failed` where it could not map or bind one
     /// (`Binding of interrupt ... failed!`, `Mapping of MSI ...`).
     XenPtInterrupts { failed: bool },
+    /// Hyper-V's listing of a GPU it partitions (GPU-P:
+    /// `Get-VMHostPartitionableGpu`, `Get-VMGpuPartitionAdapter`, their
+    /// `...PartitionVRAM : N` properties): the VM gets a share of the GPU
+    /// over VMBus, not a PCI function with BARs of its own.
+    HypervGpuPartition,
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -190,6 +197,7 @@ impl HostMessage {
             HostMessage::XenSharedRmrr => "xen-shared-rmrr",
             HostMessage::XenIgdPassthru => "xen-igd-passthru",
             HostMessage::HypervNotAssignable => "hyperv-dda-not-assignable",
+            HostMessage::HypervGpuPartition => "hyperv-gpu-partition",
             HostMessage::XenPtInterrupts { .. } => "xen-pt-interrupts",
         }
     }
@@ -215,7 +223,7 @@ impl HostMessage {
             | HostMessage::XenSharedRmrr
             | HostMessage::XenIgdPassthru
             | HostMessage::XenPtInterrupts { .. } => "xen",
-            HostMessage::HypervNotAssignable => "hyperv",
+            HostMessage::HypervNotAssignable | HostMessage::HypervGpuPartition => "hyperv",
             HostMessage::OvmfMmioWindow { .. } => "ovmf",
             HostMessage::DeviceReset { stuck_d3: true } => "qemu",
             HostMessage::DeviceReset { stuck_d3: false } => "host_kernel",
@@ -288,6 +296,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         if hyperv_not_assignable(line) {
             push(HostMessage::HypervNotAssignable);
         }
+        if hyperv::gpu_partition(line) {
+            push(HostMessage::HypervGpuPartition);
+        }
         if let Some(m) = xen::refusal(line) {
             push(m);
         }
@@ -324,24 +335,6 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     }
     out.extend(power_on);
     out
-}
-
-/// Hyper-V's VM start error (the dialog's and `Start-VM`'s text; "above
-/// the the" in some releases): `The upper MMIO region (0x00000017dffff000)
-/// is above the supported physical address range. Make sure that the upper
-/// MMIO region is below 0x0000001000000000.`, or only `... specifies an
-/// upper MMIO region that is above the supported physical address range`.
-fn hyperv_upper_mmio(flat: &str) -> Option<HostMessage> {
-    let said =
-        flat.contains("upper MMIO region") && flat.contains("supported physical address range");
-    if !said {
-        return None;
-    }
-    let top = hex_after(flat, "upper MMIO region (");
-    let limit = flat
-        .find("upper MMIO region is below ")
-        .and_then(|at| hex_at(&flat[at + "upper MMIO region is below ".len()..]));
-    Some(HostMessage::HypervUpperMmio { top, limit })
 }
 
 /// drivers/vfio/vfio_iommu_type1.c: `pr_warn("%s: RLIMIT_MEMLOCK (%ld)
@@ -470,20 +463,6 @@ fn cloud_hypervisor_move_bar(rest: &str) -> Option<HostMessage> {
         to: hex_u64(to.trim())?,
         len,
     })
-}
-
-/// SurveyDDA.ps1's verdicts on a device it cannot assign; each ends in
-/// `Not assignable` (one or two spaces before it, a full stop or none).
-fn hyperv_not_assignable(line: &str) -> bool {
-    line.contains("Not assignable")
-        && [
-            "BIOS kept control of PCI Express for this device",
-            "BIOS requires that this device remain attached to BIOS-owned memory",
-            "Old-style PCI device, switch port, etc",
-            "Legacy, non-VGA PCI device",
-        ]
-        .iter()
-        .any(|w| line.contains(w))
 }
 
 /// OVMF's debug log: `PlatformDynamicMmioWindow:   MMIO Space 0x100000000000
