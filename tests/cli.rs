@@ -466,3 +466,30 @@ fn a_closed_pipe_keeps_the_exit_status() {
         assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{case}");
     }
 }
+
+#[test]
+fn a_bar_taken_as_placed_without_an_address_says_so_in_the_text_report() {
+    // A log cut after enumeration (corpus 287): the BARs as the kernel
+    // sized them, no failure, no address.
+    let log = "\
+[    0.157168] pci 0000:01:00.0: [10de:17fd] type 00 class 0x030200 PCIe Endpoint
+[    0.157174] pci 0000:01:00.0: BAR 0 [mem 0x00000000-0x00ffffff]
+[    0.157180] pci 0000:01:00.0: BAR 1 [mem 0x00000000-0x7ffffffff 64bit pref]
+";
+    let (code, _, out) = explain_with(log, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("BAR 1 64-bit pref 32 GiB <address not shown>"),
+        "{out}"
+    );
+    assert!(!out.contains("<assigned>"), "{out}");
+    // With the address, the address.
+    let placed = format!(
+        "{log}[    0.200000] pci 0000:01:00.0: BAR 1 [mem 0x800000000-0xfffffffff 64bit pref]: assigned\n"
+    );
+    let (_, _, out) = explain_with(&placed, &[]);
+    assert!(
+        out.contains("BAR 1 64-bit pref 32 GiB at 0x800000000"),
+        "{out}"
+    );
+}

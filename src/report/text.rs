@@ -3,6 +3,7 @@
 //! wrapped to the screen (`wrap`).
 
 use crate::decide::hint::Hint;
+use crate::model::bar::BarState;
 use crate::model::platform::Confidence;
 use crate::model::size::human;
 use crate::report::wrap::{wrap, Screen};
@@ -82,9 +83,13 @@ fn gpus(r: &Report, s: &mut String) {
                     if b.prefetchable { " pref" } else { "" }
                 )
             };
-            let place = match b.start {
-                Some(a) => format!("at {a:#x}"),
-                None => format!("<{}>", b.state.as_str()),
+            // A BAR taken as placed whose address the input does not show
+            // (a log cut after enumeration): not "<assigned>", which reads
+            // as an address seen.
+            let place = match (b.start, b.state) {
+                (Some(a), _) => format!("at {a:#x}"),
+                (None, BarState::Assigned) => "<address not shown>".to_string(),
+                (None, state) => format!("<{}>", state.as_str()),
             };
             let src = match (b.size_source, b.assigned) {
                 (Some(src), false) => format!(" (size from {})", src.as_str()),
