@@ -270,17 +270,14 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::XenIgdPassthru => {
             "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
         }
-        HostMessage::XenPtInterrupts { failed } => format!(
-            "Xen's device model (QEMU's xen_pt, or qemu-traditional in a stubdomain) {} a passed-through device's interrupts (INTx, MSI, MSI-X): interrupt delivery, not BAR space{}",
-            if *failed { "could not map or bind" } else { "set up" },
-            if *failed {
-                " (a stubdomain's permissions or the host's interrupt remapping are the usual suspects)"
-            } else {
-                ""
-            }
-        ),
+        HostMessage::XenPtInterrupts { failed: true } => {
+            "Xen's device model (QEMU's xen_pt, or qemu-traditional) could not map or bind a passed-through device's interrupts (INTx, MSI, MSI-X); the error number on its line says why: interrupt delivery, not BAR space".into()
+        }
+        HostMessage::XenPtInterrupts { failed: false } => {
+            "Xen's device model (QEMU's xen_pt, or qemu-traditional) logged setting up (and tearing down) a passed-through device's interrupts (INTx, MSI, MSI-X), with no failure: interrupt delivery, not BAR space".into()
+        }
         HostMessage::HypervGpuPartition => {
-            "Hyper-V's listing of a GPU it partitions (GPU-P): a partitioned GPU reaches the VM over VMBus, not as a PCI function with BARs of its own, so BAR space is not in question; its MMIO comes from the VM's MMIO gaps (Set-VM -HighMemoryMappedIoSpace), and where the VM does not start, its start error says why".into()
+            "Hyper-V's listing of a GPU it partitions (GPU-P): the VM gets a share of it through a virtual render function with no BARs, reached over VMBus, so no BAR of the GPU's is placed in the VM; the listing does not show whether the VM's MMIO gaps (Set-VM -LowMemoryMappedIoSpace, -HighMemoryMappedIoSpace) hold what it needs: where they do not, the VM's start error or dxgkrnl's \"Unable to allocate mmio memory\" says so".into()
         }
         HostMessage::HypervNotAssignable => {
             "Hyper-V's DDA survey lists devices it cannot assign (the firmware keeps control of them, or they are no PCI Express endpoint): whether a device can be passed through, not BAR space; for an assignable one the survey prints the MMIO space it needs".into()
@@ -379,6 +376,9 @@ mod tests {
                 width: 39,
                 address: 0x88_0000_1000,
             },
+            HostMessage::XenPtInterrupts { failed: true },
+            HostMessage::XenPtInterrupts { failed: false },
+            HostMessage::HypervGpuPartition,
         ] {
             assert_eq!(weight(&note), Weight::Note, "{note:?}");
             assert!(sentence(&note).contains("not"), "{}", sentence(&note));

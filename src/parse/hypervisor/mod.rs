@@ -155,15 +155,16 @@ pub(crate) enum HostMessage {
     /// port, etc.  Not assignable.`, `Legacy, non-VGA PCI device.  Not
     /// assignable.`
     HypervNotAssignable,
-    /// Xen's device model (QEMU's `xen_pt`, qemu-traditional in a
-    /// stubdomain) about a passed-through device's interrupts: its trace
-    /// of setting up MSI, or `failed` where it could not map or bind one
-    /// (`Binding of interrupt ... failed!`, `Mapping of MSI ...`).
+    /// Xen's device model (QEMU's `xen_pt` or qemu-traditional, in dom0 or
+    /// a stubdomain) about a passed-through device's interrupts: its trace
+    /// of setting up or tearing down MSI, or `failed` where it could not
+    /// map or bind one (`Binding of interrupt ... failed`, `Mapping of MSI
+    /// ...`).
     XenPtInterrupts { failed: bool },
     /// Hyper-V's listing of a GPU it partitions (GPU-P:
     /// `Get-VMHostPartitionableGpu`, `Get-VMGpuPartitionAdapter`, their
     /// `...PartitionVRAM : N` properties): the VM gets a share of the GPU
-    /// over VMBus, not a PCI function with BARs of its own.
+    /// through a virtual render function with no BARs, over VMBus.
     HypervGpuPartition,
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
@@ -722,6 +723,21 @@ mod tests {
         assert_eq!(
             host_messages("BIOS requires that this device remain attached to BIOS-owned memory.  Not assignable.\nOld-style PCI device, switch port, etc.  Not assignable.\nBIOS kept control of PCI Express for this device.  Not assignable\n"),
             [HostMessage::HypervNotAssignable]
+        );
+        // Xen's device model: its interrupt lines are one message, failed
+        // wherever a line says so, after the lines' own messages.
+        assert_eq!(
+            host_messages("[00:06.0] msi_msix_setup: Error: Mapping of MSI-X (err: 19, vec: 0xef, entry 0x0)\n[00:06.0] xen_pt_msgctrl_reg_write: setup MSI (register: 87).\n[00:06.0] xen_pt_msi_setup: MSI mapped with pirq 86.\n"),
+            [HostMessage::XenPtInterrupts { failed: true }]
+        );
+        assert_eq!(
+            host_messages("[00:06.0] xen_pt_msi_setup: MSI mapped with pirq 86.\n[00:06.0] msi_msix_disable: Unmap MSI pirq 86\n{\"desc\": \"Need to enable igd-passthru if you're trying to passthrough IGD GFX\"}\n"),
+            [HostMessage::XenIgdPassthru, HostMessage::XenPtInterrupts { failed: false }]
+        );
+        // Hyper-V's GPU partitioning listing, one message for its lines.
+        assert_eq!(
+            host_messages("MinPartitionVRAM        : 0\nMaxPartitionVRAM        : 1000000000\nOptimalPartitionVRAM    : 1000000000\n"),
+            [HostMessage::HypervGpuPartition]
         );
         // A report's heading quoting a title is not the log.
         assert!(

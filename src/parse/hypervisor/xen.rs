@@ -1,12 +1,12 @@
 //! Xen's own messages about a passed-through device: its refusals
 //! (`refusal`), and its device model about the device's interrupts
-//! (`interrupts`, `HostMessage::XenPtInterrupts`): QEMU's `xen_pt` (hw/xen/xen_pt.c,
-//! xen_pt_msi.c, xen_pt_config_init.c; each line after the guest's
-//! `[BB:DD.F]`) and qemu-traditional in a stubdomain (its `pass-through.c`,
-//! the same words after the function's name). These lines are what a
-//! Xen user pastes from `/var/log/xen/qemu-dm-*.log` or a stubdomain's
-//! console when a passed-through GPU misbehaves; none of them is about
-//! BAR space.
+//! (`interrupts`, `HostMessage::XenPtInterrupts`): QEMU's `xen_pt`
+//! (hw/xen/xen_pt.c, xen_pt_msi.c, xen_pt_config_init.c; each line after
+//! the guest's `[BB:DD.F]`) or qemu-traditional (hw/pass-through.c,
+//! hw/pt-msi.c: after the function's name, some words in lower case), in
+//! dom0 or a stubdomain. These lines are what a Xen user pastes from
+//! `/var/log/xen/qemu-dm-*.log` or a stubdomain's console when a
+//! passed-through GPU misbehaves; none of them is about BAR space.
 
 use super::HostMessage;
 
@@ -31,28 +31,42 @@ pub(super) fn refusal(line: &str) -> Option<HostMessage> {
 /// `Some(false)` for its trace of setting one up, `None` for any other
 /// line.
 pub(super) fn interrupts(line: &str) -> Option<bool> {
-    // XEN_PT_ERR in xen_pt.c `xen_pt_realize` ("Mapping machine irq %u to
-    // pirq %i failed", "Binding of interrupt %i failed!", qemu-traditional's
-    // "Binding of interrupt failed! rc=%d") and in xen_pt_msi.c
-    // `msi_msix_setup`, `msi_msix_update`, `msi_msix_disable` ("Mapping of
-    // MSI%s (rc: ...)", "Updating of MSI%s failed.", "Unbinding of MSI%s
-    // failed.", "Unmapping of MSI%s pirq %d failed.").
-    const FAILED: [(&str, &str); 6] = [
+    // Failures. QEMU's XEN_PT_ERR: xen_pt.c `xen_pt_realize` ("Mapping
+    // machine irq %u to pirq %i failed", "Binding of interrupt %i failed!",
+    // before 2020 "Binding of interrupt %u failed: <error>"), xen_pt_msi.c
+    // `msi_msix_setup` ("Mapping of MSI%s (err: %i, ...)", "(rc: %i, ...)"
+    // in older releases), `msi_msix_update` ("Updating of MSI%s failed."),
+    // `msi_msix_disable` ("Unbinding of MSI%s failed.", "Unmapping of MSI%s
+    // pirq %d failed."), `xen_pt_msix_update_remap` ("unbind MSI-X entry %d
+    // failed"), xen_pt_config_init.c `xen_pt_msgctrl_reg_write` ("Can not
+    // map MSI (register: %x)!"). qemu-traditional: "Binding of interrupt
+    // failed! rc=%d", and in pt-msi.c "Mapping of MSI failed.", "Binding of
+    // MSI failed.", "Mapping msix entry %x", "Updating msix irq info for
+    // entry %d". Each head with a tail, so that prose does not match.
+    const FAILED: [(&str, &str); 13] = [
         ("Mapping machine irq ", " failed"),
-        ("Binding of interrupt ", "failed!"),
+        ("Binding of interrupt", " failed"),
+        ("Mapping of MSI", "(err: "),
         ("Mapping of MSI", "(rc: "),
-        ("Updating of MSI", " failed."),
-        ("Unbinding of MSI", " failed."),
-        ("Unmapping of MSI", " failed."),
+        ("Mapping of MSI", " failed"),
+        ("Binding of MSI", " failed"),
+        ("Updating of MSI", " failed"),
+        ("Unbinding of MSI", " failed"),
+        ("Unmapping of MSI", " failed"),
+        ("unbind MSI-X entry ", " failed"),
+        ("Can not map MSI (register: ", ")"),
+        ("Error: Mapping msix entry ", ""),
+        ("Error: Updating msix irq info for entry ", ""),
     ];
-    // XEN_PT_LOG in xen_pt_msi.c ("MSI mapped with pirq %d.", qemu-
-    // traditional's lower-case "msi mapped with pirq %x"; "Updating MSI%s
-    // with pirq %d gvec ..."; "Unbind MSI%s with pirq"; "Unmap MSI%s pirq")
-    // and xen_pt_config_init.c `xen_pt_msgctrl_reg_write` ("setup MSI
-    // (register: %x).").
-    const TRACE: [(&str, &str); 5] = [
+    // The trace. QEMU's XEN_PT_LOG in xen_pt_msi.c ("MSI mapped with pirq
+    // %d.", "Updating MSI%s with pirq %d gvec ...", "Unbind MSI%s with
+    // pirq", "Unmap MSI%s pirq") and xen_pt_config_init.c
+    // `xen_pt_msgctrl_reg_write` ("setup MSI (register: %x)."); qemu-
+    // traditional's "msi mapped with pirq %x", "Update msi with pirq %x".
+    const TRACE: [(&str, &str); 6] = [
         ("MSI mapped with pirq ", ""),
         ("Updating MSI", " with pirq "),
+        ("Update MSI with pirq ", ""),
         ("Unbind MSI", " with pirq "),
         ("Unmap MSI", " pirq "),
         ("setup MSI (register: ", ")"),
@@ -98,10 +112,45 @@ mod tests {
             interrupts("[00:05.0] xen_pt_realize: Error: Mapping machine irq 16 to pirq -1 failed, (err: 1)"),
             Some(true)
         );
+        // Today's wording (a Qubes log on xen-devel, 2025) and the older.
+        assert_eq!(
+            interrupts(
+                "[00:06.0] msi_msix_setup: Error: Mapping of MSI-X (err: 19, vec: 0xef, entry 0x0)"
+            ),
+            Some(true)
+        );
         assert_eq!(
             interrupts(
                 "[00:06.0] msi_msix_setup: Error: Mapping of MSI-X (rc: -22, vec: 0x30, entry 0x1)"
             ),
+            Some(true)
+        );
+        assert_eq!(
+            interrupts(
+                "[00:06.0] xen_pt_msgctrl_reg_write: Warning: Can not map MSI (register: 87)!"
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            interrupts("pt_msi_setup: Error: Mapping of MSI failed."),
+            Some(true)
+        );
+        assert_eq!(
+            interrupts("pt_msgctrl_reg_write: Error: Binding of MSI failed."),
+            Some(true)
+        );
+        assert_eq!(
+            interrupts(
+                "[00:05.0] xen_pt_realize: Binding of interrupt 0 failed: Operation not permitted"
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            interrupts("[00:06.0] xen_pt_msix_update_remap: Error: unbind MSI-X entry 86 failed"),
+            Some(true)
+        );
+        assert_eq!(
+            interrupts("pt_msix_update_one: Error: Mapping msix entry 3"),
             Some(true)
         );
         assert_eq!(
@@ -140,6 +189,11 @@ mod tests {
             None
         );
         assert_eq!(interrupts("Updating MSI firmware failed"), None);
+        assert_eq!(interrupts("the linear mapping of MSI identifiers"), None);
+        assert_eq!(
+            interrupts("pt_msi_update: Update msi with pirq 37 gvec 0x51"),
+            Some(false)
+        );
         assert_eq!(interrupts(""), None);
     }
 }
