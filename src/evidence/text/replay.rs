@@ -308,7 +308,7 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 devs.entry(*child).or_default().has_windows = true;
                 evidence = true;
             }
-            Event::WindowShrunk { bdf, .. } => {
+            Event::WindowShrunk { bdf, .. } | Event::WindowRelaxed { bdf, .. } => {
                 devs.entry(*bdf).or_default().has_windows = true;
                 evidence = true;
             }

@@ -134,6 +134,31 @@ fn a_window_a_resize_released_and_could_not_grow_is_put_back() {
 }
 
 #[test]
+fn a_cannot_fit_the_relaxed_sizing_answers_is_no_short_window() {
+    // The log of "PCI: Relax bridge window tail sizing rules" (linux-pci,
+    // 2024), after the patch: 24 GiB required with the strict alignment,
+    // 16 GiB + 16 MiB with the relaxed, which is assigned, and every BAR
+    // below it placed.
+    let relaxed = "\
+pcieport 0000:01:00.0: Assigned bridge window [mem 0x6000000000-0x6400ffffff 64bit pref] to [bus 02-04] cannot fit 0x600000000 required for 0000:02:01.0 bridging to [bus 03]
+pci 0000:02:01.0: bridge window [mem 0x6000000000-0x6400ffffff 64bit pref] to [bus 03] requires relaxed alignment rules
+pci 0000:02:01.0: bridge window [mem 0x6000000000-0x6400ffffff 64bit pref]: assigned
+pci 0000:03:00.0: BAR 2 [mem 0x6000000000-0x63ffffffff 64bit pref]: assigned
+pci 0000:03:00.0: BAR 0 [mem 0x6400000000-0x6400ffffff 64bit pref]: assigned
+";
+    assert!(gather(relaxed, &[], None).unwrap().bridge_short.is_empty());
+    // Without the relaxed line the assigned window is short of the 24 GiB.
+    let strict: String = relaxed
+        .lines()
+        .filter(|l| !l.contains("relaxed"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let short = gather(&strict, &[], None).unwrap().bridge_short;
+    assert_eq!(short.len(), 1);
+    assert_eq!(short[0].need, Some(0x6_0000_0000));
+}
+
+#[test]
 fn counted_lspci_regions_take_the_index_the_log_gave() {
     // BAR 0 not implemented: `lspci -v` counts the 64-bit BAR as 0,
     // the log says it is BAR 2.

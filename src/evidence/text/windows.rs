@@ -39,6 +39,24 @@ fn assigned_after(
     })
 }
 
+/// What the kernel's relaxed sizing says the bridge `bdf` needs for the
+/// window of the kind `like` is (`Event::WindowRelaxed`), anywhere in the
+/// log: a window of that size is not short, whatever `cannot fit ...
+/// required` said with the strict alignment (the patch's own log: 24 GiB
+/// required, 16 GiB + 16 MiB relaxed and assigned, every BAR below placed).
+fn relaxed_need(events: &[Event], bdf: PciAddress, like: &LogResource) -> Option<u64> {
+    events.iter().find_map(|e| match e {
+        Event::WindowRelaxed { bdf: b, window }
+            if *b == bdf
+                && window.space == Space::Mem
+                && window.prefetchable == like.prefetchable =>
+        {
+            Some(window.size)
+        }
+        _ => None,
+    })
+}
+
 /// A resize let go of this window of `bdf` (of the kind `like` is) before
 /// event `at` (`BAR 15: releasing [mem ...]`, `Event::Released`): its
 /// failure to grow is the resize's, and `pci_reassign_bridge_resources`
@@ -80,13 +98,12 @@ pub(super) fn short_bridges(
                 child,
                 ..
             } => {
-                if let Some(got) =
-                    assigned_after(events, i, *child, window).filter(|g| g < required)
-                {
+                let need = relaxed_need(events, *child, window).unwrap_or(*required);
+                if let Some(got) = assigned_after(events, i, *child, window).filter(|g| *g < need) {
                     add(BridgeShort {
                         bridge: *child,
                         window: Some(got),
-                        need: Some(*required),
+                        need: Some(need),
                         how: ShortHow::CannotFit,
                     });
                 }

@@ -60,7 +60,9 @@ pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
     } else if let Some(r) = msg.strip_prefix("ROM ") {
         new_wording(bdf, ResourceRef::Rom, r)
     } else if let Some(r) = msg.strip_prefix("bridge window ") {
-        window_sized(bdf, r).or_else(|| new_wording(bdf, ResourceRef::BridgeWindow, r))
+        window_sized(bdf, r)
+            .or_else(|| window_relaxed(bdf, r))
+            .or_else(|| new_wording(bdf, ResourceRef::BridgeWindow, r))
     } else if let Some(r) = msg.strip_prefix("Assigned bridge window ") {
         cannot_fit(bdf, r)
     } else {
@@ -244,6 +246,15 @@ fn window_sized(bdf: PciAddress, r: &str) -> Option<Event> {
         window,
         by: hex_u64(by.split_whitespace().next()?)?,
     })
+}
+
+/// `[mem A-B 64bit pref] to [bus 03] requires relaxed alignment rules`
+/// after `bridge window `.
+fn window_relaxed(bdf: PciAddress, r: &str) -> Option<Event> {
+    let (window, rest) = resource(r)?;
+    rest.trim_end()
+        .ends_with("] requires relaxed alignment rules")
+        .then_some(Event::WindowRelaxed { bdf, window })
 }
 
 /// `[mem 0x6000000000-0x601bffffff 64bit pref] to [bus 03-2c] cannot fit

@@ -233,6 +233,16 @@ pub(crate) enum Event {
         required: u64,
         child: PciAddress,
     },
+    /// `bridge window [mem A-B 64bit pref] to [bus 03] requires relaxed
+    /// alignment rules` (setup-bus.c `pbus_size_mem()`, from Ilpo
+    /// Järvinen's "PCI: Relax bridge window tail sizing rules", linux-pci
+    /// 2024): the window A-B the bridge's devices need when its tail is
+    /// not aligned to the largest BAR, which is what the kernel then
+    /// tries to assign (smaller than a `cannot fit ... required` before it).
+    WindowRelaxed {
+        bdf: PciAddress,
+        window: LogResource,
+    },
     /// `bridge window [mem A-B 64bit pref] shrunken by 0x...`
     /// (setup-bus.c `adjust_bridge_window()`, a debug line): the window the
     /// bridge's devices need (A-B) made smaller by that much.

@@ -281,6 +281,14 @@ fn bridge_window_sizing_lines_of_2025_and_2026() {
             by: 0xb_f000_0000,
         })
     );
+    // The relaxed sizing's line: the window the devices need with its tail unaligned.
+    assert_eq!(
+        parse_line("pci 0000:02:01.0: bridge window [mem 0x6000000000-0x6400ffffff 64bit pref] to [bus 03] requires relaxed alignment rules"),
+        Some(Event::WindowRelaxed {
+            bdf: bdf("0000:02:01.0"),
+            window: mem(Some(0x60_0000_0000), 0x4_0100_0000, true, true),
+        })
+    );
     // 6.18 lost an I/O window's type: the window fails, typeless.
     let lost = parse_line("[    0.390912] pci 0000:00:1c.0: bridge window [??? 0x00001000-0x00001fff flags 0x20080000]: can't assign; no space");
     match lost {
