@@ -73,6 +73,7 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::VmwarePowerOn { explained: false } => Weight::Trace,
         HostMessage::QemuPhysBits { .. }
         | HostMessage::VfioDmaMap { .. }
+        | HostMessage::VfioGroup { .. }
         | HostMessage::DmaMappingsLimit { .. }
         | HostMessage::Memlock { .. }
         | HostMessage::IommuWidth { .. }
@@ -143,9 +144,11 @@ fn errno_name(e: u32) -> &'static str {
     match e {
         1 => "EPERM",
         2 => "ENOENT",
+        5 => "EIO",
         6 => "ENXIO",
         12 => "ENOMEM",
         14 => "EFAULT",
+        16 => "EBUSY",
         17 => "EEXIST",
         22 => "EINVAL",
         28 => "ENOSPC",
@@ -270,6 +273,10 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::XenIgdPassthru => {
             "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
         }
+        HostMessage::VfioGroup { group, errno } => format!(
+            "QEMU could not open a passed-through device through its VFIO group {group}{} and did not start the VM: the device's binding on the host (every device of IOMMU group {group} bound to vfio-pci or unused; a vGPU's mediated device created and free), not BAR space",
+            errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default()
+        ),
         HostMessage::XenPtInterrupts { failed: true } => {
             "Xen's device model (QEMU's xen_pt, or qemu-traditional) could not map or bind a passed-through device's interrupts (INTx, MSI, MSI-X); the error number on its line says why: interrupt delivery, not BAR space".into()
         }
@@ -378,6 +385,10 @@ mod tests {
             },
             HostMessage::XenPtInterrupts { failed: true },
             HostMessage::XenPtInterrupts { failed: false },
+            HostMessage::VfioGroup {
+                group: 64,
+                errno: Some(5),
+            },
             HostMessage::HypervGpuPartition,
         ] {
             assert_eq!(weight(&note), Weight::Note, "{note:?}");

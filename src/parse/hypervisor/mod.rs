@@ -21,7 +21,7 @@ mod xen;
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_u64};
 use crate::parse::platform::is_report_heading;
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
-use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps};
+use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
 use vmware::{vmware_pages, vmware_power_on, vmware_slot};
 
 /// A message of the host side, with its numbers.
@@ -74,6 +74,11 @@ pub(crate) enum HostMessage {
         errno: Option<u32>,
         bar: bool,
     },
+    /// QEMU could not open a passed-through device through its VFIO group
+    /// (`error getting device from group N: <error>`, `group N is not
+    /// viable`): the device's binding on the host, not BAR space; QEMU
+    /// does not start the VM.
+    VfioGroup { group: u32, errno: Option<u32> },
     /// QEMU's `vfio_register_ram_discard_listener: possibly running out of
     /// DMA mappings` (hw/vfio/listener.c): the host's per-container limit
     /// of DMA mappings (vfio_iommu_type1 `dma_entry_limit`) is near.
@@ -182,6 +187,7 @@ impl HostMessage {
             HostMessage::HypervUpperMmio { .. } => "hyperv-upper-mmio-range",
             HostMessage::QemuPhysBits { .. } => "qemu-phys-bits-too-low",
             HostMessage::VfioDmaMap { .. } => "vfio-dma-map",
+            HostMessage::VfioGroup { .. } => "vfio-group",
             HostMessage::DmaMappingsLimit { .. } => "vfio-dma-mappings-limit",
             HostMessage::Memlock { .. } => "host-memlock",
             HostMessage::IommuWidth { .. } => "host-iommu-width",
@@ -212,6 +218,7 @@ impl HostMessage {
             HostMessage::HypervUpperMmio { .. } | HostMessage::DxgkrnlIospace { .. } => "hyperv",
             HostMessage::QemuPhysBits { .. }
             | HostMessage::VfioDmaMap { .. }
+            | HostMessage::VfioGroup { .. }
             | HostMessage::KvmMemslot { .. }
             | HostMessage::DmaMappingsLimit { .. } => "qemu",
             HostMessage::Memlock { .. } | HostMessage::IommuWidth { .. } => "host_kernel",
@@ -259,6 +266,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
             push(HostMessage::VmwareSlot);
         }
         if let Some(m) = qemu_phys_bits(line, passthrough) {
+            push(m);
+        }
+        if let Some(m) = vfio_group(line) {
             push(m);
         }
         if let Some(m) = dma_mappings_limit(line) {
@@ -734,6 +744,16 @@ mod tests {
             host_messages("[00:06.0] xen_pt_msi_setup: MSI mapped with pirq 86.\n[00:06.0] msi_msix_disable: Unmap MSI pirq 86\n{\"desc\": \"Need to enable igd-passthru if you're trying to passthrough IGD GFX\"}\n"),
             [HostMessage::XenIgdPassthru, HostMessage::XenPtInterrupts { failed: false }]
         );
+        // QEMU's VFIO group, as Proxmox and libvirt relay it.
+        assert_eq!(
+            one("kvm: -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/00000000-0000-0000-0000-000000000100,id=hostpci0: vfio 00000000-0000-0000-0000-000000000100: error getting device from group 64: Input/output error"),
+            HostMessage::VfioGroup { group: 64, errno: Some(5) }
+        );
+        assert_eq!(
+            one("qemu-system-x86_64: -device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: group 1 is not viable"),
+            HostMessage::VfioGroup { group: 1, errno: None }
+        );
+        assert!(host_messages("the group 3 is not viable for the vote\n").is_empty());
         // Hyper-V's GPU partitioning listing, one message for its lines.
         assert_eq!(
             host_messages("MinPartitionVRAM        : 0\nMaxPartitionVRAM        : 1000000000\nOptimalPartitionVRAM    : 1000000000\n"),

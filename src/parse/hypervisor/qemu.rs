@@ -1,5 +1,6 @@
 //! QEMU's and KVM's own messages about a VM's devices (`HostMessage`):
-//! the phys-bits check, VFIO's DMA mappings, KVM's memory slots.
+//! the phys-bits check, VFIO's groups and DMA mappings, KVM's memory
+//! slots.
 
 use super::HostMessage;
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_at};
@@ -17,6 +18,34 @@ pub(super) fn qemu_phys_bits(line: &str, passthrough: bool) -> Option<HostMessag
         need,
         bits: u32::try_from(bits).ok()?,
         passthrough,
+    })
+}
+
+/// QEMU could not open a passed-through device through its VFIO group:
+/// hw/vfio (common.c, container.c from 8.2) `vfio_get_device()`/
+/// `vfio_device_get()`: `error getting device from group %d: <error>`
+/// with the hint `Verify all devices in group %d are bound to vfio-<bus>
+/// or pci-stub and not already in use`; `vfio_get_group()`: `group %d is
+/// not viable`. The group's number and the error's words, where printed.
+pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
+    let (key, after) = if let Some(at) = line.find("error getting device from group ") {
+        (at, "error getting device from group ")
+    } else {
+        // QEMU's own line names the device after `vfio `; prose does not.
+        let at = line.find("vfio ")?;
+        let at = at + line[at..].find(": group ")? + 2;
+        if !line[at..].contains(" is not viable") {
+            return None;
+        }
+        (at, "group ")
+    };
+    let rest = &line[key + after.len()..];
+    let group = u32::try_from(decimal(rest)?).ok()?;
+    Some(HostMessage::VfioGroup {
+        group,
+        errno: rest
+            .split_once(": ")
+            .and_then(|(_, words)| strerror_errno(words)),
     })
 }
 
@@ -38,6 +67,8 @@ fn strerror_errno(s: &str) -> Option<u32> {
         ("No such file or directory", 2),
         ("File exists", 17),
         ("Operation not permitted", 1),
+        ("Input/output error", 5),
+        ("Device or resource busy", 16),
     ]
     .iter()
     .find(|(w, _)| s.starts_with(w))
