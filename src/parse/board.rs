@@ -71,6 +71,11 @@ pub(super) fn not_a_pc(line: &str, lower: &str) -> Option<String> {
     if lspci_device_tree_node(lower) {
         return Some("a PCI device's node in the device tree (lspci's `Device tree node:`)".into());
     }
+    if let Some(start) = lspci_32bit_above_4g(lower) {
+        return Some(format!(
+            "a 32-bit BAR at CPU address {start:#x} (lspci), above 4 GiB: a host bridge that translates addresses"
+        ));
+    }
     let device_line = lower.contains("bridge window [mem 0x")
         || lower.contains("bar ")
         || lower.contains("reg 0x");
@@ -87,6 +92,23 @@ pub(super) fn not_a_pc(line: &str, lower: &str) -> Option<String> {
     (start >= 1 << 32).then(|| {
         format!("a 32-bit window at CPU address {start:#x}, above 4 GiB: a host bridge that translates addresses")
     })
+}
+
+/// lspci's `Memory at 600000000 (32-bit, non-prefetchable)`: lspci prints
+/// the CPU's address of a BAR whose register holds 32 bits, so an address
+/// above 4 GiB is the host bridge's translation (the Raspberry Pi CM4's
+/// BCM2711 maps its 32-bit bus window at CPU 0x600000000).
+fn lspci_32bit_above_4g(lower: &str) -> Option<u64> {
+    let t = crate::parse::lspci::unquote(lower);
+    let rest = t
+        .strip_prefix("memory at ")
+        .or_else(|| t.split_once(": memory at ").map(|(_, r)| r))?;
+    let (addr, kind) = rest.split_once(' ')?;
+    if !kind.starts_with("(32-bit") {
+        return None;
+    }
+    let start = u64::from_str_radix(addr, 16).ok()?;
+    (start >= 1 << 32).then_some(start)
 }
 
 /// `lspci -v` prints `Device tree node: /sys/firmware/devicetree/...` for a
@@ -119,6 +141,29 @@ mod tests {
         ] {
             let lower = line.to_ascii_lowercase();
             assert!(not_a_pc(line, &lower).is_some(), "{line}");
+        }
+        // lspci -v of a GPU on a CM4 (32-bit BAR at CPU 0x600000000), in
+        // both of lspci's forms; a PC's 32-bit BAR, and a 64-bit one high.
+        for (line, board) in [
+            (
+                "\tMemory at 600000000 (32-bit, non-prefetchable) [disabled] [size=16M]",
+                true,
+            ),
+            (
+                "\tRegion 0: Memory at 600000000 (32-bit, non-prefetchable) [size=16M]",
+                true,
+            ),
+            (
+                "\tMemory at fb000000 (32-bit, non-prefetchable) [size=16M]",
+                false,
+            ),
+            (
+                "\tMemory at 38000000000 (64-bit, prefetchable) [size=32G]",
+                false,
+            ),
+        ] {
+            let lower = line.to_ascii_lowercase();
+            assert_eq!(not_a_pc(line, &lower).is_some(), board, "{line}");
         }
         // Another Broadcom device, and a PC's root port, say nothing.
         for line in [

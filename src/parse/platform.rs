@@ -122,7 +122,7 @@ pub(crate) fn signs_from_log(text: &str) -> Signs {
 
 /// Words at least one of which every sign `line_signs` reads holds, in
 /// lowercase (matched in any case): each branch there needs one of them.
-const SIGN_WORDS: [&str; 26] = [
+const SIGN_WORDS: [&str; 27] = [
     "bcm271",
     "device 271",
     "14e4:271",
@@ -139,6 +139,7 @@ const SIGN_WORDS: [&str; 26] = [
     "bridge window [mem 0x",
     "bar ",
     "reg 0x",
+    "(32-bit",
     "/soc/pcie@",
     "rockchip",
     "brcm-pcie",
