@@ -159,6 +159,39 @@ pci 0000:03:00.0: BAR 0 [mem 0x6400000000-0x6400ffffff 64bit pref]: assigned
 }
 
 #[test]
+fn a_relaxed_window_is_measured_by_the_bars_below_it_not_by_its_printed_range() {
+    // Before the kernel stopped printing a stale range, the relaxed line
+    // shows the window's old one (here 4 GiB) whatever the devices need:
+    // the 16 GiB + 16 MiB of BARs on bus 03 do not fit the 4 GiB assigned.
+    let stale = "\
+pci 0000:03:00.0: BAR 0 [mem 0x00000000-0x00ffffff 64bit pref]
+pci 0000:03:00.0: BAR 2 [mem 0x00000000-0x3ffffffff 64bit pref]
+pcieport 0000:01:00.0: Assigned bridge window [mem 0x6000000000-0x60ffffffff 64bit pref] to [bus 02-04] cannot fit 0x600000000 required for 0000:02:01.0 bridging to [bus 03]
+pci 0000:02:01.0: bridge window [mem 0x6000000000-0x60ffffffff 64bit pref] to [bus 03] requires relaxed alignment rules
+pci 0000:02:01.0: bridge window [mem 0x6000000000-0x60ffffffff 64bit pref]: assigned
+";
+    let short = gather(stale, &[], None).unwrap().bridge_short;
+    assert_eq!(short.len(), 1);
+    assert_eq!(short[0].need, Some(0x4_0100_0000));
+    assert_eq!(short[0].window, Some(0x1_0000_0000));
+    // The devices' BARs elsewhere (another bus) are not this bridge's:
+    // relaxed, and nothing below it shown, no shortfall is claimed.
+    let elsewhere = stale.replace("pci 0000:03:00.0", "pci 0000:05:00.0");
+    assert!(gather(&elsewhere, &[], None)
+        .unwrap()
+        .bridge_short
+        .is_empty());
+    // A relaxed line of the other kind (not prefetchable) leaves the
+    // strict requirement standing for this one.
+    let other_kind = stale.replace(
+        "[mem 0x6000000000-0x60ffffffff 64bit pref] to [bus 03] requires",
+        "[mem 0x80000000-0x800fffff] to [bus 03] requires",
+    );
+    let short = gather(&other_kind, &[], None).unwrap().bridge_short;
+    assert_eq!(short[0].need, Some(0x6_0000_0000));
+}
+
+#[test]
 fn counted_lspci_regions_take_the_index_the_log_gave() {
     // BAR 0 not implemented: `lspci -v` counts the 64-bit BAR as 0,
     // the log says it is BAR 2.

@@ -39,22 +39,45 @@ fn assigned_after(
     })
 }
 
-/// What the kernel's relaxed sizing says the bridge `bdf` needs for the
-/// window of the kind `like` is (`Event::WindowRelaxed`), anywhere in the
-/// log: a window of that size is not short, whatever `cannot fit ...
-/// required` said with the strict alignment (the patch's own log: 24 GiB
-/// required, 16 GiB + 16 MiB relaxed and assigned, every BAR below placed).
-fn relaxed_need(events: &[Event], bdf: PciAddress, like: &LogResource) -> Option<u64> {
-    events.iter().find_map(|e| match e {
-        Event::WindowRelaxed { bdf: b, window }
-            if *b == bdf
-                && window.space == Space::Mem
-                && window.prefetchable == like.prefetchable =>
+/// What a bridge needs of a window of the kind `like` is once the kernel
+/// sizes it with relaxed rules, which it says right after the parent's
+/// `cannot fit` (`Event::WindowRelaxed` for `bdf`, the first after event
+/// `from`): no more than its devices' BARs of that kind, its tail unaligned
+/// (drivers/pci/setup-bus.c `pbus_size_mem()`, commit 566f1dd52816 "PCI:
+/// Relax bridge window tail sizing rules"). The sum of the memory BARs the
+/// log shows with a size on the bridge's buses is what it needs at the
+/// least; the range the line prints is not (`Event::WindowRelaxed`).
+/// `Some(None)`: relaxed, but the log shows none of those BARs, so the
+/// need is unknown; `None`: the log says nothing relaxed, and the strict
+/// requirement stands.
+fn relaxed_need(
+    events: &[Event],
+    from: usize,
+    bdf: PciAddress,
+    like: &LogResource,
+    devs: &BTreeMap<PciAddress, DeviceSeen>,
+) -> Option<Option<u64>> {
+    let (first, last) = events[from + 1..].iter().find_map(|e| match e {
+        Event::WindowRelaxed {
+            bdf: b,
+            window,
+            buses,
+        } if *b == bdf
+            && window.space == Space::Mem
+            && window.prefetchable == like.prefetchable =>
         {
-            Some(window.size)
+            Some(*buses)
         }
         _ => None,
-    })
+    })?;
+    let below: u64 = devs
+        .iter()
+        .filter(|(a, _)| a.domain == bdf.domain && (first..=last).contains(&a.bus))
+        .flat_map(|(_, d)| d.bars.values())
+        .filter(|b| !b.io && b.prefetchable == like.prefetchable)
+        .filter_map(|b| b.size)
+        .sum();
+    Some((below > 0).then_some(below))
 }
 
 /// A resize let go of this window of `bdf` (of the kind `like` is) before
@@ -98,7 +121,13 @@ pub(super) fn short_bridges(
                 child,
                 ..
             } => {
-                let need = relaxed_need(events, *child, window).unwrap_or(*required);
+                // Relaxed with its devices unseen: how short, if at all,
+                // is not known, and their BARs' own lines say what failed.
+                let Some(need) =
+                    relaxed_need(events, i, *child, window, devs).unwrap_or(Some(*required))
+                else {
+                    continue;
+                };
                 if let Some(got) = assigned_after(events, i, *child, window).filter(|g| *g < need) {
                     add(BridgeShort {
                         bridge: *child,

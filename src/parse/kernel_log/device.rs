@@ -249,12 +249,20 @@ fn window_sized(bdf: PciAddress, r: &str) -> Option<Event> {
 }
 
 /// `[mem A-B 64bit pref] to [bus 03] requires relaxed alignment rules`
-/// after `bridge window `.
+/// (or `to [bus 02-04]`) after `bridge window `.
 fn window_relaxed(bdf: PciAddress, r: &str) -> Option<Event> {
     let (window, rest) = resource(r)?;
-    rest.trim_end()
-        .ends_with("] requires relaxed alignment rules")
-        .then_some(Event::WindowRelaxed { bdf, window })
+    let range = rest
+        .trim()
+        .strip_prefix("to [bus ")?
+        .strip_suffix("] requires relaxed alignment rules")?;
+    let (first, last) = range.split_once('-').unwrap_or((range, range));
+    let bus = |t: &str| u8::from_str_radix(t, 16).ok();
+    Some(Event::WindowRelaxed {
+        bdf,
+        window,
+        buses: (bus(first)?, bus(last)?),
+    })
 }
 
 /// `[mem 0x6000000000-0x601bffffff 64bit pref] to [bus 03-2c] cannot fit

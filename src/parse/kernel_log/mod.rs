@@ -234,14 +234,22 @@ pub(crate) enum Event {
         child: PciAddress,
     },
     /// `bridge window [mem A-B 64bit pref] to [bus 03] requires relaxed
-    /// alignment rules` (setup-bus.c `pbus_size_mem()`, from Ilpo
-    /// Järvinen's "PCI: Relax bridge window tail sizing rules", linux-pci
-    /// 2024): the window A-B the bridge's devices need when its tail is
-    /// not aligned to the largest BAR, which is what the kernel then
-    /// tries to assign (smaller than a `cannot fit ... required` before it).
+    /// alignment rules` (drivers/pci/setup-bus.c `pbus_size_mem()`, since
+    /// commit 566f1dd52816 "PCI: Relax bridge window tail sizing rules",
+    /// 2024): printed while sizing, right after the parent's `cannot fit
+    /// ... required for` this bridge (both come from the one branch taken
+    /// when the strict size finds no room upstream), before anything is
+    /// assigned, which can still fail. The kernel then asks only for what
+    /// the devices on `buses` need, its tail unaligned. The range printed
+    /// is no measure of that: before the kernel fixed its stale print it is
+    /// the window's old range (`[mem 0x00000000-0x000fffff]` in reports),
+    /// after it the alignment and the size, or `[mem size ...]`; so only
+    /// the bridge and its buses are kept of it.
     WindowRelaxed {
         bdf: PciAddress,
         window: LogResource,
+        /// The bridge's secondary to subordinate bus (`[bus 03]`, `[bus 02-04]`).
+        buses: (u8, u8),
     },
     /// `bridge window [mem A-B 64bit pref] shrunken by 0x...`
     /// (setup-bus.c `adjust_bridge_window()`, a debug line): the window the

@@ -287,8 +287,22 @@ fn bridge_window_sizing_lines_of_2025_and_2026() {
         Some(Event::WindowRelaxed {
             bdf: bdf("0000:02:01.0"),
             window: mem(Some(0x60_0000_0000), 0x4_0100_0000, true, true),
+            buses: (3, 3),
         })
     );
+    // The same line of a later kernel: a window without an address, a bus
+    // range; and a line cut in its range is none.
+    match parse_line("pci 0030:01:00.0: bridge window [mem size 0x3fc0000000 64bit pref] to [bus 02-04] requires relaxed alignment rules") {
+        Some(Event::WindowRelaxed { bdf: b, buses, .. }) => {
+            assert_eq!(b, bdf("0030:01:00.0"));
+            assert_eq!(buses, (2, 4));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!matches!(
+        parse_line("pci 0000:02:01.0: bridge window [mem 0x6000000000-0x6400ffffff 64bit pref] to [bus 0g] requires relaxed alignment rules"),
+        Some(Event::WindowRelaxed { .. })
+    ));
     // 6.18 lost an I/O window's type: the window fails, typeless.
     let lost = parse_line("[    0.390912] pci 0000:00:1c.0: bridge window [??? 0x00001000-0x00001fff flags 0x20080000]: can't assign; no space");
     match lost {
