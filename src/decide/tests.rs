@@ -911,6 +911,24 @@ litepcie 0000:04:00.0: probe with driver litepcie failed with error -5
 }
 
 #[test]
+fn i915s_graphics_table_without_room_is_no_bar() {
+    use crate::decide::summary::Verdict;
+    // A 32-bit kernel's i915: its own graphics table had no room for the
+    // GuC, and the probe fails with ENOSPC (drm/intel 9080). No BAR failed.
+    let ggtt = "\
+i915 0000:00:02.0: [drm:i915_init_ggtt [i915]] Failed to reserve top of GGTT for GuC
+i915 0000:00:02.0: Device initialization failed (-28)
+i915: probe of 0000:00:02.0 failed with error -28
+";
+    assert_eq!(verdict(ggtt), Verdict::Ok);
+    let ev = gather(ggtt, &[], None).unwrap();
+    assert_eq!(diagnose(&ev).case, Case::DriverReason);
+    // The probe's failure alone, its reason unsaid, still counts.
+    let bare: String = ggtt.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    assert_eq!(verdict(&bare), Verdict::Fail);
+}
+
+#[test]
 fn nvidias_own_reasons_that_are_no_bar_do_not_fail_it() {
     use crate::decide::summary::Verdict;
     // The IRQ is checked before the BARs (Bumblebee #638, 155).

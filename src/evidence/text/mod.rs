@@ -339,7 +339,7 @@ fn unproven(
             } else if d.resized || d.bound {
                 return None;
             } else if d.probe_failed || d.init_failed {
-                "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its power, an unsupported GPU), and the text shows none of its BARs with an address"
+                "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its power, an unsupported GPU, its own graphics table), and the text shows none of its BARs with an address"
             } else if !g.bars.iter().any(|b| !b.io) {
                 "no memory BAR of it is shown"
             } else if g.bars.iter().any(|b| !b.io && b.start.is_none()) {

@@ -395,15 +395,10 @@ impl Causes {
 
 /// The driver's reason, given to its device.
 fn explain(d: &mut DeviceSeen, c: DriverCause) {
-    let vendor = if c == DriverCause::NoVideoBios {
-        VENDOR_AMD
-    } else {
-        VENDOR_NVIDIA
-    };
+    let vendor = c.vendor();
     d.driver_vendor.get_or_insert(vendor);
     d.vendor.get_or_insert(vendor);
-    if c == DriverCause::NoVideoBios {
-        // radeon starts the adapter inside its probe: both end there.
+    if c.ends_probe_and_start() {
         d.probe_explained = true;
         d.init_explained = true;
     } else if c.at_probe() {

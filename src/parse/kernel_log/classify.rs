@@ -222,6 +222,14 @@ pub(super) fn classify_anchored(
                 cause: DriverCause::NoVideoBios,
             }));
         }
+        // i915's own graphics table had no room (`DriverCause::GgttNoRoom`),
+        // printed as `[drm:i915_init_ggtt [i915]] Failed to reserve ...`.
+        if word == "i915" && msg.contains("Failed to reserve top of GGTT for GuC") {
+            return Some(Parsed::Event(Event::DriverCause {
+                bdf: Some(bdf),
+                cause: DriverCause::GgttNoRoom,
+            }));
+        }
         // drivers/base/dd.c `call_driver_probe()` since 5.x: `probe with
         // driver %s failed with error %d`, through the device.
         if let Some(rest) = msg.strip_prefix("probe with driver ") {

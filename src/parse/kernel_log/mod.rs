@@ -301,6 +301,15 @@ pub(crate) enum DriverCause {
     /// garbled one), and the card's start, which radeon runs inside the
     /// probe, ends there. AMD's driver.
     NoVideoBios,
+    /// i915's `Failed to reserve top of GGTT for GuC`
+    /// (drivers/gpu/drm/i915/gt/intel_ggtt.c `ggtt_reserve_guc_top()`, a
+    /// debug line; the probe then fails with -28, ENOSPC): the GPU's own
+    /// global graphics translation table had no room for the GuC's range
+    /// at its top (a 32-bit kernel's 2 GiB table, until the reservation was
+    /// made at the table's own top: drm/intel issue 9080). The space
+    /// missing is the driver's, not a BAR's. Intel's driver, which
+    /// starts the adapter inside its probe.
+    GgttNoRoom,
 }
 
 impl DriverCause {
@@ -308,6 +317,22 @@ impl DriverCause {
     /// otherwise of the adapter's initialisation.
     pub(crate) fn at_probe(self) -> bool {
         self != DriverCause::InitStep
+    }
+
+    /// Whose driver says it: radeon's and i915's causes name their own
+    /// vendor, NVIDIA's driver the rest.
+    pub(crate) fn vendor(self) -> u16 {
+        match self {
+            DriverCause::NoVideoBios => crate::model::pci::VENDOR_AMD,
+            DriverCause::GgttNoRoom => crate::model::pci::VENDOR_INTEL,
+            _ => crate::model::pci::VENDOR_NVIDIA,
+        }
+    }
+
+    /// The driver starts the adapter inside its probe (radeon, i915), so
+    /// the cause explains both the probe's failure and the start's.
+    pub(crate) fn ends_probe_and_start(self) -> bool {
+        matches!(self, DriverCause::NoVideoBios | DriverCause::GgttNoRoom)
     }
 }
 

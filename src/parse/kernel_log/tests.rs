@@ -1207,6 +1207,13 @@ fn corpus_wordings_line_by_line() {
             Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::NoVideoBios }),
         ),
         ("amdgpu 0000:01:00.0: Expecting atombios for evergreen GPU", None),
+        // i915's own graphics table without room for the GuC (a 32-bit
+        // kernel), through the device; another driver's line is none.
+        (
+            "i915 0000:00:02.0: [drm:i915_init_ggtt [i915]] Failed to reserve top of GGTT for GuC",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:00:02.0")), cause: DriverCause::GgttNoRoom }),
+        ),
+        ("xe 0000:03:00.0: [drm:i915_init_ggtt [i915]] Failed to reserve top of GGTT for GuC", None),
         // The driver core's 5.x wording, through the device.
         (
             "amdgpu 0000:83:00.0: probe with driver amdgpu failed with error -12",
