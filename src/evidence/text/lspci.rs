@@ -71,6 +71,7 @@ fn merge_lspci(d: &mut DeviceSeen, l: &LspciDevice) {
             had_address: r.address == RegionAddr::Ignored,
             from_lspci: true,
             type_known: r.typed,
+            claim_only: false,
         };
         d.bars.insert(index, seen);
     }

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 mod amdgpu;
+mod bar_seen;
 mod lspci;
 mod nvidia;
 mod replay;

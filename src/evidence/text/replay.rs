@@ -2,115 +2,10 @@
 //! each BAR so far. A failure after an assignment wins, and so does an
 //! assignment after a failure (the kernel's realloc retry).
 
-use crate::model::bar::{Bar, BarState, SizeSource};
+pub(super) use super::bar_seen::{BarSeen, Outcome};
 use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
-use crate::parse::kernel_log::{DriverCause, Event, FailReason, LogResource, ResourceRef, Space};
+use crate::parse::kernel_log::{DriverCause, Event, FailReason, LogResource, ResourceRef};
 use std::collections::BTreeMap;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Outcome {
-    /// Seen during enumeration only.
-    Probed,
-    Failed,
-    Assigned,
-}
-
-/// What the text says of one BAR so far.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct BarSeen {
-    pub(super) outcome: Outcome,
-    pub(super) io: bool,
-    pub(super) mem64: bool,
-    pub(super) prefetchable: bool,
-    pub(super) size: Option<u64>,
-    pub(super) start: Option<u64>,
-    /// The firmware had programmed an address (lspci's `<ignored>`).
-    pub(super) had_address: bool,
-    pub(super) from_lspci: bool,
-    /// A resource line or lspci gave io/mem64/prefetchable.
-    pub(super) type_known: bool,
-}
-
-impl BarSeen {
-    pub(super) fn new(outcome: Outcome) -> BarSeen {
-        BarSeen {
-            outcome,
-            io: false,
-            mem64: false,
-            prefetchable: false,
-            size: None,
-            start: None,
-            had_address: false,
-            from_lspci: false,
-            type_known: false,
-        }
-    }
-
-    /// Merges one more log line about this BAR. A failure after an
-    /// assignment (a later boot in the same file, or the kernel releasing
-    /// it) wins, and so does an assignment after a failure.
-    pub(super) fn merge(&mut self, outcome: Outcome, r: Option<&LogResource>) {
-        if outcome != Outcome::Probed || self.outcome == Outcome::Probed {
-            self.outcome = outcome;
-        }
-        if let Some(r) = r {
-            let io = r.space == Space::Io;
-            if self.type_known && self.io != io {
-                // Another device at this address (two boots in one file):
-                // its type replaces the old one, it does not mix with it.
-                self.mem64 = false;
-                self.prefetchable = false;
-            }
-            self.type_known = true;
-            self.io = io;
-            // `[io ... pref]` is no kernel's wording: an I/O BAR is never
-            // 64-bit or prefetchable, whatever else the line says.
-            self.mem64 = !io && (self.mem64 || r.mem64);
-            self.prefetchable = !io && (self.prefetchable || r.prefetchable);
-            if r.size > 0 && r.size != u64::MAX {
-                self.size = Some(r.size);
-            }
-            match outcome {
-                Outcome::Assigned => self.start = r.start.filter(|s| *s != 0),
-                Outcome::Probed => {
-                    self.start = r.start.filter(|s| *s != 0);
-                    self.had_address |= self.start.is_some();
-                }
-                Outcome::Failed => {}
-            }
-        }
-    }
-
-    pub(super) fn bar(&self, index: u8) -> Bar {
-        Bar {
-            index,
-            state: match self.outcome {
-                Outcome::Failed if self.had_address => BarState::Ignored,
-                Outcome::Failed => BarState::Unassigned,
-                // Enumerated and never complained about: the kernel kept
-                // the firmware's address.
-                Outcome::Probed | Outcome::Assigned => BarState::Assigned,
-            },
-            io: self.io,
-            mem64: self.mem64,
-            prefetchable: self.prefetchable,
-            start: if self.outcome == Outcome::Failed {
-                None
-            } else {
-                self.start
-            },
-            size: self.size,
-            size_source: self.size.map(|_| {
-                if self.from_lspci {
-                    SizeSource::Lspci
-                } else {
-                    SizeSource::KernelLog
-                }
-            }),
-            type_known: self.type_known,
-        }
-    }
-}
 
 /// What the text says of one function so far.
 #[derive(Debug, Default, Clone)]
@@ -256,6 +151,9 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 match res {
                     ResourceRef::Bar(i) => {
                         d.note(*i, Outcome::Failed, resource.as_ref());
+                        if let Some(b) = d.bars.get_mut(i) {
+                            b.claim_only = *reason == FailReason::CantClaim && resource.is_none();
+                        }
                         // `can't claim` with an address: the firmware had
                         // programmed one, which the kernel refused.
                         if *reason == FailReason::CantClaim
@@ -269,6 +167,10 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                     ResourceRef::BridgeWindow => d.has_windows = true,
                     _ => {}
                 }
+                evidence = true;
+            }
+            Event::BridgeProgrammed { bdf, secondary } => {
+                settle_claims(&mut devs, *bdf, *secondary);
                 evidence = true;
             }
             Event::Assigned { bdf, res, resource } => {
@@ -388,6 +290,26 @@ impl Causes {
             });
             if let Some(a) = to {
                 explain(devs.entry(a).or_default(), c);
+            }
+        }
+    }
+}
+
+/// 2.6.2x's assignment pass has given the devices of `bdf`'s secondary
+/// bus their BARs and printed each failure before the bridge's line
+/// (`Event::BridgeProgrammed`): a BAR whose firmware address the claim
+/// refused, with no failure since, is assigned at an address the log does
+/// not say.
+fn settle_claims(devs: &mut BTreeMap<PciAddress, DeviceSeen>, bdf: PciAddress, secondary: u8) {
+    let below = devs
+        .iter_mut()
+        .filter(|(a, _)| a.domain == bdf.domain && a.bus == secondary);
+    for (_, d) in below {
+        for b in d.bars.values_mut() {
+            if b.claim_only && b.outcome == Outcome::Failed {
+                b.outcome = Outcome::Assigned;
+                b.start = None;
+                b.claim_only = false;
             }
         }
     }

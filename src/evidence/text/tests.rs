@@ -192,6 +192,38 @@ pci 0000:02:01.0: bridge window [mem 0x6000000000-0x60ffffffff 64bit pref]: assi
 }
 
 #[test]
+fn an_old_kernels_refused_claim_is_settled_by_the_assignment_pass() {
+    // 2.6.28: the claim of the firmware's address fails, the assignment
+    // pass gives the bus's devices new BARs, printing only failures, and
+    // then the bridge's line (Ubuntu 9.04, two NVIDIA cards).
+    let log = "\
+[    0.437700] pci 0000:03:00.0: [10de:0622] type 00 class 0x030000
+[    0.437720] pci 0000:03:00.0: reg 10 32bit mmio: [0xfc000000-0xfcffffff]
+[    0.437743] pci 0000:03:00.0: reg 14 64bit mmio: [0xb0000000-0xbfffffff]
+[    0.452796] pci 0000:03:00.0: BAR 0: can't allocate resource
+[    0.452913] pci 0000:03:00.0: BAR 1: can't allocate resource
+[    0.518777] pci 0000:02:03.0: PCI bridge, secondary bus 0000:03
+";
+    // Each BAR of the GPU as the text leaves it.
+    let states = |text: &str| -> Vec<BarState> {
+        let ev = gather(text, &[], None).unwrap();
+        ev.gpus[0].bars.iter().map(|b| b.state).collect()
+    };
+    let assigned = states(log);
+    assert_eq!(assigned, [BarState::Assigned, BarState::Assigned]);
+    // A failure of the assignment itself, printed before the bridge's
+    // line, stays one.
+    let failed = log.replace(
+        "[    0.518777]",
+        "[    0.500000] pci 0000:03:00.0: BAR 1: can't allocate mem resource [0x0-0xfffffff]\n[    0.518777]",
+    );
+    assert_eq!(states(&failed), [BarState::Assigned, BarState::Ignored]);
+    // Another bus's bridge settles nothing here.
+    let other = log.replace("secondary bus 0000:03", "secondary bus 0000:04");
+    assert_eq!(states(&other), [BarState::Ignored, BarState::Ignored]);
+}
+
+#[test]
 fn counted_lspci_regions_take_the_index_the_log_gave() {
     // BAR 0 not implemented: `lspci -v` counts the 64-bit BAR as 0,
     // the log says it is BAR 2.

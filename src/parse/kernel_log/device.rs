@@ -16,7 +16,23 @@ pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
     if let Some(r) = msg.strip_prefix('[') {
         return function(bdf, r).map(Parsed::Event);
     }
-    if msg.starts_with("PCI bridge to ") || msg.starts_with("PCI bridge, secondary bus") {
+    // 2.6.2x (drivers/pci/setup-bus.c `pci_setup_bridge()`, v2.6.28):
+    // printed by the assignment pass (`pci_bus_assign_resources()`) once
+    // the devices of the secondary bus have their BARs, each failure among
+    // them printed before it (setup-res.c `pci_assign_resource()`: `can't
+    // allocate mem resource`), a success not.
+    if let Some(bus) = msg.strip_prefix("PCI bridge, secondary bus ") {
+        let secondary = bus
+            .trim()
+            .split_once(':')
+            .filter(|(domain, _)| u32::from_str_radix(domain, 16) == Ok(bdf.domain))
+            .and_then(|(_, b)| u8::from_str_radix(b, 16).ok());
+        return Some(match secondary {
+            Some(b) => Parsed::BridgeProgrammed(bdf, b),
+            None => Parsed::Bridge(bdf),
+        });
+    }
+    if msg.starts_with("PCI bridge to ") {
         return Some(Parsed::Bridge(bdf));
     }
     // arch/x86/pci/fixup.c `pci_fixup_video`, a fixup declared for
@@ -132,10 +148,35 @@ pub(super) fn register_ref(offset: u64) -> Option<ResourceRef> {
 /// Old enumeration: `reg 0x14: [mem 0x00000000-0x3ffffffff 64bit pref]`.
 /// `r` follows `reg `.
 fn old_enumeration(bdf: PciAddress, r: &str) -> Option<Event> {
-    let (offset, r) = r.split_once(':')?;
+    let (head, r) = r.split_once(':')?;
+    let (offset, kind) = head.split_once(' ').unwrap_or((head, ""));
     let res = register_ref(hex_u64(offset)?)?;
-    let (resource, _) = resource(r)?;
-    Some(Event::Probed { bdf, res, resource })
+    if kind.is_empty() {
+        let (resource, _) = resource(r)?;
+        return Some(Event::Probed { bdf, res, resource });
+    }
+    // 2.6.2x (drivers/pci/probe.c `pci_read_bases()`, v2.6.28): `reg 14
+    // 32bit mmio: [0xfc000000-0xfcffffff]`, `64bit mmio`, `io port`, `...
+    // pref`; the range is the firmware's address.
+    let (space, mem64) = match kind.split_whitespace().next()? {
+        "32bit" => (Space::Mem, false),
+        "64bit" => (Space::Mem, true),
+        "io" => (Space::Io, false),
+        _ => return None,
+    };
+    let inner = r.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (start, end) = hex_range(inner)?;
+    Some(Event::Probed {
+        bdf,
+        res,
+        resource: LogResource {
+            space,
+            start: Some(start).filter(|s| *s != 0),
+            size: end.checked_sub(start)?.checked_add(1)?,
+            mem64,
+            prefetchable: kind.ends_with(" pref"),
+        },
+    })
 }
 
 /// Old wording after `BAR n:`: `no space for [mem size 0x400000000 64bit
@@ -185,7 +226,14 @@ fn old_verdict(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
 
 /// 2.6.2x: `can't allocate resource`, `can't allocate mem resource
 /// [0x0-0xfffffff]`, `can't allocate io resource [...]`. `r` follows
-/// `can't allocate `.
+/// `can't allocate `. The bare form is the claim of the firmware's address
+/// (arch/x86/pci/i386.c `pcibios_allocate_resources()`, v2.6.28), which
+/// then keeps the size, drops the address ("We'll assign a new address
+/// later") and leaves the BAR to `pci_assign_unassigned_resources()`:
+/// `FailReason::CantClaim`, as today's `can't claim`. The typed forms are
+/// that assignment failing (drivers/pci/setup-res.c
+/// `pci_assign_resource()`), as is `can't allocate resource (bogus
+/// alignment)`.
 fn old_allocate(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
     let (space, r) = if let Some(r) = r.strip_prefix("mem ") {
         (Some(Space::Mem), r)
@@ -215,11 +263,16 @@ fn old_allocate(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
         }),
         _ => None,
     };
+    let reason = if space.is_none() && r.is_empty() {
+        FailReason::CantClaim
+    } else {
+        FailReason::FailedToAssign
+    };
     Some(Event::AssignFailed {
         bdf,
         res,
         resource,
-        reason: FailReason::FailedToAssign,
+        reason,
     })
 }
 
@@ -249,7 +302,17 @@ fn window_sized(bdf: PciAddress, r: &str) -> Option<Event> {
 }
 
 /// `[mem A-B 64bit pref] to [bus 03] requires relaxed alignment rules`
-/// (or `to [bus 02-04]`) after `bridge window `.
+/// (or `to [bus 02-04]`) after `bridge window ` (drivers/pci/setup-bus.c
+/// `pbus_size_mem()`, since commit 566f1dd52816 "PCI: Relax bridge window
+/// tail sizing rules", 2024): printed while sizing, right after the
+/// parent's `cannot fit ... required for` this bridge (both come from the
+/// one branch taken when the strict size finds no room upstream), before
+/// anything is assigned, which can still fail. The kernel then asks only
+/// for what the devices on those buses need, its tail unaligned. The range
+/// printed is no measure of that: before the kernel fixed its stale print
+/// it is the window's old range (`[mem 0x00000000-0x000fffff]` in
+/// reports), after it the alignment and the size, or `[mem size ...]`; so
+/// only the bridge and its buses are kept of it.
 fn window_relaxed(bdf: PciAddress, r: &str) -> Option<Event> {
     let (window, rest) = resource(r)?;
     let range = rest

@@ -42,6 +42,9 @@ mod tests;
 pub(super) enum Parsed {
     Event(Event),
     Bridge(PciAddress),
+    /// Both: 2.6.2x's `PCI bridge, secondary bus 0000:01`
+    /// (`Event::BridgeProgrammed`).
+    BridgeProgrammed(PciAddress, u8),
     /// 2.6.12's `PCI: Resource 80000000-8fffffff (f=1208, d=1, p=1)`,
     /// printed just before the `Cannot allocate resource region` it
     /// explains (which names no resource itself).
@@ -141,6 +144,9 @@ pub(crate) enum Event {
     },
     /// `pci_bus 0000:00: root bus resource [mem 0x... window]`.
     RootBusWindow { bus: RootBus, resource: LogResource },
+    /// 2.6.2x: `PCI bridge, secondary bus 0000:01`, the assignment pass
+    /// done for the devices of that bus (`device::device_message`).
+    BridgeProgrammed { bdf: PciAddress, secondary: u8 },
     /// ACPI `host bridge window [...] ([...] ignored, not CPU addressable)`:
     /// the part of the firmware's window the CPU cannot address.
     NotCpuAddressable(Range),
@@ -234,17 +240,9 @@ pub(crate) enum Event {
         child: PciAddress,
     },
     /// `bridge window [mem A-B 64bit pref] to [bus 03] requires relaxed
-    /// alignment rules` (drivers/pci/setup-bus.c `pbus_size_mem()`, since
-    /// commit 566f1dd52816 "PCI: Relax bridge window tail sizing rules",
-    /// 2024): printed while sizing, right after the parent's `cannot fit
-    /// ... required for` this bridge (both come from the one branch taken
-    /// when the strict size finds no room upstream), before anything is
-    /// assigned, which can still fail. The kernel then asks only for what
-    /// the devices on `buses` need, its tail unaligned. The range printed
-    /// is no measure of that: before the kernel fixed its stale print it is
-    /// the window's old range (`[mem 0x00000000-0x000fffff]` in reports),
-    /// after it the alignment and the size, or `[mem size ...]`; so only
-    /// the bridge and its buses are kept of it.
+    /// alignment rules`: the kernel sizes the window for the devices on
+    /// `buses` with relaxed rules after the parent's `cannot fit`; the range
+    /// printed is no measure of that (`device::window_relaxed`).
     WindowRelaxed {
         bdf: PciAddress,
         window: LogResource,
@@ -429,6 +427,10 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
                 events.push(e);
             }
             Some(Parsed::Bridge(bdf)) => bridges.push(bdf),
+            Some(Parsed::BridgeProgrammed(bdf, secondary)) => {
+                bridges.push(bdf);
+                events.push(Event::BridgeProgrammed { bdf, secondary });
+            }
             Some(Parsed::OldResource(r)) => old_resource = Some((n, r)),
             None => {}
         }

@@ -1069,9 +1069,34 @@ fn corpus_wordings_line_by_line() {
             "pcieport 0000:00:01.1: BAR 15: no space for [mem size 0x300000000 64bit pref]",
             failed("0000:00:01.1", ResourceRef::BridgeWindow, mem(None, 0x3_0000_0000, true, true), FailReason::NoSpace),
         ),
-        // 2.6.2x (corpus 20).
+        // 2.6.2x (corpus 20): the claim of the firmware's address, then
+        // the assignment after it.
         (
             "[    0.408355] pci 0000:02:00.0: BAR 1: can't allocate resource",
+            Some(Event::AssignFailed {
+                bdf: bdf("0000:02:00.0"),
+                res: ResourceRef::Bar(1),
+                resource: None,
+                reason: FailReason::CantClaim,
+            }),
+        ),
+        // 2.6.28's enumeration, the range with a dash; and the assignment
+        // pass's bridge line, which names the secondary bus.
+        (
+            "[    0.437743] pci 0000:03:00.0: reg 14 64bit mmio: [0xb0000000-0xbfffffff]",
+            probed("0000:03:00.0", ResourceRef::Bar(1), mem(Some(0xb000_0000), 0x1000_0000, true, false)),
+        ),
+        (
+            "pci 0000:03:00.0: reg 10 32bit mmio pref: [0xd0000000-0xdfffffff]",
+            probed("0000:03:00.0", ResourceRef::Bar(0), mem(Some(0xd000_0000), 0x1000_0000, false, true)),
+        ),
+        (
+            "[    0.518777] pci 0000:02:03.0: PCI bridge, secondary bus 0000:03",
+            Some(Event::BridgeProgrammed { bdf: bdf("0000:02:03.0"), secondary: 3 }),
+        ),
+        ("pci 0000:02:03.0: PCI bridge, secondary bus 0001:03", None),
+        (
+            "pci 0000:02:00.0: BAR 1: can't allocate resource (bogus alignment) [0x0-0xfff] flags 0x200",
             Some(Event::AssignFailed {
                 bdf: bdf("0000:02:00.0"),
                 res: ResourceRef::Bar(1),
