@@ -87,7 +87,11 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::VmwarePowerOn { explained: true }
         | HostMessage::VmwareSlot
         | HostMessage::OvmfMmioWindow { .. }
-        | HostMessage::DeviceReset { .. } => Weight::Note,
+        | HostMessage::DeviceReset { .. }
+        | HostMessage::NvidiaNotProbed { .. }
+        | HostMessage::NvidiaXid { .. }
+        | HostMessage::VfioRomInvalid { .. }
+        | HostMessage::MapsMultipleBars => Weight::Note,
     }
 }
 
@@ -150,6 +154,7 @@ fn errno_name(e: u32) -> &'static str {
         14 => "EFAULT",
         16 => "EBUSY",
         17 => "EEXIST",
+        19 => "ENODEV",
         22 => "EINVAL",
         28 => "ENOSPC",
         _ => "an error",
@@ -274,7 +279,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
         }
         HostMessage::VfioGroup { group, errno } => format!(
-            "QEMU could not open a passed-through device through its VFIO group {group}{} and did not start the VM: the device's binding on the host (every device of IOMMU group {group} bound to vfio-pci or unused; a vGPU's mediated device created and free), not BAR space",
+            "QEMU could not open a passed-through device through its VFIO group {group}{} and could not add the device (at start: the VM did not start): the device's binding on the host (every device of IOMMU group {group} bound to vfio-pci or unused; a vGPU's mediated device created and free), not BAR space",
             errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default()
         ),
         HostMessage::XenPtInterrupts { failed: true } => {
@@ -289,10 +294,39 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::HypervNotAssignable => {
             "Hyper-V's DDA survey lists devices it cannot assign (the firmware keeps control of them, or they are no PCI Express endpoint): whether a device can be passed through, not BAR space; for an assignable one the survey prints the MMIO space it needs".into()
         }
+        HostMessage::NvidiaNotProbed { .. }
+        | HostMessage::NvidiaXid { .. }
+        | HostMessage::VfioRomInvalid { .. }
+        | HostMessage::MapsMultipleBars => driver_sentence(m),
         HostMessage::OvmfMmioWindow { bytes } => format!(
             "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",
             human(*bytes)
         ),
+    }
+}
+
+/// `sentence` for the host kernel's and the drivers' messages
+/// (`parse::hypervisor::host_kernel`), none of them about BAR space.
+fn driver_sentence(m: &HostMessage) -> String {
+    match m {
+        HostMessage::NvidiaNotProbed { holder: Some(h) } if h == "vfio-pci" => {
+            "NVIDIA's driver did not take a GPU that vfio-pci holds, as on a host that passes it through (the guest's driver takes it there; on a host that should use it, unbind it from vfio-pci): which driver holds the GPU, not BAR space".into()
+        }
+        HostMessage::NvidiaNotProbed { holder } => format!(
+            "NVIDIA's driver did not take a GPU another driver holds ({}): unload or blacklist that driver, or unbind it; which driver holds the GPU, not BAR space",
+            holder.as_deref().unwrap_or("nouveau, a framebuffer driver or vfio-pci: the log does not say")
+        ),
+        HostMessage::NvidiaXid { codes } => format!(
+            "NVIDIA's driver reported Xid {}: faults of the GPU or its driver at run time, after the driver had the GPU's BARs mapped (NVIDIA's Xid catalogue names each number), not BAR space",
+            codes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        HostMessage::VfioRomInvalid { got } => format!(
+            "the host could not read the passed-through device's option ROM (its header reads {got:#06x}, not 0xaa55), so the guest's firmware gets no usable ROM from it: QEMU's `romfile=` with a dump of the card's VBIOS, or `rombar=0`; the ROM's contents, not BAR space"
+        ),
+        HostMessage::MapsMultipleBars => {
+            "the kernel warned that a driver mapped a range spanning more than one resource of its map (`resource sanity check ... mapping multiple BARs`, most often the legacy VGA range at 0xc0000): a warning about that mapping, not a BAR without space".into()
+        }
+        _ => String::new(),
     }
 }
 
@@ -390,6 +424,15 @@ mod tests {
                 errno: Some(5),
             },
             HostMessage::HypervGpuPartition,
+            HostMessage::NvidiaNotProbed {
+                holder: Some("vfio-pci".into()),
+            },
+            HostMessage::NvidiaNotProbed { holder: None },
+            HostMessage::NvidiaXid {
+                codes: vec![62, 154],
+            },
+            HostMessage::VfioRomInvalid { got: 0xffff },
+            HostMessage::MapsMultipleBars,
         ] {
             assert_eq!(weight(&note), Weight::Note, "{note:?}");
             assert!(sentence(&note).contains("not"), "{}", sentence(&note));

@@ -13,6 +13,7 @@
 //! text with its line breaks taken for spaces. Whether a message is a
 //! failure of the device's BARs, and what fixes it, is `decide`'s.
 
+mod host_kernel;
 mod hyperv;
 mod qemu;
 mod vmware;
@@ -20,6 +21,7 @@ mod xen;
 
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_u64};
 use crate::parse::platform::is_report_heading;
+use host_kernel::{device_reset, iommu_width, memlock};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
 use vmware::{vmware_pages, vmware_power_on, vmware_slot};
@@ -171,6 +173,15 @@ pub(crate) enum HostMessage {
     /// `...PartitionVRAM : N` properties): the VM gets a share of the GPU
     /// through a virtual render function with no BARs, over VMBus.
     HypervGpuPartition,
+    /// NVIDIA's driver did not take a GPU another driver holds (`holder`
+    /// where the log names it, vfio-pci on a host passing it through).
+    NvidiaNotProbed { holder: Option<String> },
+    /// NVIDIA's driver reported Xids, faults at run time: their numbers.
+    NvidiaXid { codes: Vec<u32> },
+    /// The host could not read a passed-through device's option ROM.
+    VfioRomInvalid { got: u16 },
+    /// The kernel's ioremap warning: `mapping multiple BARs`.
+    MapsMultipleBars,
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -206,6 +217,10 @@ impl HostMessage {
             HostMessage::HypervNotAssignable => "hyperv-dda-not-assignable",
             HostMessage::HypervGpuPartition => "hyperv-gpu-partition",
             HostMessage::XenPtInterrupts { .. } => "xen-pt-interrupts",
+            HostMessage::NvidiaNotProbed { .. } => "nvidia-not-probed",
+            HostMessage::NvidiaXid { .. } => "nvidia-xid",
+            HostMessage::VfioRomInvalid { .. } => "vfio-rom-invalid",
+            HostMessage::MapsMultipleBars => "ioremap-multiple-bars",
         }
     }
 
@@ -221,7 +236,11 @@ impl HostMessage {
             | HostMessage::VfioGroup { .. }
             | HostMessage::KvmMemslot { .. }
             | HostMessage::DmaMappingsLimit { .. } => "qemu",
-            HostMessage::Memlock { .. } | HostMessage::IommuWidth { .. } => "host_kernel",
+            HostMessage::Memlock { .. }
+            | HostMessage::IommuWidth { .. }
+            | HostMessage::VfioRomInvalid { .. }
+            | HostMessage::MapsMultipleBars => "host_kernel",
+            HostMessage::NvidiaNotProbed { .. } | HostMessage::NvidiaXid { .. } => "nvidia_driver",
             HostMessage::CloudHypervisorMapRegion { .. }
             | HostMessage::CloudHypervisorMoveBar { .. } => "cloud_hypervisor",
             HostMessage::OpenvmmMmio { .. } => "openvmm",
@@ -320,6 +339,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     if let Some(failed) = xen_pt {
         push(HostMessage::XenPtInterrupts { failed });
     }
+    for m in host_kernel::driver_messages(&lines) {
+        push(m);
+    }
     if let Some(mapped) = bhyve_mapped {
         push(HostMessage::BhyveModifyMmio { mapped });
     }
@@ -346,46 +368,6 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     }
     out.extend(power_on);
     out
-}
-
-/// drivers/vfio/vfio_iommu_type1.c: `pr_warn("%s: RLIMIT_MEMLOCK (%ld)
-/// exceeded\n", __func__, limit)` and the `Task %s (%d) RLIMIT_MEMLOCK
-/// (%ld) exceeded` form; libvirt's `cannot limit locked memory`.
-fn memlock(line: &str) -> Option<HostMessage> {
-    if let Some(at) = line.find("RLIMIT_MEMLOCK (") {
-        let rest = &line[at..];
-        if rest.contains("exceeded") {
-            return Some(HostMessage::Memlock {
-                limit: decimal_after(rest, "RLIMIT_MEMLOCK ("),
-            });
-        }
-    }
-    line.contains("cannot limit locked memory")
-        .then_some(HostMessage::Memlock { limit: None })
-}
-
-/// hw/vfio/pci.c `vfio_pci_pre_reset`: `vfio: Unable to power on device,
-/// stuck in D%d`; drivers/pci/pci.c `pci_dev_wait`: `not ready %dms after
-/// %s; giving up` (its `; waiting` lines are not yet a failure).
-fn device_reset(line: &str) -> Option<HostMessage> {
-    if line.contains("Unable to power on device, stuck in D") {
-        return Some(HostMessage::DeviceReset { stuck_d3: true });
-    }
-    let rest = &line[line.find(": not ready ")?..];
-    (rest.contains("ms after ") && rest.trim_end().ends_with("; giving up"))
-        .then_some(HostMessage::DeviceReset { stuck_d3: false })
-}
-
-/// drivers/iommu/intel/iommu.c: `iommu width (%d) is not sufficient for
-/// the mapped address (%llx)`.
-fn iommu_width(line: &str) -> Option<HostMessage> {
-    let at = line.find("iommu width (")?;
-    let rest = &line[at..];
-    let width = u32::try_from(decimal_after(rest, "iommu width (")?).ok()?;
-    let key = "the mapped address (";
-    let a = &rest[rest.find(key)? + key.len()..];
-    let address = hex_u64(a.split(')').next()?)?;
-    Some(HostMessage::IommuWidth { width, address })
 }
 
 /// Cloud Hypervisor's device manager error, as Kata's shim relays it

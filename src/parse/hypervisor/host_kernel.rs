@@ -1,0 +1,159 @@
+//! The host kernel's and its drivers' messages beside a passed-through or
+//! failing GPU that are about something other than BAR space: VFIO's
+//! memory-lock limit, an IOMMU narrower than an address, a device that
+//! does not come out of reset; NVIDIA's driver not taking a GPU another
+//! driver holds, its Xid faults; an option ROM the host cannot read; the
+//! kernel's warning for a mapping that spans resources. People paste them
+//! asking whether the BARs are the cause; each is a note that says what it
+//! is instead (`decide::host`).
+
+use super::HostMessage;
+use crate::parse::hex::{decimal_after, hex_u64};
+
+/// drivers/vfio/vfio_iommu_type1.c: `pr_warn("%s: RLIMIT_MEMLOCK (%ld)
+/// exceeded\n", __func__, limit)` and the `Task %s (%d) RLIMIT_MEMLOCK
+/// (%ld) exceeded` form; libvirt's `cannot limit locked memory`.
+pub(super) fn memlock(line: &str) -> Option<HostMessage> {
+    if let Some(at) = line.find("RLIMIT_MEMLOCK (") {
+        let rest = &line[at..];
+        if rest.contains("exceeded") {
+            return Some(HostMessage::Memlock {
+                limit: decimal_after(rest, "RLIMIT_MEMLOCK ("),
+            });
+        }
+    }
+    line.contains("cannot limit locked memory")
+        .then_some(HostMessage::Memlock { limit: None })
+}
+
+/// hw/vfio/pci.c `vfio_pci_pre_reset`: `vfio: Unable to power on device,
+/// stuck in D%d`; drivers/pci/pci.c `pci_dev_wait`: `not ready %dms after
+/// %s; giving up` (its `; waiting` lines are not yet a failure).
+pub(super) fn device_reset(line: &str) -> Option<HostMessage> {
+    if line.contains("Unable to power on device, stuck in D") {
+        return Some(HostMessage::DeviceReset { stuck_d3: true });
+    }
+    let rest = &line[line.find(": not ready ")?..];
+    (rest.contains("ms after ") && rest.trim_end().ends_with("; giving up"))
+        .then_some(HostMessage::DeviceReset { stuck_d3: false })
+}
+
+/// drivers/iommu/intel/iommu.c: `iommu width (%d) is not sufficient for
+/// the mapped address (%llx)`.
+pub(super) fn iommu_width(line: &str) -> Option<HostMessage> {
+    let at = line.find("iommu width (")?;
+    let rest = &line[at..];
+    let width = u32::try_from(decimal_after(rest, "iommu width (")?).ok()?;
+    let key = "the mapped address (";
+    let a = &rest[rest.find(key)? + key.len()..];
+    let address = hex_u64(a.split(')').next()?)?;
+    Some(HostMessage::IommuWidth { width, address })
+}
+
+/// NVIDIA's driver, per line: `NVRM: GPU 0000:01:00.0 is already bound to
+/// vfio-pci.` (the GPU's holder) and `NVRM: The NVIDIA probe routine was
+/// not called for N device(s).` (kernel-open/nvidia/nv.c
+/// `nvidia_init_module()`: fewer GPUs probed than found, another driver
+/// holding the rest), one `NvidiaNotProbed`; and each distinct `NVRM: Xid
+/// (PCI:0000:01:00): 62, ...` (src/nvidia/src/kernel/gpu/rc/kernel_rc.c,
+/// also with ` GPU-I:.. GPU-CI:..` on a MIG GPU), their numbers in one. The host kernel's, per
+/// line: vfio-pci's `Invalid PCI ROM header signature: expecting 0xaa55,
+/// got 0xffff` (drivers/pci/rom.c `pci_get_rom_size()`, printed through
+/// the device when QEMU reads its ROM); `caller ... mapping multiple BARs`
+/// (arch/x86/mm/ioremap.c `__ioremap_caller()`, after kernel/resource.c's
+/// `resource sanity check: requesting [mem ...], which spans more than
+/// ...`).
+pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
+    let mut out = Vec::new();
+    let mut not_probed = false;
+    let mut holder = None;
+    let mut codes = Vec::new();
+    for line in lines {
+        if let Some(at) = line.find(" is already bound to ") {
+            if line[..at].contains("NVRM: GPU ") {
+                let name = line[at + " is already bound to ".len()..].trim();
+                holder = Some(name.trim_end_matches('.').to_string());
+                not_probed = true;
+            }
+        }
+        not_probed |= line.contains("NVRM: The NVIDIA probe routine was not called for");
+        if let Some(code) = xid(line).filter(|c| !codes.contains(c)) {
+            codes.push(code);
+        }
+        if line.contains("vfio-pci ") {
+            if let Some(got) = rom_header(line) {
+                out.push(HostMessage::VfioRomInvalid { got });
+            }
+        }
+        if line.contains("caller ") && line.trim_end().ends_with(" mapping multiple BARs") {
+            out.push(HostMessage::MapsMultipleBars);
+        }
+    }
+    if !codes.is_empty() {
+        out.insert(0, HostMessage::NvidiaXid { codes });
+    }
+    if not_probed {
+        out.insert(0, HostMessage::NvidiaNotProbed { holder });
+    }
+    out
+}
+
+/// `NVRM: Xid (PCI:0000:01:00): 62, pid=..., ...`: the Xid's number.
+fn xid(line: &str) -> Option<u32> {
+    let rest = &line[line.find("NVRM: Xid (PCI:")?..];
+    let after = rest.split_once("): ")?.1;
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// `Invalid PCI ROM header signature: expecting 0xaa55, got 0xffff`: what
+/// was read.
+fn rom_header(line: &str) -> Option<u16> {
+    let key = "Invalid PCI ROM header signature: expecting 0xaa55, got ";
+    let got = line[line.find(key)? + key.len()..]
+        .split_whitespace()
+        .next()?;
+    u16::try_from(hex_u64(got)?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drivers_lines_that_are_no_bar_space() {
+        let log = [
+            "[Sat Jun 27 19:59:02 2026] NVRM: GPU 0000:01:00.0 is already bound to vfio-pci.",
+            "[Sat Jun 27 19:59:02 2026] NVRM: The NVIDIA probe routine was not called for 1 device(s).",
+            "NVRM: Xid (PCI:0000:01:00): 62, pid='<unknown>', name=<unknown>, 0000e404 00000000",
+            "NVRM: Xid (PCI:0000:01:00 GPU-I:01 GPU-CI:00): 154, GPU recovery action changed",
+            "NVRM: Xid (PCI:0000:01:00): 62, pid=1, name=x, again",
+            "vfio-pci 0000:01:00.0: Invalid PCI ROM header signature: expecting 0xaa55, got 0xffff",
+            "Jun 18 18:07:26 Tower kernel: caller _nv000908rm+0x1bf/0x1f0 [nvidia] mapping multiple BARs",
+        ];
+        assert_eq!(
+            driver_messages(&log),
+            [
+                HostMessage::NvidiaNotProbed {
+                    holder: Some("vfio-pci".into())
+                },
+                HostMessage::NvidiaXid {
+                    codes: vec![62, 154]
+                },
+                HostMessage::VfioRomInvalid { got: 0xffff },
+                HostMessage::MapsMultipleBars,
+            ]
+        );
+        // The probe's line alone names no holder; a guest driver's ROM
+        // read (amdgpu, not vfio-pci) is its own matter; a sentence that
+        // only mentions the words is none.
+        assert_eq!(
+            driver_messages(&[
+                "NVRM: The NVIDIA probe routine was not called for 2 device(s).",
+                "amdgpu 0000:03:00.0: Invalid PCI ROM header signature: expecting 0xaa55, got 0x0000",
+                "why does the caller keep mapping multiple BARs here?",
+            ]),
+            [HostMessage::NvidiaNotProbed { holder: None }]
+        );
+    }
+}
