@@ -87,6 +87,7 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::VmwarePowerOn { explained: true }
         | HostMessage::VmwareSlot
         | HostMessage::OvmfMmioWindow { .. }
+        | HostMessage::SeabiosWindow64 { .. }
         | HostMessage::DeviceReset { .. }
         | HostMessage::NvidiaNotProbed { .. }
         | HostMessage::NvidiaXid { .. }
@@ -298,6 +299,10 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         | HostMessage::NvidiaXid { .. }
         | HostMessage::VfioRomInvalid { .. }
         | HostMessage::MapsMultipleBars => driver_sentence(m),
+        HostMessage::SeabiosWindow64 { start, end } => format!(
+            "SeaBIOS placed its 64-bit MMIO window at {start:#x}-{end:#x} ({}) (its debug log), each BAR it maps there listed after it: the firmware's side, no device's failure; whether the guest's CPU reaches that far (its physical address bits) and the guest kernel keeps the BARs, the guest's own log says",
+            human(end.saturating_sub(*start))
+        ),
         HostMessage::OvmfMmioWindow { bytes } => format!(
             "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",
             human(*bytes)

@@ -223,6 +223,7 @@ fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
         "hyperv" => (Platform::HyperV, "Hyper-V's own messages"),
         "qemu" => (Platform::Qemu, "QEMU's own messages"),
         "ovmf" => (Platform::Qemu, "OVMF's debug log"),
+        "seabios" => (Platform::Qemu, "SeaBIOS's debug log"),
         "cloud_hypervisor" => (Platform::OtherVm, "Cloud Hypervisor's messages"),
         "openvmm" => (Platform::OtherVm, "OpenVMM's messages"),
         "bhyve" => (Platform::OtherVm, "bhyve's messages"),

@@ -13,6 +13,7 @@
 //! text with its line breaks taken for spaces. Whether a message is a
 //! failure of the device's BARs, and what fixes it, is `decide`'s.
 
+mod firmware;
 mod host_kernel;
 mod hyperv;
 mod qemu;
@@ -21,6 +22,7 @@ mod xen;
 
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_u64};
 use crate::parse::platform::is_report_heading;
+use firmware::{ovmf_window, seabios_window};
 use host_kernel::{device_reset, iommu_width, memlock};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
@@ -186,6 +188,8 @@ pub(crate) enum HostMessage {
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
     OvmfMmioWindow { bytes: u64 },
+    /// SeaBIOS's debug log of the 64-bit window it placed: `PCI: 64: A - B`.
+    SeabiosWindow64 { start: u64, end: u64 },
 }
 
 impl HostMessage {
@@ -210,6 +214,7 @@ impl HostMessage {
             HostMessage::BhyveModifyMmio { .. } => "bhyve-modify-mmio",
             HostMessage::XenPcifrontClaim => "xen-pcifront-claim",
             HostMessage::OvmfMmioWindow { .. } => "ovmf-mmio-window",
+            HostMessage::SeabiosWindow64 { .. } => "seabios-pci64-window",
             HostMessage::DeviceReset { .. } => "device-reset",
             HostMessage::CloudHypervisorMoveBar { .. } => "cloud-hypervisor-move-bar",
             HostMessage::XenSharedRmrr => "xen-shared-rmrr",
@@ -252,6 +257,7 @@ impl HostMessage {
             | HostMessage::XenPtInterrupts { .. } => "xen",
             HostMessage::HypervNotAssignable | HostMessage::HypervGpuPartition => "hyperv",
             HostMessage::OvmfMmioWindow { .. } => "ovmf",
+            HostMessage::SeabiosWindow64 { .. } => "seabios",
             HostMessage::DeviceReset { stuck_d3: true } => "qemu",
             HostMessage::DeviceReset { stuck_d3: false } => "host_kernel",
         }
@@ -320,7 +326,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         if let Some(mapped) = bhyve_modify_mmio(line) {
             bhyve_mapped = Some(mapped);
         }
-        if let Some(m) = ovmf_window(line) {
+        if let Some(m) = ovmf_window(line).or_else(|| seabios_window(line)) {
             push(m);
         }
         if hyperv_not_assignable(line) {
@@ -455,17 +461,6 @@ fn cloud_hypervisor_move_bar(rest: &str) -> Option<HostMessage> {
         from,
         to: hex_u64(to.trim())?,
         len,
-    })
-}
-
-/// OVMF's debug log: `PlatformDynamicMmioWindow:   MMIO Space 0x100000000000
-/// (16384 GB)`.
-fn ovmf_window(line: &str) -> Option<HostMessage> {
-    if !line.contains("PlatformDynamicMmioWindow") {
-        return None;
-    }
-    Some(HostMessage::OvmfMmioWindow {
-        bytes: hex_after(line, "MMIO Space ")?,
     })
 }
 
