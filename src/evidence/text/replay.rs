@@ -375,12 +375,13 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
             d.resized = true;
             d.kept_bars();
         }
-        Event::DriverMapped { bdf } => {
+        Event::DriverMapped { bdf, fell_back } => {
             // A resize that fell back: the `can't assign` before was
-            // for the larger size, and the old BAR stayed in place.
+            // for the larger size, and the old BAR stayed in place. One
+            // that took: the BAR is assigned at the larger size.
             let d = devs.entry(*bdf).or_default();
             d.resized = true;
-            d.resize_fell_back = true;
+            d.resize_fell_back |= *fell_back;
             d.kept_bars();
         }
         Event::ProbeFailed { bdf, vendor } => {

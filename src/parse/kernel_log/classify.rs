@@ -116,6 +116,20 @@ fn driver_mapped(msg: &str) -> bool {
     WORDS.iter().any(|m| m.is_in(msg))
 }
 
+/// i915's and xe's `[drm] BAR2 resized to 16384M` (`...MiB` in later xe):
+/// `pci_resize_resource()` took the larger size, so the BAR is assigned at
+/// it (drivers/gpu/drm/i915/gt/intel_region_lmem.c `i915_resize_lmem_bar()`,
+/// drivers/gpu/drm/xe/xe_vram.c `resize_vram_bar()`).
+fn resized(msg: &str) -> bool {
+    msg.split("BAR").skip(1).any(|r| {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0
+            && r[digits..]
+                .strip_prefix(" resized to ")
+                .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
 /// `nvidia: probe of 0000:01:00.0 failed with error -1` (the driver core
 /// prints it under the driver's name, which is a GPU driver's here).
 fn probe_failed(line: &str) -> Option<Event> {
@@ -211,8 +225,19 @@ pub(super) fn classify_anchored(
             }
             return None;
         }
-        if gpu_driver(word).is_some() && driver_mapped(msg) {
-            return Some(Parsed::Event(Event::DriverMapped { bdf }));
+        if gpu_driver(word).is_some() {
+            if driver_mapped(msg) {
+                return Some(Parsed::Event(Event::DriverMapped {
+                    bdf,
+                    fell_back: true,
+                }));
+            }
+            if resized(msg) {
+                return Some(Parsed::Event(Event::DriverMapped {
+                    bdf,
+                    fell_back: false,
+                }));
+            }
         }
         // radeon read no ATOM video BIOS (`DriverCause::NoVideoBios`): no
         // BAR of it in question.

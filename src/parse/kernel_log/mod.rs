@@ -207,8 +207,9 @@ pub(crate) enum Event {
     /// A GPU driver says it runs on its BARs: it tried to grow one and kept
     /// the one it had (`xe ...: Failed to resize BAR2 to 16384M (-ENOSPC)`,
     /// `i915 ...: Small BAR device`), or it reports the VRAM it mapped
-    /// (`amdgpu ...: VRAM: 8176M ...`). The BARs have their addresses.
-    DriverMapped { bdf: PciAddress },
+    /// (`amdgpu ...: VRAM: 8176M ...`), or that its resize took (`BAR2
+    /// resized to 16384M`, `fell_back` false). The BARs have addresses.
+    DriverMapped { bdf: PciAddress, fell_back: bool },
     /// NVIDIA's driver names why it gave up on a GPU, and the reason is
     /// not a region without an address (`DriverCause`); `bdf` where the
     /// message names the device.

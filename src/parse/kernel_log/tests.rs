@@ -1267,7 +1267,11 @@ fn corpus_wordings_line_by_line() {
         ("BAR 1 [mem 0x800000000-0x9ffffffff 64bit pref]", None),
         ("nvidia: probe of 0000:01:00.0 failed with error -1", Some(Event::ProbeFailed { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
         ("# amdgpu: probe of 0000:83:00.0 failed with error -12", None),
-        ("xe 0000:03:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0") })),
+        ("xe 0000:03:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: true })),
+        ("[   17.365985] i915 0000:0d:00.0: [drm] BAR2 resized to 16384M", Some(Event::DriverMapped { bdf: bdf("0000:0d:00.0"), fell_back: false })),
+        ("xe 0000:03:00.0: [drm] BAR2 resized to 16384MiB", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: false })),
+        ("xe 0000:03:00.0: [drm] BAR resized to 16384M", None),
+        ("e1000e 0000:03:00.0: BAR2 resized to 16384M", None),
         ("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2204 (rev a1)", None),
     ];
     for (line, want) in cases {
