@@ -326,7 +326,7 @@ fn driver_sentence(m: &HostMessage) -> String {
             codes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         ),
         HostMessage::VfioRomInvalid { got } => format!(
-            "the host could not read the passed-through device's option ROM (its header reads {got:#06x}, not 0xaa55), so the guest's firmware gets no usable ROM from it: QEMU's `romfile=` with a dump of the card's VBIOS, or `rombar=0`; the ROM's contents, not BAR space"
+            "the host could not read the passed-through device's option ROM (its header reads {got:#06x}, not 0xaa55: 0xffff most often means the ROM did not answer at all, not decoded or already shadowed by the host's own boot), so the guest's firmware gets no usable ROM from it: QEMU's `romfile=` with a dump of the card's VBIOS, or `rombar=0`; the ROM, not BAR space"
         ),
         HostMessage::MapsMultipleBars => {
             "the kernel warned that a driver mapped a range spanning more than one resource of its map (`resource sanity check ... mapping multiple BARs`, most often the legacy VGA range at 0xc0000): a warning about that mapping, not a BAR without space".into()

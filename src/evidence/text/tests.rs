@@ -189,6 +189,28 @@ pci 0000:02:01.0: bridge window [mem 0x6000000000-0x60ffffffff 64bit pref]: assi
     );
     let short = gather(&other_kind, &[], None).unwrap().bridge_short;
     assert_eq!(short[0].need, Some(0x6_0000_0000));
+    // A 64-bit prefetchable window holds only the 64-bit prefetchable
+    // BARs: a 32-bit prefetchable one goes to the other window.
+    let mixed = stale
+        .replace(
+            "0x00000000-0x00ffffff 64bit pref",
+            "0x00000000-0x00ffffff pref",
+        )
+        .replace("0x6000000000-0x60ffffffff", "0x6000000000-0x63ffffffff");
+    assert!(gather(&mixed, &[], None).unwrap().bridge_short.is_empty());
+    // A size the log gives after the relaxed line (a resize asking for
+    // more) is not what the window was sized for.
+    let resize = format!(
+        "{}pci 0000:03:00.0: BAR 2 [mem size 0x800000000 64bit pref]: can't assign; no space\n",
+        stale.replace("0x6000000000-0x60ffffffff", "0x6000000000-0x6400ffffff")
+    );
+    assert!(gather(&resize, &[], None).unwrap().bridge_short.is_empty());
+    // Every BAR below assigned in the end: the window held them, whatever
+    // the sizes say.
+    let held = format!(
+        "{stale}pci 0000:03:00.0: BAR 2 [mem 0x6000000000-0x63ffffffff 64bit pref]: assigned\npci 0000:03:00.0: BAR 0 [mem 0x6400000000-0x6400ffffff 64bit pref]: assigned\n"
+    );
+    assert!(gather(&held, &[], None).unwrap().bridge_short.is_empty());
 }
 
 #[test]
@@ -218,9 +240,35 @@ fn an_old_kernels_refused_claim_is_settled_by_the_assignment_pass() {
         "[    0.500000] pci 0000:03:00.0: BAR 1: can't allocate mem resource [0x0-0xfffffff]\n[    0.518777]",
     );
     assert_eq!(states(&failed), [BarState::Assigned, BarState::Ignored]);
+    // So does a BAR the sizing gave up on (an alignment past 2 GiB).
+    let bad = log.replace(
+        "[    0.518777]",
+        "[    0.450000] pci 0000:03:00.0: BAR 1 bad alignment 400000000: [0x0-0x3ffffffff]\n[    0.518777]",
+    );
+    assert_eq!(states(&bad), [BarState::Assigned, BarState::Ignored]);
     // Another bus's bridge settles nothing here.
     let other = log.replace("secondary bus 0000:03", "secondary bus 0000:04");
     assert_eq!(states(&other), [BarState::Ignored, BarState::Ignored]);
+}
+
+#[test]
+fn a_resize_that_took_is_no_fallback() {
+    // i915's resize took; a later failure of another BAR of the GPU is its
+    // own, not a resize's that fell back (`resize_lost`).
+    let took = "\
+pci 0000:03:00.0: [8086:56a0] type 00 class 0x030000
+i915 0000:03:00.0: [drm] BAR2 resized to 16384M
+pci 0000:03:00.0: BAR 0 [mem size 0x01000000 64bit]: can't assign; no space
+";
+    let ev = gather(took, &[], None).unwrap();
+    assert!(!ev.gpus[0].ok());
+    assert!(ev.resize_lost.is_empty());
+    // The same with the resize refused: the fallback is named.
+    let refused = took.replace(
+        "[drm] BAR2 resized to 16384M",
+        "[drm] Failed to resize BAR2 to 16384M (-ENOSPC)",
+    );
+    assert_eq!(gather(&refused, &[], None).unwrap().resize_lost.len(), 1);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! and then assign the smaller window; a report of the bridges' lines
 //! alone shows only their windows failing.
 
-use super::replay::DeviceSeen;
+use super::replay::{DeviceSeen, Outcome};
 use crate::evidence::{BridgeShort, ShortHow};
 use crate::model::pci::PciAddress;
 use crate::parse::kernel_log::{Event, LogResource, ResourceRef, Space};
@@ -44,12 +44,16 @@ fn assigned_after(
 /// `cannot fit` (`Event::WindowRelaxed` for `bdf`, the first after event
 /// `from`): no more than its devices' BARs of that kind, its tail unaligned
 /// (drivers/pci/setup-bus.c `pbus_size_mem()`, commit 566f1dd52816 "PCI:
-/// Relax bridge window tail sizing rules"). The sum of the memory BARs the
-/// log shows with a size on the bridge's buses is what it needs at the
-/// least; the range the line prints is not (`Event::WindowRelaxed`).
-/// `Some(None)`: relaxed, but the log shows none of those BARs, so the
-/// need is unknown; `None`: the log says nothing relaxed, and the strict
-/// requirement stands.
+/// Relax bridge window tail sizing rules"). Before the kernel stopped
+/// printing stale ranges the line shows the window's old one, so its size
+/// is not used: the need is the sum of the BARs of that kind the log shows
+/// on the bridge's buses before the line (a resize's larger size comes
+/// after it), a lower bound. A 64-bit prefetchable window takes only the
+/// 64-bit prefetchable BARs; the 32-bit prefetchable ones go to the other
+/// window then, and are counted for neither. `Some(None)`: relaxed, but
+/// the need is not known (no such BAR shown), or every one of those BARs
+/// ends assigned (the window held them); `None`: the log says nothing
+/// relaxed, and the strict requirement stands.
 fn relaxed_need(
     events: &[Event],
     from: usize,
@@ -57,27 +61,52 @@ fn relaxed_need(
     like: &LogResource,
     devs: &BTreeMap<PciAddress, DeviceSeen>,
 ) -> Option<Option<u64>> {
-    let (first, last) = events[from + 1..].iter().find_map(|e| match e {
-        Event::WindowRelaxed {
-            bdf: b,
-            window,
-            buses,
-        } if *b == bdf
-            && window.space == Space::Mem
-            && window.prefetchable == like.prefetchable =>
-        {
-            Some(*buses)
+    let (at, (first, last)) =
+        events
+            .iter()
+            .enumerate()
+            .skip(from + 1)
+            .find_map(|(i, e)| match e {
+                Event::WindowRelaxed {
+                    bdf: b,
+                    window,
+                    buses,
+                } if *b == bdf
+                    && window.space == Space::Mem
+                    && window.prefetchable == like.prefetchable =>
+                {
+                    Some((i, *buses))
+                }
+                _ => None,
+            })?;
+    let below = |a: &PciAddress| a.domain == bdf.domain && (first..=last).contains(&a.bus);
+    let fits = |r: &LogResource| {
+        r.space == Space::Mem && r.prefetchable == like.prefetchable && (!like.mem64 || r.mem64)
+    };
+    let mut sizes: BTreeMap<(PciAddress, u8), u64> = BTreeMap::new();
+    for e in &events[..at] {
+        let (a, res, r) = match e {
+            Event::Probed { bdf, res, resource } | Event::Assigned { bdf, res, resource } => {
+                (bdf, res, Some(resource))
+            }
+            Event::AssignFailed {
+                bdf, res, resource, ..
+            } => (bdf, res, resource.as_ref()),
+            _ => continue,
+        };
+        if let (ResourceRef::Bar(i), Some(r)) = (res, r) {
+            if below(a) && fits(r) && r.size > 0 {
+                sizes.insert((*a, *i), r.size);
+            }
         }
-        _ => None,
-    })?;
-    let below: u64 = devs
-        .iter()
-        .filter(|(a, _)| a.domain == bdf.domain && (first..=last).contains(&a.bus))
-        .flat_map(|(_, d)| d.bars.values())
-        .filter(|b| !b.io && b.prefetchable == like.prefetchable)
-        .filter_map(|b| b.size)
-        .sum();
-    Some((below > 0).then_some(below))
+    }
+    let held = sizes.keys().all(|(a, i)| {
+        devs.get(a)
+            .and_then(|d| d.bars.get(i))
+            .is_some_and(|b| b.outcome == Outcome::Assigned)
+    });
+    let need: u64 = sizes.values().sum();
+    Some((need > 0 && !held).then_some(need))
 }
 
 /// A resize let go of this window of `bdf` (of the kind `like` is) before

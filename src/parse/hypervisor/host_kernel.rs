@@ -50,11 +50,12 @@ pub(super) fn iommu_width(line: &str) -> Option<HostMessage> {
     Some(HostMessage::IommuWidth { width, address })
 }
 
-/// NVIDIA's driver, per line: `NVRM: GPU 0000:01:00.0 is already bound to
-/// vfio-pci.` (the GPU's holder) and `NVRM: The NVIDIA probe routine was
-/// not called for N device(s).` (kernel-open/nvidia/nv.c
-/// `nvidia_init_module()`: fewer GPUs probed than found, another driver
-/// holding the rest), one `NvidiaNotProbed`; and each distinct `NVRM: Xid
+/// NVIDIA's driver, per line: `NVRM: The NVIDIA probe routine was not
+/// called for N device(s).` (kernel-open/nvidia/nv.c `nvidia_init_module()`:
+/// fewer GPUs probed than found, another driver holding the rest) and, in
+/// its newer drivers, `NVRM: GPU 0000:01:00.0 is already bound to
+/// vfio-pci.` before it (the GPU's holder; as corpus 329 shows it, its
+/// source line not located), one `NvidiaNotProbed`; and each distinct `NVRM: Xid
 /// (PCI:0000:01:00): 62, ...` (src/nvidia/src/kernel/gpu/rc/kernel_rc.c,
 /// also with ` GPU-I:.. GPU-CI:..` on a MIG GPU), their numbers in one. The host kernel's, per
 /// line: vfio-pci's `Invalid PCI ROM header signature: expecting 0xaa55,

@@ -71,7 +71,7 @@ pub(super) fn device_message(bdf: PciAddress, msg: &str) -> Option<Parsed> {
         let res = index_ref(n)?;
         match r.strip_prefix(':') {
             Some(verdict) => old_verdict(bdf, res, verdict),
-            None => new_wording(bdf, res, r),
+            None => bad_alignment(bdf, res, r).or_else(|| new_wording(bdf, res, r)),
         }
     } else if let Some(r) = msg.strip_prefix("ROM ") {
         new_wording(bdf, ResourceRef::Rom, r)
@@ -224,8 +224,31 @@ fn old_verdict(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
     }
 }
 
+/// 2.6.2x: `BAR 2 bad alignment 400000000: [0x0-0x3ffffffff]`
+/// (drivers/pci/setup-bus.c `pbus_size_mem()`, v2.6.28: an alignment past
+/// 2 GiB, which that sizing does not handle; the BAR's flags are cleared
+/// and it is never assigned). `r` follows `BAR n`.
+fn bad_alignment(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
+    let rest = r.strip_prefix(" bad alignment ")?;
+    let (_, range) = rest.split_once(": [")?;
+    let (start, end) = hex_range(range.split(']').next()?.trim())?;
+    Some(Event::AssignFailed {
+        bdf,
+        res,
+        resource: Some(LogResource {
+            space: Space::Mem,
+            start: None,
+            size: end.checked_sub(start)?.checked_add(1)?,
+            mem64: false,
+            prefetchable: false,
+        }),
+        reason: FailReason::FailedToAssign,
+    })
+}
+
 /// 2.6.2x: `can't allocate resource`, `can't allocate mem resource
-/// [0x0-0xfffffff]`, `can't allocate io resource [...]`. `r` follows
+/// [0x0-0xfffffff]`, `can't allocate I/O resource [...]` (`io` in some
+/// releases). `r` follows
 /// `can't allocate `. The bare form is the claim of the firmware's address
 /// (arch/x86/pci/i386.c `pcibios_allocate_resources()`, v2.6.28), which
 /// then keeps the size, drops the address ("We'll assign a new address
@@ -237,7 +260,7 @@ fn old_verdict(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
 fn old_allocate(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
     let (space, r) = if let Some(r) = r.strip_prefix("mem ") {
         (Some(Space::Mem), r)
-    } else if let Some(r) = r.strip_prefix("io ") {
+    } else if let Some(r) = r.strip_prefix("io ").or_else(|| r.strip_prefix("I/O ")) {
         (Some(Space::Io), r)
     } else {
         (None, r)

@@ -1096,6 +1096,14 @@ fn corpus_wordings_line_by_line() {
         ),
         ("pci 0000:02:03.0: PCI bridge, secondary bus 0001:03", None),
         (
+            "pci 0000:03:00.0: BAR 2 bad alignment 400000000: [0x0-0x3ffffffff]",
+            failed("0000:03:00.0", ResourceRef::Bar(2), mem(None, 0x4_0000_0000, false, false), FailReason::FailedToAssign),
+        ),
+        (
+            "pci 0000:03:00.0: BAR 5: can't allocate I/O resource [0x0-0x7f]",
+            failed("0000:03:00.0", ResourceRef::Bar(5), io(None, 0x80), FailReason::FailedToAssign),
+        ),
+        (
             "pci 0000:02:00.0: BAR 1: can't allocate resource (bogus alignment) [0x0-0xfff] flags 0x200",
             Some(Event::AssignFailed {
                 bdf: bdf("0000:02:00.0"),
