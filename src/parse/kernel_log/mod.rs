@@ -370,6 +370,10 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
     let mut old_resource: Option<(usize, LogResource)> = None;
     let mut lines = text.lines().enumerate().peekable();
     while let Some((n, line)) = lines.next() {
+        // A report's own heading quotes log lines; it is not the log.
+        if crate::parse::platform::is_report_heading(line) {
+            continue;
+        }
         let anchor = device_anchor(line);
         let mut parsed = classify_anchored(line, anchor);
         if parsed.is_none() {
