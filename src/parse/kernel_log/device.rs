@@ -156,26 +156,33 @@ fn old_enumeration(bdf: PciAddress, r: &str) -> Option<Event> {
         return Some(Event::Probed { bdf, res, resource });
     }
     // 2.6.2x (drivers/pci/probe.c `pci_read_bases()`, v2.6.28): `reg 14
-    // 32bit mmio: [0xfc000000-0xfcffffff]`, `64bit mmio`, `io port`, `...
-    // pref`; the range is the firmware's address.
+    // 32bit mmio: [0xfc000000-0xfcffffff]`; the range is the firmware's
+    // address.
+    let inner = r.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let (start, end) = hex_range(inner)?;
+    Some(Event::Probed {
+        bdf,
+        res,
+        resource: old_reg_resource(kind, start, end)?,
+    })
+}
+
+/// The resource of 2.6.x's enumeration line `reg 14 KIND: [range]`, KIND
+/// `32bit mmio`, `64bit mmio` or `io port`, with ` pref` where it is: the
+/// firmware's address (none at 0) and the size.
+pub(super) fn old_reg_resource(kind: &str, start: u64, end: u64) -> Option<LogResource> {
     let (space, mem64) = match kind.split_whitespace().next()? {
         "32bit" => (Space::Mem, false),
         "64bit" => (Space::Mem, true),
         "io" => (Space::Io, false),
         _ => return None,
     };
-    let inner = r.trim().strip_prefix('[')?.strip_suffix(']')?;
-    let (start, end) = hex_range(inner)?;
-    Some(Event::Probed {
-        bdf,
-        res,
-        resource: LogResource {
-            space,
-            start: Some(start).filter(|s| *s != 0),
-            size: end.checked_sub(start)?.checked_add(1)?,
-            mem64,
-            prefetchable: kind.ends_with(" pref"),
-        },
+    Some(LogResource {
+        space,
+        start: Some(start).filter(|s| *s != 0),
+        size: end.checked_sub(start)?.checked_add(1)?,
+        mem64,
+        prefetchable: kind.contains("pref"),
     })
 }
 

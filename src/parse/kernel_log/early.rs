@@ -1,7 +1,7 @@
 //! The kernel log of 2.6.1x-2.6.2x, whose PCI messages open with `PCI: `
 //! and name the device inside the text rather than before it.
 
-use super::device::{index_ref, register_ref};
+use super::device::{index_ref, old_reg_resource, register_ref};
 use super::resource::{decimal, hex_range};
 use super::{Event, FailReason, LogResource, Parsed, Space};
 use crate::model::pci::PciAddress;
@@ -123,23 +123,11 @@ pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
     let (offset, r) = r.split_once(' ')?;
     let res = register_ref(hex_u64(offset)?)?;
     let (kind, range) = r.split_once(": [")?;
-    let (space, mem64) = match kind.split_whitespace().next()? {
-        "32bit" => (Space::Mem, false),
-        "64bit" => (Space::Mem, true),
-        "io" => (Space::Io, false),
-        _ => return None,
-    };
     let (start, end) = range.strip_suffix(']')?.split_once(',')?;
     let (start, end) = (hex_u64(start.trim())?, hex_u64(end.trim())?);
     Some(Parsed::Event(Event::Probed {
         bdf,
         res,
-        resource: LogResource {
-            space,
-            start: Some(start).filter(|s| *s != 0),
-            size: end.checked_sub(start)?.checked_add(1)?,
-            mem64,
-            prefetchable: kind.contains("pref"),
-        },
+        resource: old_reg_resource(kind, start, end)?,
     }))
 }
