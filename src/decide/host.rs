@@ -356,9 +356,17 @@ fn dma_sentence(
             "QEMU's iommufd backend could not map a device's BAR into the host IOMMU for peer-to-peer DMA{err}, which it does not do for BARs; QEMU goes on: the BAR has its guest address, only peer-to-peer DMA to it is missing"
         );
     }
+    // EINVAL past 2^39 (the narrowest width of Intel's IOMMUs): the
+    // address is most often past what the host IOMMU translates, the case
+    // of QEMU's patch "Use iommu phys_bits with VFIO assigned devices"
+    // (qemu-devel, 2024; corpus 314).
+    let beyond = match (iova, errno) {
+        (Some(a), Some(22)) if a >= 1 << 39 => "; EINVAL this high most often means the host IOMMU does not translate that far, and a vCPU with no more physical address bits than the IOMMU's (`phys-bits=`, `host-phys-bits-limit=`) has its firmware place the BARs lower",
+        _ => "",
+    };
     match (iova, size, errno) {
         (Some(a), Some(s), _) => format!(
-            "QEMU could not map {} at guest address {a:#x} into the host IOMMU{err}: for a BAR QEMU warns and goes on (the BAR is placed there, only peer-to-peer DMA to it is missing); for guest memory the VM stops, for memory, not BAR space",
+            "QEMU could not map {} at guest address {a:#x} into the host IOMMU{err}: for a BAR QEMU warns and goes on (the BAR is placed there, only peer-to-peer DMA to it is missing); for guest memory the VM stops, for memory, not BAR space{beyond}",
             human(s)
         ),
         (_, _, Some(12)) => format!(
@@ -424,6 +432,13 @@ mod tests {
             },
             HostMessage::XenPtInterrupts { failed: true },
             HostMessage::XenPtInterrupts { failed: false },
+            HostMessage::VfioDmaMap {
+                region: None,
+                iova: Some(0x3800_0000_0000),
+                size: Some(0x100_0000),
+                errno: Some(22),
+                bar: false,
+            },
             HostMessage::VfioGroup {
                 group: 64,
                 errno: Some(5),
@@ -446,6 +461,16 @@ mod tests {
             weight(&HostMessage::BhyveModifyMmio { mapped: true }),
             Weight::Trace
         );
+        // EINVAL past 2^39 names the host IOMMU's reach; lower, it does not.
+        let dma = |iova| HostMessage::VfioDmaMap {
+            region: None,
+            iova: Some(iova),
+            size: Some(0x100_0000),
+            errno: Some(22),
+            bar: false,
+        };
+        assert!(sentence(&dma(0x3800_0000_0000)).contains("phys-bits="));
+        assert!(!sentence(&dma(0x40_0000_0000)).contains("phys-bits="));
         let msgs = [HostMessage::Memlock { limit: None }, vmware.clone()];
         assert_eq!(first_failure(&msgs), Some((1, Shortfall::Window)));
     }
