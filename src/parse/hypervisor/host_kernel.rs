@@ -55,15 +55,15 @@ pub(super) fn iommu_width(line: &str) -> Option<HostMessage> {
 /// fewer GPUs probed than found, another driver holding the rest) and, in
 /// its newer drivers, `NVRM: GPU 0000:01:00.0 is already bound to
 /// vfio-pci.` before it (the GPU's holder; as corpus 329 shows it, its
-/// source line not located), one `NvidiaNotProbed`; and each distinct `NVRM: Xid
-/// (PCI:0000:01:00): 62, ...` (src/nvidia/src/kernel/gpu/rc/kernel_rc.c,
-/// also with ` GPU-I:.. GPU-CI:..` on a MIG GPU), their numbers in one. The host kernel's, per
-/// line: vfio-pci's `Invalid PCI ROM header signature: expecting 0xaa55,
-/// got 0xffff` (drivers/pci/rom.c `pci_get_rom_size()`, printed through
-/// the device when QEMU reads its ROM); `caller ... mapping multiple BARs`
-/// (arch/x86/mm/ioremap.c `__ioremap_caller()`, after kernel/resource.c's
-/// `resource sanity check: requesting [mem ...], which spans more than
-/// ...`).
+/// source line not located), one `NvidiaNotProbed`; and each distinct
+/// `NVRM: Xid (PCI:0000:01:00): 62, ...` (src/nvidia/src/kernel/gpu/rc/
+/// kernel_rc.c, also with ` GPU-I:.. GPU-CI:..` on a MIG GPU), their
+/// numbers in one. The host kernel's, per line: vfio-pci's `Invalid PCI
+/// ROM header signature: expecting 0xaa55, got 0xffff` (drivers/pci/rom.c
+/// `pci_get_rom_size()`, printed through the device when QEMU reads its
+/// ROM); `caller ... mapping multiple BARs` (arch/x86/mm/ioremap.c
+/// `__ioremap_caller()`, after kernel/resource.c's `resource sanity check:
+/// requesting [mem ...], which spans more than ...`).
 pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
     let mut out = Vec::new();
     let mut not_probed = false;
@@ -102,9 +102,7 @@ pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
 /// `NVRM: Xid (PCI:0000:01:00): 62, pid=..., ...`: the Xid's number.
 fn xid(line: &str) -> Option<u32> {
     let rest = &line[line.find("NVRM: Xid (PCI:")?..];
-    let after = rest.split_once("): ")?.1;
-    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
+    u32::try_from(decimal_after(rest, "): ")?).ok()
 }
 
 /// `Invalid PCI ROM header signature: expecting 0xaa55, got 0xffff`: what
