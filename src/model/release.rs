@@ -40,3 +40,29 @@ pub(crate) struct Edk2Build {
     /// ("limiting the phys-bits to 46 instead of 47", its changelog).
     pub cap46_patch: bool,
 }
+
+/// A Linux release as the guest's kernel reports it (`6.1.0-48-amd64` is
+/// 6.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct LinuxRelease(pub u32, pub u32);
+
+/// The guest kernel's rules where its releases differ
+/// (decide::window::kernel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KernelRules {
+    /// With `pci=realloc`, from the third try on, a failed window of a
+    /// bridge on the root bus releases every root-bus bridge's window of
+    /// its type (drivers/pci/setup-bus.c `pci_bus_release_bridge_resources`
+    /// by type, v6.1 to v6.17); v6.18 releases only the windows inside the
+    /// root window it selects (`pbus_select_window_for_type`), none of the
+    /// 64-bit ones under QEMU's `_CRS`.
+    pub whole_bus_from_third_try: bool,
+}
+
+impl KernelRules {
+    pub(crate) const fn of(r: LinuxRelease) -> KernelRules {
+        KernelRules {
+            whole_bus_from_third_try: r.0 < 6 || (r.0 == 6 && r.1 < 18),
+        }
+    }
+}

@@ -27,7 +27,8 @@
 //!   768, 1024 (past the HT range) and 1216 GiB. With realloc it then
 //!   releases the windows still short and places them again (`Placed`).
 
-pub(crate) use super::left::{qemu_w64, Left, Part};
+pub(crate) use super::left::{qemu_w64, Left, Part, RootBus};
+use super::third::{third, KERNEL};
 use crate::decide::sizing::{Block, FreeSpace};
 use crate::model::range::{Range, FOUR_GIB};
 
@@ -86,14 +87,14 @@ pub(crate) struct Placed {
 /// kept, the windows it could not claim placed again in `crs`, around
 /// `reserved`; then, with realloc, the windows still short.
 pub(crate) fn place(
-    crs: Range,
-    low: &[(u64, u64)],
+    root: RootBus,
     left: &[Left],
     usable: &[bool],
     ram: &[(u64, u64)],
     reserved: &[(u64, u64)],
     addressable: u64,
 ) -> Placed {
+    let RootBus { crs, low, depth } = root;
     let n = usable.len();
     let left = &split(left, crs, low, ram);
     let mut free = Free::new(crs);
@@ -121,7 +122,9 @@ pub(crate) fn place(
             .filter(|(w, _, _)| !revert(&left[*w], crs, ram, reserved, addressable, &mut reverted))
             .collect()
     };
-    let failed1 = revert_failed(assign(&mut free, left, &unclaimed));
+    // Where each entry lies in the root windows once placed again.
+    let mut at: Vec<Option<(u64, u64)>> = vec![None; left.len()];
+    let failed1 = revert_failed(assign(&mut free, left, &unclaimed, &mut at));
     let mut placed = usable.to_vec();
     settle(&mut placed, left, &unclaimed, &failed1);
     for (w, l) in left.iter().enumerate() {
@@ -159,8 +162,39 @@ pub(crate) fn place(
     }
     keep_out(&mut free);
     redo.extend(failed1.iter().map(|(w, _, _)| *w));
-    let failed2 = revert_failed(assign(&mut free, left, &redo));
+    for &w in &redo {
+        at[w] = None;
+    }
+    let failed2 = revert_failed(assign(&mut free, left, &redo, &mut at));
     settle(&mut placed, left, &redo, &failed2);
+    // Round 3, realloc on a tree two bridges deep: a window of a bridge on
+    // the root bus that round 2 could not place releases the root bus
+    // whole (`third`).
+    let window_failed = failed2.iter().any(|(w, _, _)| !left[*w].bar);
+    if KERNEL.whole_bus_from_third_try && depth + 1 >= 3 && window_failed {
+        // Held: the bus-0 BARs, where they were claimed or placed.
+        let mut free3 = Free(FreeSpace::of(&[crs]), free.1);
+        keep_out(&mut free3);
+        for (w, l) in left.iter().enumerate() {
+            let kept = if redo.contains(&w) || unclaimed.contains(&w) {
+                at[w]
+            } else {
+                claims[w]
+            };
+            if let (true, Some((s, e))) = (l.bar, kept) {
+                free3.take(s.max(crs.start), e.min(crs.end.saturating_add(1)));
+            }
+        }
+        let failed_bars: Vec<usize> = failed2
+            .iter()
+            .map(|(w, _, _)| *w)
+            .filter(|w| left[*w].bar)
+            .collect();
+        let (left3, todo3) = third(left, &claims, &failed_bars);
+        let mut at3 = vec![None; left.len()];
+        let failed3 = revert_failed(assign(&mut free3, &left3, &todo3, &mut at3));
+        settle(&mut placed, &left3, &todo3, &failed3);
+    }
     Placed {
         without_realloc,
         with_realloc: placed,
@@ -418,14 +452,21 @@ fn kernel_order(kernel: Option<Block>, gpus: &[usize]) -> (std::cmp::Reverse<u64
 /// 7 x 16 GiB, realloc): the third try releases the DMI bridge's window,
 /// 136 GiB finds no room in 116 GiB, then pci.0's 72 GiB window is
 /// assigned at the root window's start and pci.2's 56 GiB is not: 4 of 7.
-fn assign(free: &mut Free, left: &[Left], todo: &[usize]) -> Vec<Lost> {
+fn assign(
+    free: &mut Free,
+    left: &[Left],
+    todo: &[usize],
+    placed_at: &mut [Option<(u64, u64)>],
+) -> Vec<Lost> {
     let mut todo = todo.to_vec();
     todo.sort_by_key(|w| kernel_order(left[*w].kernel, &left[*w].gpus));
     let mut lost: Vec<Lost> = Vec::new();
     for w in todo {
         let l = &left[w];
-        if l.kernel.and_then(|b| free.alloc(b)).is_none() {
-            lost.push((w, l.gpus.clone(), Vec::new()));
+        match l.kernel.and_then(|b| free.alloc(b).map(|at| (at, b.size))) {
+            Some((at, size)) if at != 0 => placed_at[w] = Some((at, at + size)),
+            Some(_) => {}
+            None => lost.push((w, l.gpus.clone(), Vec::new())),
         }
     }
     // The children of a subtractive bridge whose window found no room are
@@ -464,7 +505,12 @@ mod tests {
         reserved: &[(u64, u64)],
         addressable: u64,
     ) -> Placed {
-        super::place(crs, &[], left, usable, ram, reserved, addressable)
+        let root = RootBus {
+            crs,
+            low: &[],
+            depth: 1,
+        };
+        super::place(root, left, usable, ram, reserved, addressable)
     }
 
     fn claim(l: &Left, crs: Range, ram: &[(u64, u64)]) -> Option<(u64, u64)> {
@@ -756,15 +802,12 @@ mod tests {
             super::claim(&w, crs, &low, &ram),
             Some((0x8000_0000, 0xb000_0000))
         );
-        let p = super::place(
+        let root = RootBus {
             crs,
-            &low,
-            std::slice::from_ref(&w),
-            &[false],
-            &ram,
-            &[],
-            1 << 40,
-        );
+            low: &low,
+            depth: 1,
+        };
+        let p = super::place(root, std::slice::from_ref(&w), &[false], &ram, &[], 1 << 40);
         assert_eq!(p.without_realloc, [false]);
         // Without the 32-bit root windows known: placed again, kept.
         let p = place(crs, &[w], &[false], &ram, &[], 1 << 40);

@@ -5,7 +5,7 @@
 //! them; the firmware files build them).
 
 use crate::decide::sizing::Block;
-use crate::model::range::FOUR_GIB;
+use crate::model::range::{Range, FOUR_GIB};
 
 /// A window (or a bus-0 BAR) a firmware programmed on the root bus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,4 +122,14 @@ impl Left {
             parts: Vec::new(),
         }
     }
+}
+
+/// The root bus as the kernel sees it: its 64-bit window (`crs`), the
+/// 32-bit ones a window left below 4 GiB can be clipped into (`low`,
+/// [start, end)), and how many bridges deep the tree below it is
+/// (`Setup::bus_depth`: with realloc, the kernel tries depth + 1 times).
+pub(crate) struct RootBus<'a> {
+    pub crs: Range,
+    pub low: &'a [(u64, u64)],
+    pub depth: u32,
 }

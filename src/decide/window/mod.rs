@@ -24,6 +24,7 @@ pub(crate) mod rules;
 mod seabios;
 #[cfg(test)]
 mod tests;
+mod third;
 pub(crate) mod topology;
 
 pub(crate) use qemu::{ram_end, Machine};
@@ -303,6 +304,24 @@ impl Setup {
         }
     }
 
+    /// How many bridges deep the guest kernel finds the tree below the
+    /// root bus (drivers/pci/setup-bus.c `pci_bus_get_depth`, Linux 6.1),
+    /// which with `pci=realloc` sets how many tries it makes: depth + 1.
+    /// Two behind q35's DMI-to-PCI bridge, whose pci-bridges have buses of
+    /// their own (Proxmox's layout always: campaign record 1613's guest,
+    /// `max bus depth: 2 pci_try_num: 3`); one with root ports or
+    /// pci-bridges on bus 0; none with every device on bus 0.
+    pub(crate) fn bus_depth(&self, devices: &[GpuBars]) -> u32 {
+        let b = self.pci_bridges(devices);
+        let ports = self.empty_ports > 0 || devices.iter().any(|g| g.attach == Attach::RootPort);
+        match (b.present.is_empty(), b.on_bus0) {
+            (false, false) => 2,
+            (false, true) => 1,
+            (true, _) if ports => 1,
+            (true, _) => 0,
+        }
+    }
+
     /// The GPUs on root ports (`Attach::RootPort`), in the order of their
     /// ports' bus numbers, which the firmwares enumerate depth first in
     /// device order: the GPUs' own order, but on Proxmox's layout the
@@ -371,9 +390,13 @@ impl Setup {
         // The kernel's claim, and its own placement of what it could not
         // claim (kernel.rs), around RAM and the reserved ranges.
         if let (Some(c), false) = (crs, fw.left.is_empty()) {
+            let root = kernel::RootBus {
+                crs: c,
+                low: &self.low_windows(map.below_4g()),
+                depth: self.bus_depth(&all),
+            };
             let mut placed = kernel::place(
-                c,
-                &self.low_windows(map.below_4g()),
+                root,
                 &fw.left,
                 &usable_all,
                 &map.kernel_ram(self.guest_mem),

@@ -990,3 +990,38 @@ fn g6c_further_devices_are_placed_but_not_reported() {
     // It is placed with them: the root window grows past the GPUs'.
     assert!(with.crs.unwrap().end > alone.crs.unwrap().end);
 }
+
+#[test]
+fn realloc_third_try_releases_the_root_bus_when_a_port_window_failed() {
+    // Campaign seed 20261203 record 1613: SeaBIOS 1.16.3, Proxmox's q35
+    // layout (the DMI bridge's pci-bridges: two deep, three tries with
+    // realloc), 2 x (128 GiB + 32 MiB) on root ports, two empty ports, an
+    // Intel vCPU at 46 bits, 512 GiB of RAM, a 512 GiB root window. The
+    // firmware misaligns bus 1's 128 GiB BAR; round 2 finds no room for
+    // its port's 192 GiB window; the third try releases every root-bus
+    // window and places both ports' first: 2 of 2 (the guest's log,
+    // records/logs/seed-20261203-1613-dmesg-pci.txt).
+    let s = Setup {
+        qemu: QemuRules::of(crate::model::release::QemuVersion(10, 0), None),
+        empty_ports: 2,
+        guest_mem: Some(GIB),
+        ..proxmox_layout(vm(seabios_v((1, 16, 3)), 46, CpuVendor::Intel, 512 * GIB))
+    };
+    let g = each(2, &[128 * GIB, 32 * MIB]);
+    assert_eq!(s.bus_depth(&g), 2);
+    let b = s.boot(&g).unwrap();
+    assert_eq!(b.crs, Some(Range::new(0x3800_0000_0000, 0x387f_ffff_ffff)));
+    assert_eq!(usable(&b), [false, true]);
+    assert_eq!(b.realloc_gpus, Some(vec![true, true]));
+    // Root ports only: one deep, two tries, no third: round 2's answer.
+    let plain = Setup {
+        layout: Layout::Plain,
+        ..s.clone()
+    };
+    assert_eq!(plain.bus_depth(&g), 1);
+    let b = plain.boot(&g).unwrap();
+    assert_eq!(
+        b.realloc_gpus.map(|v| v.iter().filter(|p| **p).count()),
+        Some(1)
+    );
+}
