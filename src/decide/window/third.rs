@@ -34,7 +34,8 @@ const WINDOW_MIN_ALIGN: u64 = 1 << 20;
 /// not (`pci_bridge_release_resources` keeps the old size: `r->end =
 /// resource_size(r) - 1`, and `calculate_memsize` sizes it again at
 /// least that large). The next try places them, most aligned first
-/// (`pbus_assign_resources_sorted`). Unchanged in v6.12; v6.18 picks the
+/// (`pbus_assign_resources_sorted`). v6.12 was not read at its tag (the
+/// window selection below came after v6.17, by its merge thread); v6.18 picks the
 /// bus's window for the failed type first (`pbus_select_window_for_type`,
 /// 74afce3dfcba) and releases only the windows inside it: on the root bus
 /// that is the first memory window of `_CRS` (QEMU's 64-bit one carries
