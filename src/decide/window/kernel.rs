@@ -169,7 +169,9 @@ pub(crate) fn place(
     settle(&mut placed, left, &redo, &failed2);
     // Round 3, realloc on a tree two bridges deep: a window of a bridge on
     // the root bus that round 2 could not place releases the root bus
-    // whole (`third`).
+    // whole (`third`). Not modelled: the kernel does the same when round
+    // 2 failed only a bus-0 BAR (its `dev->bus` is the root bus too), and
+    // a fourth try on a tree three deep; no booted record shows either.
     let window_failed = failed2.iter().any(|(w, _, _)| !left[*w].bar);
     if KERNEL.whole_bus_from_third_try && depth + 1 >= 3 && window_failed {
         // Held: the bus-0 BARs, where they were claimed or placed.

@@ -42,6 +42,10 @@ const WINDOW_MIN_ALIGN: u64 = 1 << 20;
 /// neither `IORESOURCE_PREFETCH` nor `IORESOURCE_MEM_64`), which holds no
 /// bridge's 64-bit window (read, not booted: `KernelRules`).
 ///
+/// The campaign's guests run Debian's 6.1.172, whose setup-bus.c carries
+/// later backports (its messages are v6.8's); its log shows this release
+/// (`vm-tests/records/logs/seed-20261203-1613-dmesg-pci.txt`).
+///
 /// Campaign seed 20261203 record 1613 (SeaBIOS 1.16.3, Proxmox's q35
 /// layout, 2 x (128 GiB + 32 MiB) on root ports, a 512 GiB root window,
 /// `max bus depth: 2 pci_try_num: 3`): the second try failed port
