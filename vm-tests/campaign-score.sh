@@ -240,7 +240,7 @@ vt_record() {
 # vt_unrecord LINE DIR: makes DIR a record directory from a compact record
 # (vt_record): config, plan-flags, plan-base-flags, outcome, secs, cpu_secs
 # and truth.json (whose check is the summary), what vt_cfg_plan and
-# vt_score read. Returns 1, having written nothing, on a record jq cannot
+# vt_score read. Returns 1, having written no file, on a record jq cannot
 # take apart.
 vt_unrecord() {
     local line=$1 d=$2 texts f

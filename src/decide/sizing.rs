@@ -42,7 +42,7 @@ pub(crate) struct Item {
 }
 
 /// Bridge memory windows are at least 1 MiB and 1 MiB aligned.
-const WINDOW_GRANULE: u64 = 1 << 20;
+pub(crate) const WINDOW_GRANULE: u64 = 1 << 20;
 
 pub(crate) fn align_up(v: u64, a: u64) -> Option<u64> {
     if a <= 1 {

@@ -53,9 +53,10 @@ pub(crate) struct KernelRules {
     /// With `pci=realloc`, from the third try on, a failed window of a
     /// bridge on the root bus releases every root-bus bridge's window of
     /// its type (drivers/pci/setup-bus.c `pci_bus_release_bridge_resources`
-    /// by type, read at v6.1; v6.12 not read at its tag); v6.18 releases only the windows inside the
-    /// root window it selects (`pbus_select_window_for_type`), none of the
-    /// 64-bit ones under QEMU's `_CRS`.
+    /// by type, read at v6.1; v6.12 not read at its tag); v6.18 releases
+    /// only the windows inside the root window it selects
+    /// (`pbus_select_window_for_type`), none of the 64-bit ones under
+    /// QEMU's `_CRS`.
     pub whole_bus_from_third_try: bool,
 }
 

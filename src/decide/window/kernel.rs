@@ -27,7 +27,7 @@
 //!   768, 1024 (past the HT range) and 1216 GiB. With realloc it then
 //!   releases the windows still short and places them again (`Placed`).
 
-pub(crate) use super::left::{qemu_w64, Left, Part, RootBus};
+pub(crate) use super::left::{qemu_w64, Left, Part, RootWindows};
 use super::third::{third, KERNEL};
 use crate::decide::sizing::{Block, FreeSpace};
 use crate::model::range::{Range, FOUR_GIB};
@@ -87,14 +87,14 @@ pub(crate) struct Placed {
 /// kept, the windows it could not claim placed again in `crs`, around
 /// `reserved`; then, with realloc, the windows still short.
 pub(crate) fn place(
-    root: RootBus,
+    root: RootWindows,
     left: &[Left],
     usable: &[bool],
     ram: &[(u64, u64)],
     reserved: &[(u64, u64)],
     addressable: u64,
 ) -> Placed {
-    let RootBus { crs, low, depth } = root;
+    let RootWindows { crs, low, depth } = root;
     let n = usable.len();
     let left = &split(left, crs, low, ram);
     let mut free = Free::new(crs);
@@ -467,6 +467,8 @@ fn assign(
         let l = &left[w];
         match l.kernel.and_then(|b| free.alloc(b).map(|at| (at, b.size))) {
             Some((at, size)) if at != 0 => placed_at[w] = Some((at, at + size)),
+            // Placed below 4 GiB (`Free::alloc` says 0): outside `crs`,
+            // so nothing for round 3 to hold.
             Some(_) => {}
             None => lost.push((w, l.gpus.clone(), Vec::new())),
         }
@@ -507,7 +509,7 @@ mod tests {
         reserved: &[(u64, u64)],
         addressable: u64,
     ) -> Placed {
-        let root = RootBus {
+        let root = RootWindows {
             crs,
             low: &[],
             depth: 1,
@@ -804,7 +806,7 @@ mod tests {
             super::claim(&w, crs, &low, &ram),
             Some((0x8000_0000, 0xb000_0000))
         );
-        let root = RootBus {
+        let root = RootWindows {
             crs,
             low: &low,
             depth: 1,

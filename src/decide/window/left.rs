@@ -128,7 +128,7 @@ impl Left {
 /// 32-bit ones a window left below 4 GiB can be clipped into (`low`,
 /// [start, end)), and how many bridges deep the tree below it is
 /// (`Setup::bus_depth`: with realloc, the kernel tries depth + 1 times).
-pub(crate) struct RootBus<'a> {
+pub(crate) struct RootWindows<'a> {
     pub crs: Range,
     pub low: &'a [(u64, u64)],
     pub depth: u32,

@@ -390,7 +390,7 @@ impl Setup {
         // The kernel's claim, and its own placement of what it could not
         // claim (kernel.rs), around RAM and the reserved ranges.
         if let (Some(c), false) = (crs, fw.left.is_empty()) {
-            let root = kernel::RootBus {
+            let root = kernel::RootWindows {
                 crs: c,
                 low: &self.low_windows(map.below_4g()),
                 depth: self.bus_depth(&all),

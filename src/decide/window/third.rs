@@ -2,7 +2,7 @@
 //! it releases and how large it asks each window to be again.
 
 use super::left::Left;
-use crate::decide::sizing::Block;
+use crate::decide::sizing::{Block, WINDOW_GRANULE};
 use crate::model::release::{KernelRules, LinuxRelease};
 
 /// The guest kernel whose rounds are modelled: Debian 12's, which the
@@ -11,11 +11,6 @@ const GUEST_KERNEL: LinuxRelease = LinuxRelease(6, 1);
 
 /// The rules of the guest kernel's rounds.
 pub(super) const KERNEL: KernelRules = KernelRules::of(GUEST_KERNEL);
-
-/// The smallest alignment the kernel gives a memory window
-/// (drivers/pci/setup-bus.c `window_alignment`: 1 MiB), which an empty
-/// one, sized by its old size only, keeps.
-const WINDOW_MIN_ALIGN: u64 = 1 << 20;
 
 /// Round 3's entries: every window of a bridge on the root bus released
 /// and sized again, its BARs and the windows below it with it; the bus-0
@@ -65,9 +60,12 @@ pub(super) fn third(
             size: b.size.max(old),
             align: b.align,
         }),
+        // An empty window, sized by its old size only, keeps the
+        // smallest alignment a memory window gets (setup-bus.c
+        // `window_alignment`).
         None if empty && old > 0 => Some(Block {
             size: old,
-            align: WINDOW_MIN_ALIGN,
+            align: WINDOW_GRANULE,
         }),
         None => None,
     };
