@@ -66,7 +66,7 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
             ev.expected.unwrap_or(found)
         ),
         Case::NoGpu => "no GPU found, nothing to check (give --expect to require GPUs)".into(),
-        Case::Healthy => format!("{found} GPU(s), every memory BAR assigned"),
+        Case::Healthy => healthy(ev),
         Case::OnlyOtherDevices => format!(
             "{unassigned}, all on devices not taken for GPUs: the numbers here are about the GPUs' 64-bit space and do not cover them"
         ),
@@ -194,6 +194,34 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
             )
         }
     }
+}
+
+/// Every GPU's memory BARs assigned: those the text shows, and those of
+/// a GPU its driver runs (`Evidence::driver_runs`), with what the host
+/// side's messages say beside them.
+fn healthy(ev: &Evidence) -> String {
+    let mut s = format!("{} GPU(s), every memory BAR assigned", ev.gpus.len());
+    if !ev.driver_runs.is_empty() {
+        s.push_str(&format!(
+            " (the text shows no BAR of {}; NVIDIA's driver runs it, which it does only on a GPU whose regions have addresses)",
+            ev.driver_runs
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !ev.host_messages.is_empty() {
+        s.push_str(": ");
+        s.push_str(
+            &ev.host_messages
+                .iter()
+                .map(host::sentence)
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+    }
+    s
 }
 
 /// A short bridge window, in numbers.

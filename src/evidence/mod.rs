@@ -199,6 +199,10 @@ pub(crate) struct Evidence {
     /// GPU, a GSP or assertion failure before RmInitAdapter): the text
     /// shows no BAR of theirs failing, and the driver says what did.
     pub driver_gave_up: Vec<PciAddress>,
+    /// GPUs the text shows no memory BAR of whose driver runs them
+    /// (NVIDIA's Xid at run time, nvidia-drm registered): their BARs had
+    /// addresses, which the text does not show.
+    pub driver_runs: Vec<PciAddress>,
     /// The sign that the text is a VFIO host's (`parse::platform::
     /// vfio_host_sign`), in words: its failed BARs are the host's, placed
     /// by the host's firmware and kernel, whatever VM they are for.

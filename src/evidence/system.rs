@@ -185,6 +185,7 @@ fn gather_bars(
         // sysfs shows every BAR with its address.
         unproven: Vec::new(),
         driver_gave_up: Vec::new(),
+        driver_runs: Vec::new(),
         vfio_host: None,
         // Driver messages, read only from pasted text.
         nvrm_third_region_only: Vec::new(),

@@ -118,6 +118,11 @@ pub(crate) fn gather(
                 && ((d.probe_failed && d.probe_explained) || (d.init_failed && d.init_explained))
         })
         .collect();
+    let driver_runs = gpus
+        .iter()
+        .filter(|g| g.ok() && devs[&g.addr].running && !g.bars.iter().any(|b| !b.io))
+        .map(|g| g.addr)
+        .collect();
     // A resize that fell back and still left a BAR without an address: the
     // last word on the BAR came after the driver's fallback.
     let resize_lost: Vec<PciAddress> = gpus
@@ -183,6 +188,7 @@ pub(crate) fn gather(
         hyperv_mmio_short,
         unproven,
         driver_gave_up,
+        driver_runs,
         vfio_host: platform::vfio_host_sign(text),
         hotplug,
         nvrm_third_region_only,
@@ -338,7 +344,7 @@ fn unproven(
                 "its driver's probe failed, and the text shows no BAR of it without an address"
             } else if init {
                 "NVIDIA's driver could not initialise it (RmInitAdapter failed), and the text shows no BAR of it without an address"
-            } else if d.resized || d.bound {
+            } else if d.resized || d.bound || d.running {
                 return None;
             } else if d.probe_failed || d.init_failed {
                 "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its power, an unsupported GPU, its own graphics table), and the text shows none of its BARs with an address"

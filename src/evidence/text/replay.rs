@@ -41,6 +41,9 @@ pub(super) struct DeviceSeen {
     /// Its driver runs on it: it asked for its SR-IOV virtual functions,
     /// which the PCI core lets only a bound driver do.
     pub(super) bound: bool,
+    /// NVIDIA's driver runs it (`Event::DriverRunning`): its memory BARs
+    /// had addresses, though the text may show none of them.
+    pub(super) running: bool,
     /// Its driver's probe failure, or its adapter's failed initialisation,
     /// came with a reason the driver names that is no BAR without an
     /// address (`DriverCause`).
@@ -389,6 +392,12 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
             d.driver_vendor = Some(*vendor);
             d.vendor.get_or_insert(*vendor);
             d.probe_failed = true;
+        }
+        Event::DriverRunning { bdf, vendor } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(*vendor);
+            d.vendor.get_or_insert(*vendor);
+            d.running = true;
         }
         Event::InitFailed { bdf } => {
             let d = devs.entry(*bdf).or_default();

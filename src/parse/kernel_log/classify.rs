@@ -153,6 +153,36 @@ fn probe_failed(line: &str) -> Option<Event> {
     })
 }
 
+/// NVIDIA's driver running a GPU (`Event::DriverRunning`): an Xid at run
+/// time, or nvidia-drm's device registered.
+fn nvidia_running(line: &str) -> Option<Event> {
+    if line.starts_with('#') {
+        return None;
+    }
+    static XID: Needle = Needle::new("NVRM: Xid (PCI:");
+    static DRM: Needle = Needle::new("Initialized nvidia-drm ");
+    let addr = if let Some(at) = XID.find(line) {
+        // `PCI:%04x:%02x:%02x`: no function; a MIG instance follows
+        // after a space (`PCI:0000:01:00 GPU-I:01 GPU-CI:00`).
+        let rest = &line[at + "NVRM: Xid (PCI:".len()..];
+        let end = rest.find([')', ' '])?;
+        format!("{}.0", &rest[..end])
+    } else {
+        let at = DRM.find(line)?;
+        let rest = &line[at..];
+        let (_, tail) = rest.split_once(" for ")?;
+        let (addr, tail) = tail.split_once(' ')?;
+        if !tail.starts_with("on minor") {
+            return None;
+        }
+        addr.to_string()
+    };
+    Some(Event::DriverRunning {
+        bdf: addr.parse().ok()?,
+        vendor: VENDOR_NVIDIA,
+    })
+}
+
 /// Substrings at least one of which every line without a device anchor
 /// that we understand contains; the cheap reject for the bulk of a boot
 /// log. (`PCI` covers `PCI: ...` of old kernels, `Some PCI device`,
@@ -271,7 +301,7 @@ pub(super) fn classify_anchored(
     if NVRM_INVALID.is_in(line) {
         return Some(Parsed::Event(Event::NvrmInvalid));
     }
-    if let Some(e) = probe_failed(line) {
+    if let Some(e) = probe_failed(line).or_else(|| nvidia_running(line)) {
         return Some(Parsed::Event(e));
     }
     if let Some(e) = nvrm_cause(line) {
