@@ -92,7 +92,8 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::NvidiaNotProbed { .. }
         | HostMessage::NvidiaXid { .. }
         | HostMessage::VfioRomInvalid { .. }
-        | HostMessage::MapsMultipleBars => Weight::Note,
+        | HostMessage::MapsMultipleBars
+        | HostMessage::IommuRmrr => Weight::Note,
     }
 }
 
@@ -298,7 +299,8 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::NvidiaNotProbed { .. }
         | HostMessage::NvidiaXid { .. }
         | HostMessage::VfioRomInvalid { .. }
-        | HostMessage::MapsMultipleBars => driver_sentence(m),
+        | HostMessage::MapsMultipleBars
+        | HostMessage::IommuRmrr => driver_sentence(m),
         HostMessage::SeabiosWindow64 { start, end } => format!(
             "SeaBIOS placed its 64-bit MMIO window at {start:#x}-{end:#x} ({}) (its debug log), each BAR it maps there listed after it: the firmware's side, no device's failure; whether the guest's CPU reaches that far (its physical address bits) and the guest kernel keeps the BARs, the guest's own log says",
             human(end.saturating_sub(*start))
@@ -330,6 +332,9 @@ fn driver_sentence(m: &HostMessage) -> String {
         ),
         HostMessage::MapsMultipleBars => {
             "the kernel warned that a driver mapped a range spanning more than one resource of its map (`resource sanity check ... mapping multiple BARs`, most often the legacy VGA range at 0xc0000): a warning about that mapping, not a BAR without space".into()
+        }
+        HostMessage::IommuRmrr => {
+            "the host's Intel IOMMU would not hand the device to a VM: the firmware reserves memory for it (an RMRR, common on HPE and older Dell servers), so VFIO cannot take it (QEMU: \"failed to set iommu for container\"); a firmware setting or update that drops the reservation, or another slot, not BAR space".into()
         }
         _ => String::new(),
     }
@@ -453,6 +458,7 @@ mod tests {
             },
             HostMessage::VfioRomInvalid { got: 0xffff },
             HostMessage::MapsMultipleBars,
+            HostMessage::IommuRmrr,
         ] {
             assert_eq!(weight(&note), Weight::Note, "{note:?}");
             assert!(sentence(&note).contains("not"), "{}", sentence(&note));

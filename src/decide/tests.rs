@@ -964,14 +964,49 @@ fn nvidias_own_reasons_that_are_no_bar_do_not_fail_it() {
 ";
     assert_eq!(verdict(above), Verdict::Ok);
     // RmInitAdapter after a driver assertion (153) is no BAR's failure, and
-    // ok for the BARs; alone it still counts (113).
+    // ok for the BARs; alone it is not known (113, 207, 340, 341), its
+    // hints said on the condition that lspci shows a region missing; with
+    // the region NVIDIA names empty it fails.
     let init = "\
 NVRM: nvAssertFailedNoLog: Assertion failed: pVGpu != NULL @ objvgpu.c:148
 NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)
 ";
     assert_eq!(verdict(init), Verdict::Ok);
+    let alone = "NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)\n";
+    assert_eq!(verdict(alone), Verdict::Unknown);
+    let ev = gather(alone, &[], None).unwrap();
+    assert_eq!(ev.start_failed.len(), 1);
+    let hints = crate::decide::fallback::hints(&ev, &diagnose(&ev));
+    assert!(!hints.is_empty());
+    assert!(
+        hints[0]
+            .text
+            .starts_with("NVIDIA's driver could not start 0000:05:00.0"),
+        "{}",
+        hints[0].text
+    );
     assert_eq!(
-        verdict("NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)\n"),
+        verdict("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0 (PCI:0000:05:00.0)\nNVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)\n"),
+        Verdict::Fail
+    );
+    // amdgpu found no video BIOS (342, a VM's iGPU without its ROM file):
+    // its probe's failure is that, not a BAR. Without the line, or with
+    // NVIDIA's reason instead (given only to an NVIDIA GPU), it fails.
+    let rom = "\
+    amdgpu: Unable to locate a BIOS ROM
+    amdgpu 0000:01:00.0: amdgpu: Fatal error during GPU init
+    amdgpu 0000:01:00.0: probe with driver amdgpu failed with error -22
+";
+    assert_eq!(verdict(rom), Verdict::Ok);
+    assert_eq!(
+        verdict("amdgpu 0000:01:00.0: probe with driver amdgpu failed with error -22\n"),
+        Verdict::Fail
+    );
+    assert_eq!(
+        verdict(&rom.replace(
+            "amdgpu: Unable to locate a BIOS ROM",
+            "NVRM: Can't find an IRQ for your NVIDIA card!"
+        )),
         Verdict::Fail
     );
     // An empty region with no address and no NVIDIA GPU named (184).

@@ -203,6 +203,11 @@ pub(crate) struct Evidence {
     /// (NVIDIA's Xid at run time, nvidia-drm registered): their BARs had
     /// addresses, which the text does not show.
     pub driver_runs: Vec<PciAddress>,
+    /// Of `unproven`, the GPUs whose driver could not start them with no
+    /// cause it names (`RmInitAdapter failed` alone): a region without an
+    /// address is one cause among several, so the verdict is not known and
+    /// the hints are said on the condition that lspci shows one.
+    pub start_failed: Vec<PciAddress>,
     /// The sign that the text is a VFIO host's (`parse::platform::
     /// vfio_host_sign`), in words: its failed BARs are the host's, placed
     /// by the host's firmware and kernel, whatever VM they are for.

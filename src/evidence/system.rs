@@ -186,6 +186,7 @@ fn gather_bars(
         unproven: Vec::new(),
         driver_gave_up: Vec::new(),
         driver_runs: Vec::new(),
+        start_failed: Vec::new(),
         vfio_host: None,
         // Driver messages, read only from pasted text.
         nvrm_third_region_only: Vec::new(),

@@ -58,6 +58,10 @@ struct Ctx<'a> {
 /// The hints for a failure no model predicts, best first.
 pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     let complaint = ev.unproven.iter().any(|(_, _, c)| *c);
+    // A GPU whose start failed with no cause named: the hints for a
+    // region without an address, on that condition.
+    let start_failed = !complaint && !ev.start_failed.is_empty();
+    let complaint = complaint || start_failed;
     // What the host side refused is fixed there, whatever else the input
     // shows of the guest.
     if let Case::Host { at } = d.case {
@@ -110,6 +114,15 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
             "The GPUs need {} of 64-bit prefetchable space; the root bus window is {}.",
             human(d.needed_bytes.unwrap_or(0)),
             human(d.window_bytes.unwrap_or(0))
+        )
+    } else if start_failed {
+        format!(
+            "NVIDIA's driver could not start {} and names no cause; a BAR without an address is one (others: GSP firmware, power, the GPU's state). If lspci -vvv shows a memory BAR of it \"<unassigned>\" or without its Region 1, or the log holds \"BARn is 0M\", this is the fix.",
+            ev.start_failed
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )
     } else {
         format!("{}.", describe(ev, d))

@@ -118,6 +118,14 @@ pub(crate) fn gather(
                 && ((d.probe_failed && d.probe_explained) || (d.init_failed && d.init_explained))
         })
         .collect();
+    let start_failed = unproven
+        .iter()
+        .filter(|(a, _, complaint)| {
+            let d = &devs[a];
+            !complaint && d.init_failed && !d.init_explained
+        })
+        .map(|(a, _, _)| *a)
+        .collect();
     let driver_runs = gpus
         .iter()
         .filter(|g| g.ok() && devs[&g.addr].running && !g.bars.iter().any(|b| !b.io))
@@ -189,6 +197,7 @@ pub(crate) fn gather(
         unproven,
         driver_gave_up,
         driver_runs,
+        start_failed,
         vfio_host: platform::vfio_host_sign(text),
         hotplug,
         nvrm_third_region_only,
@@ -335,7 +344,15 @@ fn unproven(
             let d = &devs[&g.addr];
             let probe = d.probe_failed && !d.probe_explained;
             let init = d.init_failed && !d.init_explained;
-            let complaint = complaints.contains(&g.addr) || probe || init || headless_failed;
+            // `RmInitAdapter failed` alone is no complaint about a region:
+            // the adapter's start fails for many reasons (GSP, power, a
+            // confidential VM's mappings, a reset in progress), and where a
+            // region is the cause NVIDIA's driver says so first (`BARn is
+            // 0M`). Without that, or a BAR the text shows failing, the
+            // BARs are not known (corpus 207; a02 and a03 of the third
+            // collection of 2026-12-06, each labelled healthy from its
+            // thread; 104 and 113 are the failing ones that now read so).
+            let complaint = complaints.contains(&g.addr) || probe || headless_failed;
             let why = if headless_failed {
                 "the text shows memory BARs without addresses in `Region` lines without their device, and does not say whose"
             } else if complaints.contains(&g.addr) {
@@ -347,7 +364,7 @@ fn unproven(
             } else if d.resized || d.bound || d.running {
                 return None;
             } else if d.probe_failed || d.init_failed {
-                "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its power, an unsupported GPU, its own graphics table), and the text shows none of its BARs with an address"
+                "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its video BIOS, its power, an unsupported GPU, its own graphics table), and the text shows none of its BARs with an address"
             } else if !g.bars.iter().any(|b| !b.io) {
                 "no memory BAR of it is shown"
             } else if g.bars.iter().any(|b| !b.io && b.start.is_none()) {

@@ -237,36 +237,34 @@ pub(super) fn replay(events: &[Event]) -> Replay {
     }
 }
 
-/// NVIDIA's reasons that name no device, each given to the probe failure
-/// (or failed initialisation) of an NVIDIA GPU that follows it: the driver
+/// A driver's reasons that name no device, each given to the probe failure
+/// (or failed initialisation) of its vendor's GPU that follows it: the driver
 /// prints its reason, then the driver core or the RM its failure. One left
 /// at the end goes to the last such failure before it (an excerpt that
 /// kept a later attempt's reason), or to the one NVIDIA GPU the text has.
 #[derive(Default)]
 struct Causes {
     pending: Vec<DriverCause>,
-    last_probe: Option<PciAddress>,
+    /// The last probe failure of each vendor's GPU.
+    last_probe: BTreeMap<u16, PciAddress>,
     last_init: Option<PciAddress>,
 }
 
 impl Causes {
     fn follow(&mut self, devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) {
-        let (bdf, at_probe) = match e {
-            Event::ProbeFailed {
-                bdf,
-                vendor: VENDOR_NVIDIA,
-            } => (*bdf, true),
-            Event::InitFailed { bdf } => (*bdf, false),
+        let (bdf, at_probe, vendor) = match e {
+            Event::ProbeFailed { bdf, vendor } => (*bdf, true, *vendor),
+            Event::InitFailed { bdf } => (*bdf, false, VENDOR_NVIDIA),
             _ => return,
         };
         if at_probe {
-            self.last_probe = Some(bdf);
+            self.last_probe.insert(vendor, bdf);
         } else {
             self.last_init = Some(bdf);
         }
         let d = devs.entry(bdf).or_default();
         self.pending.retain(|c| {
-            if c.at_probe() == at_probe {
+            if c.at_probe() == at_probe && c.vendor() == vendor {
                 explain(d, *c);
                 false
             } else {
@@ -276,18 +274,18 @@ impl Causes {
     }
 
     fn finish(self, devs: &mut BTreeMap<PciAddress, DeviceSeen>) {
-        let nvidia: Vec<PciAddress> = devs
-            .iter()
-            .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
-            .map(|(a, _)| *a)
-            .collect();
         for c in self.pending {
             let last = if c.at_probe() {
-                self.last_probe
+                self.last_probe.get(&c.vendor()).copied()
             } else {
                 self.last_init
             };
-            let to = last.or(match nvidia.as_slice() {
+            let of_vendor: Vec<PciAddress> = devs
+                .iter()
+                .filter(|(_, d)| d.vendor == Some(c.vendor()) && !d.is_bridge())
+                .map(|(a, _)| *a)
+                .collect();
+            let to = last.or(match of_vendor.as_slice() {
                 [one] => Some(*one),
                 _ => None,
             });

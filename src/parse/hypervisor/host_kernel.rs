@@ -63,7 +63,11 @@ pub(super) fn iommu_width(line: &str) -> Option<HostMessage> {
 /// `pci_get_rom_size()`, printed through the device when QEMU reads its
 /// ROM); `caller ... mapping multiple BARs` (arch/x86/mm/ioremap.c
 /// `__ioremap_caller()`, after kernel/resource.c's `resource sanity check:
-/// requesting [mem ...], which spans more than ...`).
+/// requesting [mem ...], which spans more than ...`); Intel's IOMMU
+/// driver's `Device is ineligible for IOMMU domain attach due to platform
+/// RMRR requirement.` (drivers/iommu/intel/iommu.c
+/// `intel_iommu_attach_device()`, -EPERM for an unmanaged domain, which is
+/// VFIO's; QEMU then says `failed to set iommu for container`), once.
 pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
     let mut out = Vec::new();
     let mut not_probed = false;
@@ -88,6 +92,11 @@ pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
         }
         if line.contains("caller ") && line.trim_end().ends_with(" mapping multiple BARs") {
             out.push(HostMessage::MapsMultipleBars);
+        }
+        if line.contains("Device is ineligible for IOMMU domain attach due to platform RMRR")
+            && !out.contains(&HostMessage::IommuRmrr)
+        {
+            out.push(HostMessage::IommuRmrr);
         }
     }
     if !codes.is_empty() {
@@ -129,6 +138,8 @@ mod tests {
             "NVRM: Xid (PCI:0000:01:00): 62, pid=1, name=x, again",
             "vfio-pci 0000:01:00.0: Invalid PCI ROM header signature: expecting 0xaa55, got 0xffff",
             "Jun 18 18:07:26 Tower kernel: caller _nv000908rm+0x1bf/0x1f0 [nvidia] mapping multiple BARs",
+            "[  116.8] vfio-pci 0000:0b:00.0: Device is ineligible for IOMMU domain attach due to platform RMRR requirement.  Contact your platform vendor.",
+            "[ 1136.5] vfio-pci 0000:0b:00.0: Device is ineligible for IOMMU domain attach due to platform RMRR requirement.  Contact your platform vendor.",
         ];
         assert_eq!(
             driver_messages(&log),
@@ -141,6 +152,7 @@ mod tests {
                 },
                 HostMessage::VfioRomInvalid { got: 0xffff },
                 HostMessage::MapsMultipleBars,
+                HostMessage::IommuRmrr,
             ]
         );
         // The probe's line alone names no holder; a guest driver's ROM

@@ -184,6 +184,9 @@ pub(crate) enum HostMessage {
     VfioRomInvalid { got: u16 },
     /// The kernel's ioremap warning: `mapping multiple BARs`.
     MapsMultipleBars,
+    /// Intel's IOMMU driver refused to give a device to a VM's domain: the
+    /// firmware reserves memory for it (an RMRR).
+    IommuRmrr,
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -226,6 +229,7 @@ impl HostMessage {
             HostMessage::NvidiaXid { .. } => "nvidia-xid",
             HostMessage::VfioRomInvalid { .. } => "vfio-rom-invalid",
             HostMessage::MapsMultipleBars => "ioremap-multiple-bars",
+            HostMessage::IommuRmrr => "iommu-rmrr",
         }
     }
 
@@ -244,7 +248,8 @@ impl HostMessage {
             HostMessage::Memlock { .. }
             | HostMessage::IommuWidth { .. }
             | HostMessage::VfioRomInvalid { .. }
-            | HostMessage::MapsMultipleBars => "host_kernel",
+            | HostMessage::MapsMultipleBars
+            | HostMessage::IommuRmrr => "host_kernel",
             HostMessage::NvidiaNotProbed { .. } | HostMessage::NvidiaXid { .. } => "nvidia_driver",
             HostMessage::CloudHypervisorMapRegion { .. }
             | HostMessage::CloudHypervisorMoveBar { .. } => "cloud_hypervisor",

@@ -6,8 +6,8 @@
 use super::device::device_message;
 use super::early::old_pci_message;
 use super::messages::{
-    amdgpu, command_line, e820_entry, not_cpu_addressable, nvrm, nvrm_cause, realloc_messages,
-    vgaarb_added,
+    amdgpu, command_line, e820_entry, no_video_bios, not_cpu_addressable, nvidia_running, nvrm,
+    nvrm_cause, realloc_messages, vgaarb_added,
 };
 use super::resource::resource;
 use super::{DriverCause, Event, FailReason, Parsed};
@@ -153,36 +153,6 @@ fn probe_failed(line: &str) -> Option<Event> {
     })
 }
 
-/// NVIDIA's driver running a GPU (`Event::DriverRunning`): an Xid at run
-/// time, or nvidia-drm's device registered.
-fn nvidia_running(line: &str) -> Option<Event> {
-    if line.starts_with('#') {
-        return None;
-    }
-    static XID: Needle = Needle::new("NVRM: Xid (PCI:");
-    static DRM: Needle = Needle::new("Initialized nvidia-drm ");
-    let addr = if let Some(at) = XID.find(line) {
-        // `PCI:%04x:%02x:%02x`: no function; a MIG instance follows
-        // after a space (`PCI:0000:01:00 GPU-I:01 GPU-CI:00`).
-        let rest = &line[at + "NVRM: Xid (PCI:".len()..];
-        let end = rest.find([')', ' '])?;
-        format!("{}.0", &rest[..end])
-    } else {
-        let at = DRM.find(line)?;
-        let rest = &line[at..];
-        let (_, tail) = rest.split_once(" for ")?;
-        let (addr, tail) = tail.split_once(' ')?;
-        if !tail.starts_with("on minor") {
-            return None;
-        }
-        addr.to_string()
-    };
-    Some(Event::DriverRunning {
-        bdf: addr.parse().ok()?,
-        vendor: VENDOR_NVIDIA,
-    })
-}
-
 /// Substrings at least one of which every line without a device anchor
 /// that we understand contains; the cheap reject for the bulk of a boot
 /// log. (`PCI` covers `PCI: ...` of old kernels, `Some PCI device`,
@@ -269,9 +239,12 @@ pub(super) fn classify_anchored(
                 }));
             }
         }
-        // radeon read no ATOM video BIOS (`DriverCause::NoVideoBios`): no
-        // BAR of it in question.
-        if word == "radeon" && msg.starts_with("Expecting atombios for ") {
+        // radeon read no ATOM video BIOS, or amdgpu or radeon found no
+        // video BIOS at all (`DriverCause::NoVideoBios`): no BAR of it in
+        // question.
+        if (word == "radeon" && msg.starts_with("Expecting atombios for "))
+            || (matches!(word, "amdgpu" | "radeon") && no_video_bios(msg))
+        {
             return Some(Parsed::Event(Event::DriverCause {
                 bdf: Some(bdf),
                 cause: DriverCause::NoVideoBios,
@@ -303,6 +276,15 @@ pub(super) fn classify_anchored(
     }
     if let Some(e) = probe_failed(line).or_else(|| nvidia_running(line)) {
         return Some(Parsed::Event(e));
+    }
+    // The same without the device, as older kernels print it
+    // (`DRM_ERROR`, or `amdgpu: Unable to locate a BIOS ROM`): given to the
+    // AMD GPU whose probe fails after it (`Causes` in the replay).
+    if no_video_bios(line) && !line.starts_with('#') {
+        return Some(Parsed::Event(Event::DriverCause {
+            bdf: None,
+            cause: DriverCause::NoVideoBios,
+        }));
     }
     if let Some(e) = nvrm_cause(line) {
         return Some(Parsed::Event(e));

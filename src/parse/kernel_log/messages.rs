@@ -4,7 +4,7 @@
 
 use super::resource::{decimal, hex_range, split_bdf};
 use super::{DriverCause, Event};
-use crate::model::pci::PciAddress;
+use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
 use crate::model::range::Range;
 use crate::parse::hex::{decimal_after, hex_u64};
 use crate::parse::words::Needle;
@@ -194,4 +194,53 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
             .ok()
     });
     Some(Event::DriverCause { bdf, cause })
+}
+
+/// amdgpu's and radeon's `Unable to locate a BIOS ROM`
+/// (drivers/gpu/drm/amd/amdgpu/amdgpu_bios.c `amdgpu_get_bios()`,
+/// drivers/gpu/drm/radeon/radeon_bios.c `radeon_get_bios()`): no video
+/// BIOS in the ATRM or VFCT tables, the ROM BAR or the platform's copy, and
+/// the device's start fails with -EINVAL (`Fatal error during GPU init`,
+/// the probe's `failed with error -22`). A VM's GPU without its ROM file
+/// (corpus 0 of the third collection of 2026-12-06, a Proxmox iGPU).
+pub(super) fn no_video_bios(msg: &str) -> bool {
+    static NO_ROM: Needle = Needle::new("Unable to locate a BIOS ROM");
+    NO_ROM.is_in(msg)
+}
+
+/// NVIDIA's driver running a GPU (`Event::DriverRunning`): its resource
+/// manager reported an Xid at run time (`NVRM: Xid (PCI:0000:01:00): 62,
+/// ...`, the function left out, so `.0`), or DRM registered the device for
+/// nvidia-drm (`[drm] Initialized nvidia-drm 0.0.0 20160202 for
+/// 0000:01:00.0 on minor 1`). The driver's probe refuses a GPU whose
+/// register region is invalid and its adapter's start fails on one whose
+/// memory region is (kernel-open/nvidia/nv-pci.c `nv_pci_probe()`,
+/// open-gpu-kernel-modules; `RmInitAdapter failed` where BAR1 is 0M, corpus
+/// 76), so a GPU it runs had its memory BARs.
+pub(super) fn nvidia_running(line: &str) -> Option<Event> {
+    if line.starts_with('#') {
+        return None;
+    }
+    static XID: Needle = Needle::new("NVRM: Xid (PCI:");
+    static DRM: Needle = Needle::new("Initialized nvidia-drm ");
+    let addr = if let Some(at) = XID.find(line) {
+        // `PCI:%04x:%02x:%02x`: no function; a MIG instance follows
+        // after a space (`PCI:0000:01:00 GPU-I:01 GPU-CI:00`).
+        let rest = &line[at + "NVRM: Xid (PCI:".len()..];
+        let end = rest.find([')', ' '])?;
+        format!("{}.0", &rest[..end])
+    } else {
+        let at = DRM.find(line)?;
+        let rest = &line[at..];
+        let (_, tail) = rest.split_once(" for ")?;
+        let (addr, tail) = tail.split_once(' ')?;
+        if !tail.starts_with("on minor") {
+            return None;
+        }
+        addr.to_string()
+    };
+    Some(Event::DriverRunning {
+        bdf: addr.parse().ok()?,
+        vendor: VENDOR_NVIDIA,
+    })
 }

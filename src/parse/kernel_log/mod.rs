@@ -210,15 +210,8 @@ pub(crate) enum Event {
     /// (`amdgpu ...: VRAM: 8176M ...`), or that its resize took (`BAR2
     /// resized to 16384M`, `fell_back` false). The BARs have addresses.
     DriverMapped { bdf: PciAddress, fell_back: bool },
-    /// NVIDIA's driver runs the GPU: its resource manager reported an Xid
-    /// fault at run time (`NVRM: Xid (PCI:0000:01:00): 62, ...`, the
-    /// function left out, so `.0`), or DRM registered the device for
-    /// nvidia-drm (`[drm] Initialized nvidia-drm 0.0.0 20160202 for
-    /// 0000:01:00.0 on minor 1`). The driver's probe refuses a GPU whose
-    /// register region is invalid and its adapter start fails on one
-    /// whose memory region is (kernel-open/nvidia/nv-pci.c
-    /// `nv_pci_probe()`, open-gpu-kernel-modules; `RmInitAdapter failed`
-    /// where BAR1 is 0M, corpus 76), so a GPU it runs had its memory BARs.
+    /// NVIDIA's driver runs the GPU (an Xid at run time, nvidia-drm
+    /// registered; `messages::nvidia_running`): its memory BARs had addresses.
     DriverRunning { bdf: PciAddress, vendor: u16 },
     /// NVIDIA's driver names why it gave up on a GPU, and the reason is
     /// not a region without an address (`DriverCause`); `bdf` where the
