@@ -86,6 +86,7 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::HypervGpuPartition
         | HostMessage::VmwarePowerOn { explained: true }
         | HostMessage::VmwareSlot
+        | HostMessage::EsxiHotplugRemoved
         | HostMessage::OvmfMmioWindow { .. }
         | HostMessage::SeabiosWindow64 { .. }
         | HostMessage::DeviceReset { .. }
@@ -187,6 +188,9 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         }
         HostMessage::VmwareSlot => {
             "VMware could not reserve a PCI Express slot for a virtual device and did not power the VM on: the VM's slots, not BAR space".into()
+        }
+        HostMessage::EsxiHotplugRemoved => {
+            "ESXi's own PCIe hot-plug driver took a passed-through device out of its slot (vmkernel.log: \"Adapter removed\"), which keeps a VM that holds it from powering on; Broadcom's knowledge base names it on HPE servers and has ESXi's PCIe device hot-plug turned off: the slot's hot-plug, not BAR space".into()
         }
         HostMessage::HypervUpperMmio { top, limit } => match (top, limit) {
             (Some(t), Some(l)) => format!(
@@ -398,6 +402,7 @@ mod tests {
         assert_eq!(weight(&power_on(false)), Weight::Trace);
         assert_eq!(weight(&power_on(true)), Weight::Note);
         assert_eq!(weight(&HostMessage::VmwareSlot), Weight::Note);
+        assert_eq!(weight(&HostMessage::EsxiHotplugRemoved), Weight::Note);
         assert!(sentence(&power_on(false)).contains("does not say why"));
         let vmware = HostMessage::VmwarePages {
             needed: 4206594,

@@ -26,7 +26,7 @@ use firmware::{ovmf_window, seabios_window};
 use host_kernel::{device_reset, iommu_width, memlock};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
-use vmware::{vmware_pages, vmware_power_on, vmware_slot};
+use vmware::{esxi_hotplug_removed, vmware_pages, vmware_power_on, vmware_slot};
 
 /// A message of the host side, with its numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +44,9 @@ pub(crate) enum HostMessage {
     /// VMware could not reserve a PCI Express slot for a virtual device
     /// (`... PCI: failed to reserve slot for ... PCIe device`).
     VmwareSlot,
+    /// ESXi's PCIe hot-plug driver removed a passed-through device from its
+    /// slot (`vmkernel.log`'s `PCIEHP: ... Adapter removed.`).
+    EsxiHotplugRemoved,
     /// Hyper-V's start error: `The upper MMIO region (0x...) is above the
     /// supported physical address range. Make sure that the upper MMIO
     /// region is below 0x...`: the VM's high MMIO gap ends past what the
@@ -202,6 +205,7 @@ impl HostMessage {
             HostMessage::VmwarePages { .. } => "vmware-passthrough-pages",
             HostMessage::VmwarePowerOn { .. } => "vmware-device-power-on",
             HostMessage::VmwareSlot => "vmware-pcie-slot",
+            HostMessage::EsxiHotplugRemoved => "esxi-pcie-hotplug-removed",
             HostMessage::HypervUpperMmio { .. } => "hyperv-upper-mmio-range",
             HostMessage::QemuPhysBits { .. } => "qemu-phys-bits-too-low",
             HostMessage::VfioDmaMap { .. } => "vfio-dma-map",
@@ -238,7 +242,8 @@ impl HostMessage {
         match self {
             HostMessage::VmwarePages { .. }
             | HostMessage::VmwarePowerOn { .. }
-            | HostMessage::VmwareSlot => "vmware",
+            | HostMessage::VmwareSlot
+            | HostMessage::EsxiHotplugRemoved => "vmware",
             HostMessage::HypervUpperMmio { .. } | HostMessage::DxgkrnlIospace { .. } => "hyperv",
             HostMessage::QemuPhysBits { .. }
             | HostMessage::VfioDmaMap { .. }
@@ -294,6 +299,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         power_on |= vmware_power_on(line);
         if vmware_slot(line) {
             push(HostMessage::VmwareSlot);
+        }
+        if esxi_hotplug_removed(line) {
+            push(HostMessage::EsxiHotplugRemoved);
         }
         if let Some(m) = qemu_phys_bits(line, passthrough) {
             push(m);
@@ -373,9 +381,14 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         push(m);
     }
     if let Some(HostMessage::VmwarePowerOn { explained }) = power_on.as_mut() {
-        *explained = out
-            .iter()
-            .any(|m| matches!(m, HostMessage::VmwarePages { .. } | HostMessage::VmwareSlot));
+        *explained = out.iter().any(|m| {
+            matches!(
+                m,
+                HostMessage::VmwarePages { .. }
+                    | HostMessage::VmwareSlot
+                    | HostMessage::EsxiHotplugRemoved
+            )
+        });
     }
     out.extend(power_on);
     out

@@ -51,6 +51,17 @@ pub(super) fn vmware_slot(line: &str) -> bool {
     line.contains("PCI: failed to reserve slot for")
 }
 
+/// ESXi's own PCIe hot-plug driver took a passed-through device out of its
+/// slot: `PCIEHP: 1496: 0000:a8:01.0: hotplug slot:0x1 (0000:a9:00.0)
+/// Adapter removed.` (`vmkernel.log`, as Broadcom's knowledge base article
+/// "VM with GPU in passthrough mode fails to start on HPE server" quotes it:
+/// the slot's hot-plug events at power-on, avoided by turning ESXi's PCIe
+/// device hot-plug off).
+pub(super) fn esxi_hotplug_removed(line: &str) -> bool {
+    line.find("PCIEHP: ")
+        .is_some_and(|at| line[at..].contains(" Adapter removed"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +84,14 @@ mod tests {
             "Vmxnet3 PCI: failed to reserve slot for vmxnet3 PCIe device"
         ));
         assert!(!vmware_slot("PCI: reserved slot for vmxnet3"));
+        assert!(esxi_hotplug_removed(
+            "[YYYY-MM-DDTHH:MM:SS] cpu98:2097948)PCIEHP: 1496: 0000:a8:01.0: hotplug slot:0x1 (0000:a9:00.0) Adapter removed."
+        ));
+        assert!(!esxi_hotplug_removed(
+            "cpu3:2097947)PCIEHP: 1477: 0000:a8:01.0: hotplug slot:0x1 (0000:a9:00.0) Adapter inserted."
+        ));
+        assert!(!esxi_hotplug_removed(
+            "pciehp 0000:00:1c.0: Adapter removed"
+        ));
     }
 }
