@@ -190,7 +190,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "VMware could not reserve a PCI Express slot for a virtual device and did not power the VM on: the VM's slots, not BAR space".into()
         }
         HostMessage::EsxiHotplugRemoved => {
-            "ESXi's own PCIe hot-plug driver took a passed-through device out of its slot (vmkernel.log: \"Adapter removed\"), which keeps a VM that holds it from powering on; Broadcom's knowledge base names it on HPE servers and has ESXi's PCIe device hot-plug turned off: the slot's hot-plug, not BAR space".into()
+            "ESXi's own PCIe hot-plug driver saw a device leave its slot (vmkernel.log: \"Adapter removed\"); for a device passed through to a VM, Broadcom's knowledge base names such events at power-on as why the VM does not start on HPE servers, and has ESXi's PCIe device hot-plug turned off: the slot's hot-plug, not BAR space".into()
         }
         HostMessage::HypervUpperMmio { top, limit } => match (top, limit) {
             (Some(t), Some(l)) => format!(

@@ -203,12 +203,13 @@ fn healthy(ev: &Evidence) -> String {
     let mut s = format!("{} GPU(s), every memory BAR assigned", ev.gpus.len());
     if !ev.driver_runs.is_empty() {
         s.push_str(&format!(
-            " (the text shows no BAR of {}; NVIDIA's driver runs it, which it does only on a GPU whose regions have addresses)",
+            " (the text shows no BAR of {}; NVIDIA's driver reported faults of {} at run time, which it does only on a GPU whose adapter started with its regions)",
             ev.driver_runs
                 .iter()
                 .map(|a| a.to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if ev.driver_runs.len() == 1 { "it" } else { "them" }
         ));
     }
     if !ev.host_messages.is_empty() {

@@ -989,6 +989,22 @@ NVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)
         verdict("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0 (PCI:0000:05:00.0)\nNVRM: GPU 0000:05:00.0: RmInitAdapter failed! (0x22:0x56:763)\n"),
         Verdict::Fail
     );
+    // lspci lists the GPU's memory BARs and none is prefetchable: the
+    // region it maps its memory through is the one missing, and the start's
+    // failure is that region's. With that region listed it is not known.
+    let listed = "\
+01:00.0 3D controller: NVIDIA Corporation GK210GL [Tesla K80] (rev a1)
+\tFlags: fast devsel, IRQ 16
+\tMemory at f0000000 (32-bit, non-prefetchable) [size=16M]
+
+NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)
+";
+    assert_eq!(verdict(listed), Verdict::Fail);
+    let with_vram = listed.replace(
+        "[size=16M]\n",
+        "[size=16M]\n\tMemory at 800000000 (64-bit, prefetchable) [size=16G]\n",
+    );
+    assert_eq!(verdict(&with_vram), Verdict::Unknown);
     // amdgpu found no video BIOS (342, a VM's iGPU without its ROM file):
     // its probe's failure is that, not a BAR. Without the line, or with
     // NVIDIA's reason instead (given only to an NVIDIA GPU), it fails.

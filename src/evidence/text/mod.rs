@@ -352,7 +352,14 @@ fn unproven(
             // BARs are not known (corpus 207; a02 and a03 of the third
             // collection of 2026-12-06, each labelled healthy from its
             // thread; 104 and 113 are the failing ones that now read so).
-            let complaint = complaints.contains(&g.addr) || probe || headless_failed;
+            // Where the text lists the GPU's memory BARs and none is
+            // prefetchable, the region the driver maps its memory through
+            // is the one missing (every NVIDIA GPU has one): that start's
+            // failure is the region's.
+            let listed = g.bars.iter().any(|b| !b.io);
+            let no_vram_bar = listed && !g.bars.iter().any(|b| !b.io && b.prefetchable);
+            let complaint =
+                complaints.contains(&g.addr) || probe || (init && no_vram_bar) || headless_failed;
             let why = if headless_failed {
                 "the text shows memory BARs without addresses in `Region` lines without their device, and does not say whose"
             } else if complaints.contains(&g.addr) {

@@ -210,35 +210,27 @@ pub(super) fn no_video_bios(msg: &str) -> bool {
 
 /// NVIDIA's driver running a GPU (`Event::DriverRunning`): its resource
 /// manager reported an Xid at run time (`NVRM: Xid (PCI:0000:01:00): 62,
-/// ...`, the function left out, so `.0`), or DRM registered the device for
-/// nvidia-drm (`[drm] Initialized nvidia-drm 0.0.0 20160202 for
-/// 0000:01:00.0 on minor 1`). The driver's probe refuses a GPU whose
-/// register region is invalid and its adapter's start fails on one whose
-/// memory region is (kernel-open/nvidia/nv-pci.c `nv_pci_probe()`,
-/// open-gpu-kernel-modules; `RmInitAdapter failed` where BAR1 is 0M, corpus
-/// 76), so a GPU it runs had its memory BARs.
+/// ...`, src/nvidia/src/kernel/gpu/rc/kernel_rc.c; the function left out,
+/// so `.0`). The resource manager exists for a GPU only once its adapter
+/// has started, and the start fails on a GPU whose memory region is 0M
+/// (`RmInitAdapter failed` after `BAR1 is 0M`, corpus 76), so a GPU it
+/// reports faults for had its memory BARs. nvidia-drm's `[drm]
+/// Initialized` line is no such sign: it follows the probe, which checks
+/// only the register region, and corpus 65 shows it for a GPU whose BAR 1
+/// failed. A shell command or a heading that quotes the line is not the
+/// log (`$ grep 'NVRM: Xid ...'`, `# ...`).
 pub(super) fn nvidia_running(line: &str) -> Option<Event> {
-    if line.starts_with('#') {
+    let t = line.trim_start();
+    if t.starts_with(['#', '$']) || t.contains("grep ") {
         return None;
     }
     static XID: Needle = Needle::new("NVRM: Xid (PCI:");
-    static DRM: Needle = Needle::new("Initialized nvidia-drm ");
-    let addr = if let Some(at) = XID.find(line) {
-        // `PCI:%04x:%02x:%02x`: no function; a MIG instance follows
-        // after a space (`PCI:0000:01:00 GPU-I:01 GPU-CI:00`).
-        let rest = &line[at + "NVRM: Xid (PCI:".len()..];
-        let end = rest.find([')', ' '])?;
-        format!("{}.0", &rest[..end])
-    } else {
-        let at = DRM.find(line)?;
-        let rest = &line[at..];
-        let (_, tail) = rest.split_once(" for ")?;
-        let (addr, tail) = tail.split_once(' ')?;
-        if !tail.starts_with("on minor") {
-            return None;
-        }
-        addr.to_string()
-    };
+    let at = XID.find(line)?;
+    // `PCI:%04x:%02x:%02x`: no function; a MIG instance follows after a
+    // space (`PCI:0000:01:00 GPU-I:01 GPU-CI:00`).
+    let rest = &line[at + "NVRM: Xid (PCI:".len()..];
+    let end = rest.find([')', ' '])?;
+    let addr = format!("{}.0", &rest[..end]);
     Some(Event::DriverRunning {
         bdf: addr.parse().ok()?,
         vendor: VENDOR_NVIDIA,

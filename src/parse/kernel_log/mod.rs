@@ -210,8 +210,8 @@ pub(crate) enum Event {
     /// (`amdgpu ...: VRAM: 8176M ...`), or that its resize took (`BAR2
     /// resized to 16384M`, `fell_back` false). The BARs have addresses.
     DriverMapped { bdf: PciAddress, fell_back: bool },
-    /// NVIDIA's driver runs the GPU (an Xid at run time, nvidia-drm
-    /// registered; `messages::nvidia_running`): its memory BARs had addresses.
+    /// NVIDIA's driver runs the GPU (an Xid at run time;
+    /// `messages::nvidia_running`): its memory BARs had addresses.
     DriverRunning { bdf: PciAddress, vendor: u16 },
     /// NVIDIA's driver names why it gave up on a GPU, and the reason is
     /// not a region without an address (`DriverCause`); `bdf` where the

@@ -1283,9 +1283,13 @@ fn corpus_wordings_line_by_line() {
         ("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2204 (rev a1)", None),
         ("Mar 27 17:40:36 kernel: NVRM: Xid (PCI:0000:01:00): 62, 223b6a66 00002100", Some(Event::DriverRunning { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
         ("NVRM: Xid (PCI:0000:41:00 GPU-I:01 GPU-CI:00): 154, GPU recovery action changed", Some(Event::DriverRunning { bdf: bdf("0000:41:00.0"), vendor: 0x10de })),
-        ("[    4.1] [drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:01:00.0 on minor 1", Some(Event::DriverRunning { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
-        ("[drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:01:00.0", None),
+        // nvidia-drm's registration follows a probe that checks only BAR 0
+        // (corpus 65: BAR 1 failed).
+        ("[    4.1] [drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:01:00.0 on minor 1", None),
         ("# NVRM: Xid (PCI:0000:01:00): 79", None),
+        ("  # NVRM: Xid (PCI:0000:01:00): 79", None),
+        ("$ grep 'NVRM: Xid (PCI:0000:01:00)' /var/log/syslog", None),
+        ("root@h:~# dmesg | grep 'NVRM: Xid (PCI:0000:01:00)'", None),
         ("NVRM: Xid (PCI:junk): 79", None),
     ];
     for (line, want) in cases {
