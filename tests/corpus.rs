@@ -470,3 +470,58 @@ fn the_whole_paste_of_corpus_105s_post_names_the_boards_window() {
         .collect();
     assert_eq!(ids, ["platform-window-too-small", "guest-pci-realloc"]);
 }
+
+/// A page or a form that drops a log's line breaks runs its records
+/// together on one line (corpus 339, 350 hold such text). Every failing
+/// paste whose lines are all dmesg or syslog records reads the same with
+/// its breaks lost: the same verdict, the same unassigned devices.
+#[test]
+fn a_log_whose_line_breaks_were_lost_reads_the_same() {
+    let stamped = |l: &str| {
+        let t = l.trim_start();
+        let dmesg = t
+            .strip_prefix('[')
+            .and_then(|r| r.split_once(']'))
+            .is_some_and(|(s, _)| {
+                s.trim().split_once('.').is_some_and(|(a, b)| {
+                    !a.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
+                })
+            });
+        let syslog = t.split(' ').filter(|w| !w.is_empty()).nth(4) == Some("kernel:");
+        dmesg || syslog
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut read = 0;
+    for c in cases() {
+        if c.kind != "failing" || c.miss.iter().any(|m| m == "verdict") {
+            continue;
+        }
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/corpus")
+                .join(&c.file),
+        )
+        .unwrap();
+        let body: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .collect();
+        if body.len() < 2 || !body.iter().all(|l| stamped(l)) {
+            continue;
+        }
+        let joined = dir.path().join(&c.file);
+        std::fs::write(&joined, body.join(" ")).unwrap();
+        let (_, whole) = explain(&c.file, &c.extra());
+        let (code, one) = explain(joined.to_str().unwrap(), &c.extra());
+        assert_eq!(
+            (code, &one["verdict"]),
+            (1, &whole["verdict"]),
+            "{}",
+            c.file
+        );
+        assert_eq!(named(&one), named(&whole), "{}", c.file);
+        read += 1;
+    }
+    println!("{read} files read with their breaks lost");
+    assert!(read >= 10, "only {read} files");
+}

@@ -19,10 +19,16 @@ pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
     // `can't claim`, `can't reserve`); a blog or forum may print them as
     // U+2019 (or U+2018).
     let quotes = text.contains(['\u{2019}', '\u{2018}']);
-    if !html && !qp && !quotes {
+    // A page or a form that dropped the line breaks runs the log's records
+    // together on one line; each record's stamp starts a line again.
+    let joined = text.lines().any(|l| !inner_stamps(l).is_empty());
+    if !html && !qp && !quotes && !joined {
         return Cow::Borrowed(text);
     }
     let mut s = text.to_string();
+    if joined {
+        s = split_records(&s);
+    }
     if quotes {
         s = s.replace(['\u{2019}', '\u{2018}'], "'");
     }
@@ -43,6 +49,93 @@ pub(crate) fn normalize(text: &str) -> Cow<'_, str> {
     }
     Cow::Owned(s)
 }
+
+/// The text with every record a line held after its first put on a line
+/// of its own (`inner_stamps`).
+fn split_records(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let mut from = 0;
+        for at in inner_stamps(line) {
+            out.push_str(line[from..at].trim_end());
+            out.push('\n');
+            from = at;
+        }
+        out.push_str(&line[from..]);
+    }
+    out
+}
+
+/// Where a line holds the start of a kernel log record after its first
+/// character: dmesg's `[ 1234.567890] ` and `dmesg -T`'s `[Mon Dec 18
+/// 08:34:36 2023] `, or syslog's `May 25 00:08:35 host kernel: `, each
+/// after a space or a closing mark of the record before (a page that
+/// dropped the breaks: corpus 339, 350). Byte offsets, in order.
+fn inner_stamps(line: &str) -> Vec<usize> {
+    let b = line.as_bytes();
+    let mut at = Vec::new();
+    for i in 1..b.len() {
+        if !matches!(b[i - 1], b' ' | b'\t' | b'.' | b')' | b']')
+            || !(b[i] == b'[' || b[i].is_ascii_alphabetic() || b[i] >= 0x80)
+            || !line.is_char_boundary(i)
+        {
+            continue;
+        }
+        let rest = &line[i..];
+        if dmesg_stamp(rest) || syslog_stamp(rest) {
+            at.push(i);
+        }
+    }
+    at
+}
+
+/// `[ 1234.567890] ` or `[Mon Dec 18 08:34:36 2023] `.
+fn dmesg_stamp(s: &str) -> bool {
+    let Some(r) = s.strip_prefix('[') else {
+        return false;
+    };
+    let Some((inner, after)) = r.split_once(']') else {
+        return false;
+    };
+    if !after.starts_with(' ') || inner.len() > 30 {
+        return false;
+    }
+    let secs = inner.trim_start();
+    let seconds = secs
+        .split_once('.')
+        .is_some_and(|(a, b)| is_digits(a) && is_digits(b));
+    let dated = inner.len() >= 20
+        && MONTHS.iter().any(|m| inner.get(4..7) == Some(*m))
+        && inner.split(' ').filter(|w| !w.is_empty()).count() == 5;
+    seconds || dated
+}
+
+/// `May 25 00:08:35 host kernel: `, the month in any locale's word.
+fn syslog_stamp(s: &str) -> bool {
+    let mut w = s.split(' ').filter(|w| !w.is_empty());
+    let (Some(month), Some(day), Some(time), Some(_host), Some(tag)) =
+        (w.next(), w.next(), w.next(), w.next(), w.next())
+    else {
+        return false;
+    };
+    // The month as the host's locale names it (`febr`, `déc.`).
+    let month = month.trim_end_matches('.');
+    (1..=6).contains(&month.chars().count())
+        && month.chars().all(char::is_alphabetic)
+        && is_digits(day)
+        && day.len() <= 2
+        && time.len() == 8
+        && time.split(':').all(|p| p.len() == 2 && is_digits(p))
+        && tag == "kernel:"
+}
+
+fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
 
 /// The entities a web page's source shows in a kernel log: markup's own,
 /// the space, and the apostrophes a publishing tool curls (`can&rsquo;t
@@ -69,6 +162,21 @@ const ENTITIES: [(&str, &str); 16] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Splitting run-together records loses and reorders nothing but
+        /// the spaces before each break, whatever the text (multi-byte
+        /// characters beside the stamps included).
+        #[test]
+        fn splitting_records_keeps_every_character(
+            s in "([ .\\]\\[a-zA-Z0-9:é]|\\[ *[0-9]{1,5}\\.[0-9]{1,6}\\] |Dec 8 10:00:00 h kernel: ){0,40}"
+        ) {
+            let out = split_records(&s);
+            let strip = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+            prop_assert_eq!(strip(&out), strip(&s));
+        }
+    }
 
     #[test]
     fn pastes_lose_their_markup() {
@@ -90,6 +198,33 @@ mod tests {
                 "pci 0000:01:00.0: BAR 1: can't assign [mem size 0x800000000]; Tom&Jerry's &lt;\ncan't claim, can't\n",
             ),
             ("plain text, a=b\n", "plain text, a=b\n"),
+            (
+                "[    0.5] pci 0000:01:00.0: BAR 1: no space for [mem size 0x400000000 64bit pref] [    0.5] pci 0000:01:00.0: BAR 1: failed to assign [mem size 0x400000000 64bit pref]\n",
+                "[    0.5] pci 0000:01:00.0: BAR 1: no space for [mem size 0x400000000 64bit pref]\n[    0.5] pci 0000:01:00.0: BAR 1: failed to assign [mem size 0x400000000 64bit pref]\n",
+            ),
+            (
+                "May 25 00:08:35 k8s kernel: amdgpu 0005:01:00.0: BAR 0: no space for [mem size 0x200000000 64bit pref]. May 25 00:08:35 k8s kernel: amdgpu 0005:01:00.0: x",
+                "May 25 00:08:35 k8s kernel: amdgpu 0005:01:00.0: BAR 0: no space for [mem size 0x200000000 64bit pref].\nMay 25 00:08:35 k8s kernel: amdgpu 0005:01:00.0: x",
+            ),
+            (
+                "febr 08 12:57:43 c5 kernel: a. d\u{e9}c. 08 12:57:44 c5 kernel: b\n",
+                "febr 08 12:57:43 c5 kernel: a.\nd\u{e9}c. 08 12:57:44 c5 kernel: b\n",
+            ),
+            (
+                "[Mon Dec 18 08:34:36 2023] amdgpu 0000:c7:00.0: a [Mon Dec 18 08:34:37 2023] b\n",
+                "[Mon Dec 18 08:34:36 2023] amdgpu 0000:c7:00.0: a\n[Mon Dec 18 08:34:37 2023] b\n",
+            ),
+            // Prose that quotes records gives them lines of their own (the
+            // grammars read a quoted record anyway); a record that prints a
+            // bracket of its own stays whole.
+            (
+                "The log said [    5.01] NVRM: BAR1 is 0M [    5.02] x\n",
+                "The log said\n[    5.01] NVRM: BAR1 is 0M\n[    5.02] x\n",
+            ),
+            (
+                "[    1.0] pci 0000:00:01.0: bridge window [mem 0x1000-0x1fff] to [bus 01]\n",
+                "[    1.0] pci 0000:00:01.0: bridge window [mem 0x1000-0x1fff] to [bus 01]\n",
+            ),
         ] {
             assert_eq!(normalize(text), want);
         }
