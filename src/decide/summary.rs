@@ -165,11 +165,7 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::Host { at } => host::sentence(&ev.host_messages[at]),
         Case::HostNotes => format!(
             "no device's BAR failed and no GPU is in the input, which holds only the host side's messages: {}",
-            ev.host_messages
-                .iter()
-                .map(host::sentence)
-                .collect::<Vec<_>>()
-                .join("; ")
+            host_notes(ev)
         ),
         // A VM that never powered on has no guest lines to ask.
         Case::HostTrace { at } => match ev.host_messages[at] {
@@ -214,15 +210,18 @@ fn healthy(ev: &Evidence) -> String {
     }
     if !ev.host_messages.is_empty() {
         s.push_str(": ");
-        s.push_str(
-            &ev.host_messages
-                .iter()
-                .map(host::sentence)
-                .collect::<Vec<_>>()
-                .join("; "),
-        );
+        s.push_str(&host_notes(ev));
     }
     s
+}
+
+/// What each of the host side's messages is, in one sentence.
+fn host_notes(ev: &Evidence) -> String {
+    ev.host_messages
+        .iter()
+        .map(host::sentence)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A short bridge window, in numbers.

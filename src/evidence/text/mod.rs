@@ -372,7 +372,7 @@ fn unproven(
                 return None;
             } else if d.probe_failed || d.init_failed {
                 "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its video BIOS, its power, an unsupported GPU, its own graphics table), and the text shows none of its BARs with an address"
-            } else if !g.bars.iter().any(|b| !b.io) {
+            } else if !listed {
                 "no memory BAR of it is shown"
             } else if g.bars.iter().any(|b| !b.io && b.start.is_none()) {
                 "a memory BAR of it is shown without an address"
