@@ -293,6 +293,26 @@ fn explain_with(text: &str, extra: &[&str]) -> (i32, serde_json::Value, String) 
 }
 
 #[test]
+fn where_every_platform_starts_the_same_the_report_leads_with_that_step() {
+    // Only a device that shows no BAR a GPU has failed (an FPGA's, as in
+    // tests/corpus 367): which device it is comes first on any platform,
+    // so the report asks that, not which platform it is.
+    let log = "\
+pci 0000:1b:00.0: BAR 0 [mem size 0x00080000]: failed to assign
+pci 0000:1b:00.0: BAR 1 [mem size 0x00010000]: failed to assign
+";
+    let (code, v, _) = explain_with(log, &["--format", "json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["verdict"], "unknown");
+    assert_eq!(v["firmware"]["platform_source"], "unknown");
+    assert_eq!(v["platform_branches"], serde_json::json!([]));
+    assert_eq!(v["hints"][0]["id"], "collect-evidence");
+    let (_, _, text) = explain_with(log, &[]);
+    assert!(text.lines().any(|l| l.starts_with("next step: ")), "{text}");
+    assert!(!text.contains("platform:  not shown"), "{text}");
+}
+
+#[test]
 fn the_platform_told_decides_the_first_hint_and_the_text_lead_names_both_when_unknown() {
     // A large BAR failed; nothing in the text says what machine it is.
     let log = "pci 0000:09:00.0: BAR 1: no space for [mem size 0x800000000 64bit pref]\n";

@@ -52,7 +52,7 @@ fn branches(ev: &Evidence) -> Vec<Branch> {
     if ev.platform() != Platform::Unknown {
         return Vec::new();
     }
-    LIKELIEST
+    let out: Vec<Branch> = LIKELIEST
         .into_iter()
         .filter_map(|platform| {
             let mut told = ev.clone();
@@ -65,7 +65,13 @@ fn branches(ev: &Evidence) -> Vec<Branch> {
                 hint: first,
             })
         })
-        .collect()
+        .collect();
+    // Where each platform's first step is the same, the platform is not
+    // the question: the report leads with that step.
+    if out.len() == LIKELIEST.len() && out.iter().all(|b| b.hint == out[0].hint) {
+        return Vec::new();
+    }
+    out
 }
 
 /// Diagnoses `ev`, infers the guest's setup, finds the hints and decides

@@ -70,6 +70,11 @@ pub(crate) enum Case {
     /// Only devices that are not the selected GPUs failed (explain), one
     /// of which the text does not say is no GPU.
     OnlyOtherDevices,
+    /// As `OnlyOtherDevices`, but every device that failed and may be a
+    /// GPU shows only memory BARs under 1 MiB, where a GPU has one of 16
+    /// MiB or more (`OtherFailure::SMALL_DEVICE`): whether a GPU is among
+    /// them is not in the text.
+    OnlySmallDevices,
     /// Only devices the text shows are no GPU failed (by their class, or
     /// a non-zero function of a device it says nothing else of): the GPUs
     /// are not in question.
@@ -371,6 +376,14 @@ fn classify(
         return (DiagnosisKind::Unknown, Case::Unnamed);
     }
     if n.failed == 0 {
+        let small = ev
+            .other_failed
+            .iter()
+            .filter(|o| o.not_gpu.is_none())
+            .all(|o| o.small);
+        if small && ev.unnamed_failed.is_empty() {
+            return (DiagnosisKind::Unknown, Case::OnlySmallDevices);
+        }
         return (DiagnosisKind::Unknown, Case::OnlyOtherDevices);
     }
     if n.failed_big == 0 && n.failed_untyped > 0 {

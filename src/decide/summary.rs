@@ -30,7 +30,7 @@ pub(crate) fn verdict(ev: &Evidence, d: &Diagnosis, p2p_refused: bool) -> Verdic
         Verdict::Ok
     } else if (d.case == Case::NoAddressEvidence
         && !ev.unproven.iter().any(|(_, _, complaint)| *complaint))
-        || matches!(d.case, Case::HostTrace { .. })
+        || matches!(d.case, Case::HostTrace { .. } | Case::OnlySmallDevices)
     {
         Verdict::Unknown
     } else {
@@ -69,6 +69,10 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
         Case::Healthy => healthy(ev),
         Case::OnlyOtherDevices => format!(
             "{unassigned}, all on devices not taken for GPUs: the numbers here are about the GPUs' 64-bit space and do not cover them"
+        ),
+        Case::OnlySmallDevices => format!(
+            "{unassigned}, none on a device the text shows is a GPU; those that may be one ({}) show only BARs under 1 MiB, where a GPU has one of 16 MiB or more: whether a GPU failed is not in the text",
+            ev.maybe_gpus_failed().join(", ")
         ),
         Case::OnlyNonGpu => format!(
             "{}; not counted for the GPUs, as the text shows these devices are none: {}",

@@ -911,6 +911,58 @@ litepcie 0000:04:00.0: probe with driver litepcie failed with error -5
 }
 
 #[test]
+fn a_device_that_shows_no_bar_a_gpu_has_makes_its_failure_unknown() {
+    use crate::decide::summary::Verdict;
+    // Only BARs under 1 MiB, on a device the text names by nothing but
+    // its address (an FPGA's DMA endpoint, tests/corpus 367): a GPU has a
+    // BAR of 16 MiB or more, so whether a GPU failed is not in the text.
+    let fpga = "\
+pcieport 0000:18:10.0: bridge window [mem size 0x00100000]: can't assign; no space
+pci 0000:1b:00.0: BAR 0 [mem size 0x00080000]: failed to assign
+pci 0000:1b:00.0: BAR 1 [mem size 0x00010000]: failed to assign
+";
+    assert_eq!(verdict(fpga), Verdict::Unknown);
+    let ev = gather(fpga, &[], None).unwrap();
+    let d = diagnose(&ev);
+    assert_eq!(d.case, Case::OnlySmallDevices);
+    let h = hints::hints(&ev, &d, None);
+    assert_eq!(h[0].id, HintId::CollectEvidence, "{h:#?}");
+    assert!(h[0].text.contains("0000:1b:00.0"), "{}", h[0].text);
+    assert_eq!(
+        h.iter().filter(|h| h.id == HintId::CollectEvidence).count(),
+        1
+    );
+    // The same device with a 16 MiB BAR shown (assigned) may be a GPU
+    // whose small BAR failed: the failure stands.
+    let big = format!("pci 0000:1b:00.0: BAR 2 [mem 0xf0000000-0xf0ffffff]\n{fpga}");
+    assert_eq!(verdict(&big), Verdict::Fail);
+    // An AMD GPU's 512 KiB register BAR beside its VRAM BAR (12): fails.
+    let amd = "\
+pci 0000:c5:00.0: BAR 0 [mem 0x61000000000-0x61fffffffff 64bit pref]: assigned
+pci 0000:c5:00.0: BAR 5 [mem size 0x00080000]: can't assign; no space
+";
+    assert_eq!(verdict(amd), Verdict::Fail);
+    // A BAR whose size the text does not give may be a GPU's (lspci
+    // without `-v`'s sizes, as in 41).
+    let sizeless = "\
+00:02.0 PCI bridge: Red Hat, Inc. QEMU PCI-PCI bridge
+01:01.0 Unassigned class [ff00]: Device 1af4:1110
+  Region 1: Memory at <unassigned> (64-bit, prefetchable) [disabled]
+";
+    let ev = gather(sizeless, &[], None).unwrap();
+    assert!(!ev.other_failed.is_empty(), "{ev:?}");
+    assert!(
+        ev.other_failed.iter().all(|o| !o.small),
+        "{:?}",
+        ev.other_failed
+    );
+    // A small device beside one that may be a GPU with a large BAR: fails.
+    let both =
+        format!("pci 0000:02:00.0: BAR 0: no space for [mem size 0x10000000 64bit pref]\n{fpga}");
+    assert_eq!(verdict(&both), Verdict::Fail);
+}
+
+#[test]
 fn i915s_graphics_table_without_room_is_no_bar() {
     use crate::decide::summary::Verdict;
     // A 32-bit kernel's i915: its own graphics table had no room for the

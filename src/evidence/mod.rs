@@ -84,6 +84,23 @@ pub(crate) struct OtherFailure {
     /// What says the device is no GPU, if anything does: then its failure
     /// is not the GPUs' (a device the text says nothing of may be one).
     pub not_gpu: Option<NotGpu>,
+    /// Every memory BAR the text shows of the device has a known size
+    /// under `SMALL_DEVICE`: nothing of it looks like a GPU's
+    /// (`OtherFailure::SMALL_DEVICE`).
+    pub small: bool,
+}
+
+impl OtherFailure {
+    /// A GPU has a memory BAR of at least this much: its registers' BAR
+    /// (NVIDIA's BAR0 and Intel Arc's are 16 MiB) or its VRAM aperture
+    /// (AMD's BAR0, 256 MiB and up); an emulated or BMC display's
+    /// framebuffer is 8 MiB or more (Matrox G200e's 16 MiB, QXL's 64 MiB).
+    /// Only an AMD GPU's register BAR (256 or 512 KiB) and doorbells
+    /// (2 MiB) are smaller, beside a VRAM BAR that is not. Each in
+    /// tests/corpus (223: Matrox; 12, 134: AMD's BAR5 and BAR0). A device
+    /// whose every BAR the text shows is under 1 MiB may still be a GPU
+    /// cut short by the paste, so this makes a failure unknown, not `ok`.
+    pub(crate) const SMALL_DEVICE: u64 = 1 << 20;
 }
 
 /// A bridge whose window is smaller than the devices below it need.
@@ -262,6 +279,19 @@ pub(crate) enum PlatformSource {
 }
 
 impl Evidence {
+    /// The devices not taken for GPUs that failed and that nothing shows
+    /// is no GPU, each once, in order.
+    pub(crate) fn maybe_gpus_failed(&self) -> Vec<String> {
+        let mut a: Vec<String> = self
+            .other_failed
+            .iter()
+            .filter(|o| o.not_gpu.is_none())
+            .map(|o| o.bdf.to_string())
+            .collect();
+        a.dedup();
+        a
+    }
+
     /// The one platform judgement: the platform the user named, else what
     /// the signs show (`Firmware::judge`). Told beats seen; the signs the
     /// input shows stay in the list after the user's word.

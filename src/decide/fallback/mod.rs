@@ -156,6 +156,18 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
         Platform::Qemu | Platform::OtherVm => vm(&c),
         Platform::Unknown => unknown(&c),
     });
+    // Whether a GPU failed at all is the first question where no device
+    // that failed looks like one: the steps above hold only if it did.
+    if d.case == Case::OnlySmallDevices {
+        out.retain(|h| h.id != HintId::CollectEvidence);
+        out.insert(
+            0,
+            collect(format!(
+                "Whether a GPU is among the devices that failed is not in the text: {} shows only BARs under 1 MiB, and a GPU has one of 16 MiB or more; `lspci -nn -s ADDRESS` names a device, and the steps below hold only if it is a GPU.",
+                ev.maybe_gpus_failed().join(", ")
+            )),
+        );
+    }
     out
 }
 

@@ -183,6 +183,7 @@ fn the_space_that_fell_short_decides_the_first_step() {
             bar: 0,
             size: Some(64 << 20),
             low,
+            small: false,
             not_gpu: None,
         }];
         ev

@@ -316,12 +316,16 @@ fn select(
                 }
                 _ => None,
             };
+            let mut memory = bars.iter().filter(|b| !b.io).peekable();
+            let small = memory.peek().is_some()
+                && memory.all(|b| b.size.is_some_and(|s| s < OtherFailure::SMALL_DEVICE));
             other_failed.extend(bars.iter().filter(|b| b.fails_gpu()).map(|b| OtherFailure {
                 bdf: *addr,
                 bar: b.index,
                 size: b.size,
                 low: b.type_known && !b.mem64 && !b.prefetchable,
                 not_gpu: not_gpu.clone(),
+                small,
             }));
         }
     }
