@@ -911,6 +911,28 @@ litepcie 0000:04:00.0: probe with driver litepcie failed with error -5
 }
 
 #[test]
+fn nvidias_header_alone_is_a_failure_of_a_gpu_the_text_does_not_name() {
+    use crate::decide::summary::Verdict;
+    // The header is printed only before a `BARn is ...` line (a grep that
+    // kept one line of two): a region of an NVIDIA GPU is invalid.
+    let header = "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n";
+    assert_eq!(verdict(header), Verdict::Fail);
+    let ev = gather(header, &[], None).unwrap();
+    assert_eq!(diagnose(&ev).case, Case::Unnamed);
+    // With its detail line, or beside the one NVIDIA GPU the text shows,
+    // it is placed there, not counted again.
+    let both = format!("{header}NVRM: BAR1 is 0M @ 0x0 (PCI:0000:05:00.0)\n");
+    let ev = gather(&both, &[], None).unwrap();
+    assert!(ev.unnamed_failed.is_empty(), "{:?}", ev.unnamed_failed);
+    let listed = format!(
+        "01:00.0 3D controller [0302]: NVIDIA Corporation GA100 [A100] [10de:20b0]\n\tRegion 0: Memory at e0000000 (32-bit, non-prefetchable) [size=16M]\n{header}"
+    );
+    let ev = gather(&listed, &[], None).unwrap();
+    assert!(ev.unnamed_failed.is_empty(), "{:?}", ev.unnamed_failed);
+    assert_eq!(verdict(&listed), Verdict::Fail);
+}
+
+#[test]
 fn a_device_that_shows_no_bar_a_gpu_has_makes_its_failure_unknown() {
     use crate::decide::summary::Verdict;
     // Only BARs under 1 MiB, on a device the text names by nothing but

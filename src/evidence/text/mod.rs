@@ -87,7 +87,7 @@ pub(crate) fn gather(
     if !evidence && hyperv_mmio_short.is_none() && host_messages.is_empty() {
         return None;
     }
-    let mut unnamed_failed = nvidia::name_unnamed(&mut devs, &nvrm_unnamed);
+    let mut unnamed_failed = nvidia::name_unnamed(&mut devs, &nvrm_unnamed, nvrm_invalid);
     unnamed_failed.extend(
         unnamed
             .iter()

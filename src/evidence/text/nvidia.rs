@@ -23,9 +23,14 @@ pub(super) struct Nvidia {
 /// it does not name (returned in words). A GPU whose driver refused a
 /// 64-bit BAR above 4 GiB (an old driver's `This is a 64-bit BAR mapped
 /// above 4GB`) and names no empty region had the BAR's address.
+/// `nvrm_invalid`, the count of the driver's `... is invalid` headers: one
+/// that no `BARn` line follows, in a text with no NVIDIA device, is a
+/// failure of a GPU it does not name too (the header is printed only
+/// when a region is invalid, nv_pci_probe()).
 pub(super) fn name_unnamed(
     devs: &mut BTreeMap<PciAddress, DeviceSeen>,
     nvrm_unnamed: &[(u8, bool)],
+    nvrm_invalid: usize,
 ) -> Vec<String> {
     let nvidia: Vec<PciAddress> = devs
         .iter()
@@ -50,6 +55,17 @@ pub(super) fn name_unnamed(
             )),
             _ => {}
         }
+    }
+    let named = devs.values().filter(|d| d.nvrm_bar).count();
+    let any_nvidia = devs.values().any(|d| {
+        !d.is_bridge()
+            && (d.vendor == Some(VENDOR_NVIDIA) || d.driver_vendor == Some(VENDOR_NVIDIA))
+    });
+    if nvrm_invalid > named + nvrm_unnamed.len() && !any_nvidia {
+        unnamed.push(
+            "NVIDIA's driver: a region of a GPU is invalid (its header, with neither the BARn line nor the GPU's address)"
+                .to_string(),
+        );
     }
     for d in devs.values_mut() {
         if d.above_4g && d.nvrm_zero.is_empty() {

@@ -7,7 +7,7 @@ use super::device::device_message;
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, no_video_bios, not_cpu_addressable, nvidia_running, nvrm,
-    nvrm_cause, realloc_messages, vgaarb_added,
+    nvrm_cause, nvrm_header, realloc_messages, vgaarb_added,
 };
 use super::resource::resource;
 use super::{DriverCause, Event, FailReason, Parsed};
@@ -269,10 +269,8 @@ pub(super) fn classify_anchored(
         }
         return device_message(bdf, msg);
     }
-    static NVRM_INVALID: Needle =
-        Needle::new("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid");
-    if NVRM_INVALID.is_in(line) {
-        return Some(Parsed::Event(Event::NvrmInvalid));
+    if let Some(e) = nvrm_header(line) {
+        return Some(Parsed::Event(e));
     }
     if let Some(e) = probe_failed(line).or_else(|| nvidia_running(line)) {
         return Some(Parsed::Event(e));

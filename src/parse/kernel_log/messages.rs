@@ -49,6 +49,28 @@ pub(super) fn nvrm(line: &str) -> Option<Event> {
     })
 }
 
+/// NVIDIA's `NVRM: This PCI I/O region assigned to your NVIDIA device is
+/// invalid:` header, which the driver prints before each `BARn is ...`
+/// line. A hand-typed copy may not spell the vendor so (corpus 279), and a
+/// copy that lost its line break carries the detail line after the colon:
+/// then the detail line's event.
+pub(super) fn nvrm_header(line: &str) -> Option<Event> {
+    static HEADER: Needle = Needle::new("NVRM: This PCI I/O region assigned to your ");
+    static INVALID: Needle = Needle::new(" device is invalid");
+    if !(HEADER.is_in(line) && INVALID.is_in(line)) {
+        return None;
+    }
+    let detail = line
+        .split_once(" device is invalid:")
+        .map(|(_, t)| t.trim_start())
+        .map(|t| t.strip_prefix("NVRM: ").unwrap_or(t))
+        .filter(|t| t.starts_with("BAR"));
+    match detail.and_then(|t| nvrm(&format!("NVRM: {t}"))) {
+        Some(e @ Event::NvrmBar { .. }) => Some(e),
+        _ => Some(Event::NvrmInvalid),
+    }
+}
+
 /// `0000:56:00.0`, or the old `0002:00.0` (bus 02).
 fn nvrm_address(s: &str) -> Option<PciAddress> {
     if let Ok(a) = s.parse() {

@@ -595,6 +595,25 @@ fn realloc_messages_and_drivers() {
         parse_line("NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:"),
         Some(Event::NvrmInvalid)
     );
+    // The header and its detail line on one line (a copy that lost the
+    // break, with or without the second prefix), and a hand-typed copy
+    // that misspells the vendor (corpus 279): the detail line's event.
+    let joined = Some(Event::NvrmBar {
+        bdf: Some(bdf("0000:01:00.0")),
+        bar: 0,
+        zero: true,
+    });
+    for line in [
+        "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)",
+        "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid: NVRM: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)",
+        "NVRM: This PCI I/O region assigned to your NVUDUA device is invalid: BAR0 is 0M 0 0x0 (PCI:0000:01:00.0)",
+    ] {
+        assert_eq!(parse_line(line), joined, "{line}");
+    }
+    assert_eq!(
+        parse_line("NVRM: This PCI I/O region assigned to your NVUDUA device is invalid:"),
+        Some(Event::NvrmInvalid)
+    );
     assert_eq!(
         parse_line("NVRM: The NVIDIA probe routine failed for 2 device(s)."),
         None
