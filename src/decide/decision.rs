@@ -89,7 +89,7 @@ pub(crate) fn conclude(ev: &Evidence, p2p: Option<P2p>) -> Decision {
         branches(ev)
     };
     Decision {
-        summary: summary::describe(ev, &diagnosis),
+        summary: summary::summary(ev, &diagnosis),
         platform: ev.judgement(),
         diagnosis,
         verdict,

@@ -48,6 +48,28 @@ pub(crate) fn predicted(ok: bool) -> Verdict {
     }
 }
 
+/// The report's summary: `describe`, and what failed beside the devices'
+/// own BARs (SR-IOV VF space), which no hint is about.
+pub(crate) fn summary(ev: &Evidence, d: &Diagnosis) -> String {
+    let mut s = describe(ev, d);
+    if !ev.vf_failed.is_empty() {
+        let (who, its) = match ev.vf_failed.as_slice() {
+            [one] => (one.to_string(), "its"),
+            many => (
+                many.iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                "their",
+            ),
+        };
+        s.push_str(&format!(
+            "; apart from the devices' own BARs, the SR-IOV VF BARs of {who} got no space, so {its} virtual functions cannot be enabled"
+        ));
+    }
+    s
+}
+
 /// The sentence that says why, with the numbers that decided it.
 pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
     let found = ev.gpus.len();

@@ -1125,6 +1125,25 @@ fn sriov_space_is_not_the_devices_own_and_a_cut_line_is_nobodys() {
     let ev = gather(i915, &[], None).unwrap();
     assert_eq!(ev.gpus.len(), 1);
     assert_eq!(verdict(i915), Verdict::Ok);
+    // The report says so, apart from the device's own BARs; no hint does.
+    let d = diagnose(&ev);
+    let summary = crate::decide::summary::summary(&ev, &d);
+    assert!(
+        summary.contains("SR-IOV VF BARs of 0000:00:02.0 got no space"),
+        "{summary}"
+    );
+    assert!(!crate::decide::summary::describe(&ev, &d).contains("SR-IOV"));
+    // VF BARs that failed in the old wording (`BAR 7`, `BAR 10`: 263) and
+    // the new (`VF BAR 0`, 12): named, the verdict the device's own.
+    for vf in [
+        "pci 0000:25:00.0: BAR 7: no space for [mem size 0x00100000 64bit]\npci 0000:25:00.0: BAR 10: failed to assign [mem size 0x00100000 64bit]\n",
+        "pci 0000:25:00.0: VF BAR 0 [mem size 0x00400000 64bit pref]: can't assign; no space\n",
+    ] {
+        let ev = gather(vf, &[], None).unwrap();
+        assert_eq!(ev.vf_failed.len(), 1, "{vf}");
+        assert_eq!(ev.vf_failed[0].to_string(), "0000:25:00.0");
+        assert_eq!(verdict(vf), Verdict::Ok, "{vf}");
+    }
     // The old wording of the VFs' space (162): evidence, no failure.
     assert_eq!(
         verdict("pci 0000:00:05.0: VF(n) BAR0 space: [mem 0xfc000000-0x13bffffff] (contains BAR0 for 16 VFs)\n"),

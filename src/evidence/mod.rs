@@ -256,6 +256,10 @@ pub(crate) struct Evidence {
     /// devices (`parse::hypervisor`), once each: `explain` of a host-side
     /// log.
     pub host_messages: Vec<HostMessage>,
+    /// Devices whose SR-IOV VF BARs the text shows failing: space for
+    /// their virtual functions, which their own BARs do not need
+    /// (`explain`; `check` reads the device's own BARs only).
+    pub vf_failed: Vec<PciAddress>,
     /// Memory BARs the text says failed without saying whose (a report
     /// cut the device's address off a PCI core line, or `NVRM: BAR1 is 0M`
     /// with no address and no one NVIDIA GPU named), in words.

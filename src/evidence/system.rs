@@ -195,6 +195,7 @@ fn gather_bars(
         rescanned: Vec::new(),
         // The host's messages are not in a guest's own log.
         host_messages: Vec::new(),
+        vf_failed: Vec::new(),
         unnamed_failed: Vec::new(),
         bridge_short: Vec::new(),
         platform_told: None,

@@ -103,7 +103,6 @@ pub(crate) fn gather(
         complaints,
         inferred,
     } = nvidia::place(&mut devs, nvrm_invalid);
-
     vga_vendors(&mut devs);
     let (mut gpus, other_failed) = select(&devs, selectors);
     fill_sizes(&mut gpus, &events);
@@ -205,6 +204,7 @@ pub(crate) fn gather(
         inferred,
         rescanned,
         host_messages,
+        vf_failed: vf_failed(&devs),
         unnamed_failed,
         bridge_short,
         platform_told: None,
@@ -248,6 +248,14 @@ fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
         ),
         _ => return None,
     })
+}
+
+/// The devices whose SR-IOV VF BARs failed (`Evidence::vf_failed`).
+fn vf_failed(devs: &BTreeMap<PciAddress, DeviceSeen>) -> Vec<PciAddress> {
+    devs.iter()
+        .filter(|(_, d)| d.vf_failed)
+        .map(|(a, _)| *a)
+        .collect()
 }
 
 /// The GPUs among the devices the text names (by the selectors, or by a

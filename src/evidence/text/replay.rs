@@ -22,6 +22,10 @@ pub(super) struct DeviceSeen {
     pub(super) driver_vendor: Option<u16>,
     /// A driver of no GPU, display or accelerator is bound to it.
     pub(super) other_driver: Option<String>,
+    /// An SR-IOV VF BAR of it failed (`VF BAR n`, old `BAR 7..12`), or
+    /// the kernel said its VFs lack MMIO space: its virtual functions'
+    /// space, not its own BARs.
+    pub(super) vf_failed: bool,
     /// `Boot video device`, `vgaarb`: a VGA-class display device.
     pub(super) vga: bool,
     /// NVIDIA's regions (its own count) that `NVRM:` says have no size.
@@ -168,6 +172,7 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                         }
                     }
                     ResourceRef::BridgeWindow => d.has_windows = true,
+                    ResourceRef::VfBar(_) => d.vf_failed = true,
                     _ => {}
                 }
                 evidence = true;
@@ -218,7 +223,9 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 evidence = true;
             }
             Event::SriovSpace { bdf } => {
-                devs.entry(*bdf).or_default().bound = true;
+                let d = devs.entry(*bdf).or_default();
+                d.bound = true;
+                d.vf_failed = true;
                 evidence = true;
             }
             e => {
