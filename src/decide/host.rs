@@ -164,6 +164,24 @@ fn errno_name(e: u32) -> &'static str {
     }
 }
 
+/// QEMU could not open a device through VFIO (`HostMessage::VfioGroup`).
+fn vfio_group(group: Option<u32>, errno: Option<u32>) -> String {
+    let (through, every) = match group {
+        Some(g) => (
+            format!("its VFIO group {g}"),
+            format!("every device of IOMMU group {g}"),
+        ),
+        None => (
+            "VFIO".to_string(),
+            "the device and its IOMMU group".to_string(),
+        ),
+    };
+    format!(
+        "QEMU could not open a passed-through device through {through}{} and could not add the device (at start: the VM did not start): the device's binding on the host ({every} bound to vfio-pci and not in use by another VM; the vfio-pci module loaded; a vGPU's mediated device created and free), not BAR space",
+        errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default()
+    )
+}
+
 /// What the message says, in a sentence with its numbers.
 pub(crate) fn sentence(m: &HostMessage) -> String {
     match m {
@@ -284,10 +302,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::XenIgdPassthru => {
             "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
         }
-        HostMessage::VfioGroup { group, errno } => format!(
-            "QEMU could not open a passed-through device through its VFIO group {group}{} and could not add the device (at start: the VM did not start): the device's binding on the host (every device of IOMMU group {group} bound to vfio-pci or unused; a vGPU's mediated device created and free), not BAR space",
-            errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default()
-        ),
+        HostMessage::VfioGroup { group, errno } => vfio_group(*group, *errno),
         HostMessage::XenPtInterrupts { failed: true } => {
             "Xen's device model (QEMU's xen_pt, or qemu-traditional) could not map or bind a passed-through device's interrupts (INTx, MSI, MSI-X); the error number on its line says why: interrupt delivery, not BAR space".into()
         }
@@ -450,8 +465,12 @@ mod tests {
                 bar: false,
             },
             HostMessage::VfioGroup {
-                group: 64,
+                group: Some(64),
                 errno: Some(5),
+            },
+            HostMessage::VfioGroup {
+                group: None,
+                errno: None,
             },
             HostMessage::HypervGpuPartition,
             HostMessage::NvidiaNotProbed {

@@ -85,7 +85,10 @@ pub(crate) enum HostMessage {
     /// (`error getting device from group N: <error>`, `group N is not
     /// viable`): the device's binding on the host, not BAR space; QEMU
     /// does not start the VM.
-    VfioGroup { group: u32, errno: Option<u32> },
+    VfioGroup {
+        group: Option<u32>,
+        errno: Option<u32>,
+    },
     /// QEMU's `vfio_register_ram_discard_listener: possibly running out of
     /// DMA mappings` (hw/vfio/listener.c): the host's per-container limit
     /// of DMA mappings (vfio_iommu_type1 `dma_entry_limit`) is near.
@@ -742,12 +745,31 @@ mod tests {
         // QEMU's VFIO group, as Proxmox and libvirt relay it.
         assert_eq!(
             one("kvm: -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/00000000-0000-0000-0000-000000000100,id=hostpci0: vfio 00000000-0000-0000-0000-000000000100: error getting device from group 64: Input/output error"),
-            HostMessage::VfioGroup { group: 64, errno: Some(5) }
+            HostMessage::VfioGroup {
+                group: Some(64),
+                errno: Some(5)
+            }
         );
         assert_eq!(
             one("qemu-system-x86_64: -device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: group 1 is not viable"),
-            HostMessage::VfioGroup { group: 1, errno: None }
+            HostMessage::VfioGroup {
+                group: Some(1),
+                errno: None
+            }
         );
+        // Its group's node, its container, and iommufd's device node
+        // (hw/vfio/container.c `vfio_get_group()`, hw/vfio/iommufd.c
+        // `iommufd_cdev_getfd()`), relayed by KubeVirt with `\\n`.
+        for (line, group, errno) in [
+            ("qemu-system-x86_64: -device vfio-pci,host=00:02.0,bus=port.1: vfio 0000:00:02.0: failed to open /dev/vfio/1: No such file or directory", Some(1), Some(2)),
+            ("warning: x\\n2025-05-15T13:49:50.787125Z qemu-system-x86_64: -device {\\\"driver\\\":\\\"vfio-pci\\\"}: vfio 0000:01:00.0: failed to open /dev/vfio/1: Device or resource busy')\"", Some(1), Some(16)),
+            ("qemu: -device vfio-pci,host=0000:04:00.1: vfio 0000:04:00.1: failed to setup container for group 37: Failed to set group container: Operation not permitted", Some(37), Some(1)),
+            ("qemu-kvm: -device vfio-pci,host=28:00.0,iommufd=iommufd0: vfio 0000:28:00.0: vfio /sys/bus/pci/devices/0000:28:00.0/vfio-dev: failed to load \"/sys/bus/pci/devices/0000:28:00.0/vfio-dev/vfio0/dev\"", None, None),
+            ("qemu: -device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: failed to setup container for group 5: failed to open /dev/vfio/vfio: No such file or directory", Some(5), Some(2)),
+        ] {
+            assert_eq!(one(line), HostMessage::VfioGroup { group, errno }, "{line}");
+        }
+        assert!(host_messages("I failed to open /dev/vfio/1 yesterday\n").is_empty());
         assert!(host_messages("the group 3 is not viable for the vote\n").is_empty());
         // Hyper-V's GPU partitioning listing, one message for its lines.
         assert_eq!(

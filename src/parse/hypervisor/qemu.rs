@@ -21,32 +21,83 @@ pub(super) fn qemu_phys_bits(line: &str, passthrough: bool) -> Option<HostMessag
     })
 }
 
-/// QEMU could not open a passed-through device through its VFIO group:
-/// hw/vfio (common.c, container.c from 8.2) `vfio_get_device()`/
-/// `vfio_device_get()`: `error getting device from group %d: <error>`
-/// with the hint `Verify all devices in group %d are bound to vfio-<bus>
-/// or pci-stub and not already in use`; `vfio_get_group()`: `group %d is
-/// not viable`. The group's number and the error's words, where printed.
+/// QEMU could not open a passed-through device through VFIO, each on
+/// QEMU's own line (`vfio <device>: ...`, which prose does not have):
+/// - hw/vfio (common.c, container.c from 8.2) `vfio_get_device()`:
+///   `error getting device from group %d: <error>` with the hint `Verify
+///   all devices in group %d are bound to vfio-<bus> or pci-stub and not
+///   already in use`;
+/// - container.c `vfio_get_group()`: `group %d is not viable`, `failed to
+///   open /dev/vfio/%d: <error>` (the group's node: vfio-pci not bound,
+///   or the group held elsewhere), and `failed to setup container for
+///   group %d: ` before its container's error (`Failed to set group
+///   container: <error>`, `failed to open /dev/vfio/vfio: <error>`);
+/// - hw/vfio/iommufd.c `iommufd_cdev_getfd()` (no group):
+///   `failed to load "<sysfs>/vfio-dev/vfioN/dev"`, `failed to find
+///   vfio-dev/vfioX/dev`, `couldn't open directory <sysfs>/vfio-dev:
+///   <error>` (no VFIO device node: vfio-pci not bound, or a kernel
+///   without its cdev).
+///
+/// The group's number and the last error's words, where printed.
 pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
-    let (key, after) = if let Some(at) = line.find("error getting device from group ") {
-        (at, "error getting device from group ")
-    } else {
-        // QEMU's own line names the device after `vfio `; prose does not.
-        let at = line.find("vfio ")?;
-        let at = at + line[at..].find(": group ")? + 2;
-        if !line[at..].contains(" is not viable") {
+    if let Some(at) = line.find("error getting device from group ") {
+        let rest = &line[at + "error getting device from group ".len()..];
+        return Some(HostMessage::VfioGroup {
+            group: Some(u32::try_from(decimal(rest)?).ok()?),
+            errno: rest
+                .split_once(": ")
+                .and_then(|(_, words)| strerror_errno(words)),
+        });
+    }
+    // QEMU's own line names the device after `vfio `; prose does not.
+    let at = line.find("vfio ")?;
+    let own = &line[at..];
+    let errno = || own.rsplit_once(": ").and_then(|(_, w)| strerror_errno(w));
+    if let Some(g) = own.find(": group ") {
+        let rest = &own[g + ": group ".len()..];
+        if rest.contains(" is not viable") {
+            let group = Some(u32::try_from(decimal(rest)?).ok()?);
+            return Some(HostMessage::VfioGroup { group, errno: None });
+        }
+    }
+    // A container's own failure (not a DMA mapping's, which
+    // `vfio_dma_map` reads: `memory listener initialization failed`).
+    const CONTAINER: [&str; 4] = [
+        "Failed to set group container",
+        "failed to open /dev/vfio/vfio",
+        "Failed to set iommu for container",
+        "No available IOMMU models",
+    ];
+    const SETUP: &str = ": failed to setup container for group ";
+    if let Some(k) = own.find(SETUP) {
+        let rest = &own[k + SETUP.len()..];
+        if !CONTAINER.iter().any(|c| rest.contains(c)) {
             return None;
         }
-        (at, "group ")
-    };
-    let rest = &line[key + after.len()..];
-    let group = u32::try_from(decimal(rest)?).ok()?;
-    Some(HostMessage::VfioGroup {
-        group,
-        errno: rest
-            .split_once(": ")
-            .and_then(|(_, words)| strerror_errno(words)),
-    })
+        return Some(HostMessage::VfioGroup {
+            group: decimal(rest).and_then(|g| u32::try_from(g).ok()),
+            errno: errno(),
+        });
+    }
+    const OPEN: &str = ": failed to open /dev/vfio/";
+    if let Some(k) = own.find(OPEN) {
+        return Some(HostMessage::VfioGroup {
+            group: decimal(&own[k + OPEN.len()..]).and_then(|g| u32::try_from(g).ok()),
+            errno: errno(),
+        });
+    }
+    let cdev = [
+        "/vfio-dev: failed to load \"",
+        ": failed to find vfio-dev/",
+        ": couldn't open directory ",
+    ];
+    if own.contains("vfio-dev") && cdev.iter().any(|k| own.contains(k)) {
+        return Some(HostMessage::VfioGroup {
+            group: None,
+            errno: errno(),
+        });
+    }
+    None
 }
 
 /// The error number of `= -14 (Bad address)` or `: -6`.
