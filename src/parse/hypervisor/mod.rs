@@ -295,7 +295,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     // The device model's interrupt lines are one message: failed if any
     // of them says so.
     let mut xen_pt: Option<bool> = None;
-    for line in lines.iter().copied() {
+    for (n, line) in lines.iter().copied().enumerate() {
         if let Some(m) = vmware_pages(line) {
             push(m);
         }
@@ -324,7 +324,14 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         if let Some(m) = iommu_width(line) {
             push(m);
         }
-        if let Some(m) = kvm_memslot(line) {
+        // QEMU prints it on one line; a person may break it before its
+        // `start=` (indenting the rest).
+        let wrapped = || {
+            let next = lines.get(n + 1)?;
+            next.starts_with(char::is_whitespace)
+                .then(|| kvm_memslot(&format!("{line} {}", next.trim_start())))?
+        };
+        if let Some(m) = kvm_memslot(line).or_else(wrapped) {
             push(m);
         }
         if let Some(m) = cloud_hypervisor_map_region(line) {
@@ -642,6 +649,14 @@ mod tests {
             one("qemu-system-x86_64: kvm_set_user_memory_region: KVM_SET_USER_MEMORY_REGION2 failed, slot=9, start=0x38000000000, size=0x4000000000, flags=0x0, guest_memfd=-1, guest_memfd_offset=0x0: File exists"),
             HostMessage::KvmMemslot { start: 0x380_0000_0000, size: 0x40_0000_0000, errno: Some(17) }
         );
+        // Broken before its `start=` by the person who quoted it (the
+        // fifth collection of 2026-12-06, b02); an unindented next line
+        // is another message.
+        assert_eq!(
+            one("kvm_set_user_memory_region: KVM_SET_USER_MEMORY_REGION failed, slot=13,\n  start=0x8508000000000000, size=0x400000000: Invalid argument\n"),
+            HostMessage::KvmMemslot { start: 0x8508_0000_0000_0000, size: 0x4_0000_0000, errno: Some(22) }
+        );
+        assert!(host_messages("kvm_set_user_memory_region: KVM_SET_USER_MEMORY_REGION failed, slot=13,\nstart=0x8508000000000000, size=0x400000000: Invalid argument\n").is_empty());
         assert_eq!(
             one("Failed to map VFIO MMIO region: Failed to DMA map: failed to map an IOVA range to the IOAS: Bad address (os error 14)"),
             HostMessage::CloudHypervisorMapRegion { errno: Some(14) }
