@@ -86,7 +86,11 @@ pub(crate) fn board_window(why: &str, ev: &Evidence, sign: &str) -> Hint {
 /// The id is the VM's port reservation's, hot-plugged or not.
 pub(crate) fn vm_port_low(why: &str, ev: &Evidence) -> Hint {
     let need = largest_failed(ev)
-        .map(|s| s.next_power_of_two().max(64 << 20))
+        .map(|s| {
+            s.checked_next_power_of_two()
+                .unwrap_or(1 << 63)
+                .max(64 << 20)
+        })
         .unwrap_or(64 << 20);
     let change = Change {
         pcie_root_port_properties: syntax::root_port_reserve(None, need),

@@ -151,7 +151,9 @@ fn kvm_memslot(c: &Ctx, end: u64) -> Hint {
              If it is already so, put less above the guest's RAM: less memory hot-plug room (QEMU's maxmem; Proxmox's memory hot-plug), or a smaller 64-bit PCI hole. \
              The host's width is the `address sizes` line of its /proc/cpuinfo. {}.",
             c.why,
-            end.next_power_of_two().trailing_zeros(),
+            // 64 past 2^63, where the next power of two overflows (a
+            // non-canonical address: corpus 385).
+            end.checked_next_power_of_two().map_or(u64::BITS, u64::trailing_zeros),
             Restart::Vm.sentence()
         ),
         Side::Host,
@@ -271,6 +273,14 @@ mod tests {
             "{}",
             h.text
         );
+        // A range past 2^63 (a non-canonical address, corpus 385): 64
+        // bits, where the next power of two would overflow.
+        let h = first(HostMessage::KvmMemslot {
+            start: 0x8508_0000_0000_0000,
+            size: 0x4_0000_0000,
+            errno: Some(22),
+        });
+        assert!(h.text.contains("(64 bits)"), "{}", h.text);
     }
 
     #[test]

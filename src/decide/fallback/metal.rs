@@ -80,7 +80,11 @@ pub(super) fn above_4g(c: &Ctx, branch: &str) -> Hint {
     let need = c.d.needed_bytes.unwrap_or(0);
     let size = match (c.d.needed_bytes, c.d.addressable_limit) {
         (None, _) => None,
-        (Some(_), Some(l)) => Some(c.rec.min(l / 2).max(need.next_power_of_two())),
+        (Some(_), Some(l)) => Some(
+            c.rec
+                .min(l / 2)
+                .max(need.checked_next_power_of_two().unwrap_or(1 << 63)),
+        ),
         (Some(_), None) => Some(c.rec),
     };
     let mmioh = match size {

@@ -221,7 +221,11 @@ fn hotplug(c: &Ctx, vm: bool) -> Option<Hint> {
             .flat_map(|g| g.bars.iter())
             .filter_map(|b| b.size)
             .max()
-            .map(|s| s.next_power_of_two().max(256 << 20));
+            .map(|s| {
+                s.checked_next_power_of_two()
+                    .unwrap_or(1 << 63)
+                    .max(256 << 20)
+            });
     let pref = size.unwrap_or(32 * GIB);
     let signs = signs.join(", ");
     Some(if vm {
