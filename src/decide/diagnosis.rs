@@ -382,7 +382,24 @@ fn classify(
             .filter(|o| o.not_gpu.is_none())
             .all(|o| o.small);
         if small && ev.unnamed_failed.is_empty() {
-            return (DiagnosisKind::Unknown, Case::OnlySmallDevices);
+            // Only where nothing else would fail: a GPU missing, a driver's
+            // complaint or a host's refusal is the report's, with these
+            // devices listed beside it.
+            let mut rest = ev.clone();
+            rest.other_failed.retain(|o| o.not_gpu.is_some());
+            let without = classify(
+                &rest,
+                spaces,
+                n,
+                needed_bytes,
+                window_bytes,
+                past_limit,
+                addressable_limit,
+            );
+            return match without {
+                (DiagnosisKind::Ok, _) => (DiagnosisKind::Unknown, Case::OnlySmallDevices),
+                other => other,
+            };
         }
         return (DiagnosisKind::Unknown, Case::OnlyOtherDevices);
     }

@@ -93,7 +93,7 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
             "{unassigned}, all on devices not taken for GPUs: the numbers here are about the GPUs' 64-bit space and do not cover them"
         ),
         Case::OnlySmallDevices => format!(
-            "{unassigned}, none on a device the text shows is a GPU; those that may be one ({}) show only BARs under 1 MiB, where a GPU has one of 16 MiB or more: whether a GPU failed is not in the text",
+            "{unassigned}, none on a device the text shows is a GPU; those that may be one ({}) show only BARs under 1 MiB, where a GPU has a register or VRAM BAR of 1 MiB or more: whether a GPU failed is not in the text",
             ev.maybe_gpus_failed().join(", ")
         ),
         Case::OnlyNonGpu => format!(

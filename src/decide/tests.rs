@@ -919,6 +919,14 @@ fn nvidias_header_alone_is_a_failure_of_a_gpu_the_text_does_not_name() {
     assert_eq!(verdict(header), Verdict::Fail);
     let ev = gather(header, &[], None).unwrap();
     assert_eq!(diagnose(&ev).case, Case::Unnamed);
+    // Quoted by a command or a sentence, it is not the log's record.
+    for quoted in [
+        "$ sudo dmesg | grep \"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid\"\n",
+        "I do not get \"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\" any more\n",
+    ] {
+        let text = format!("pci 0000:03:00.0: [1002:73bf] type 00 class 0x030000\npci 0000:03:00.0: BAR 0 [mem 0x7c00000000-0x7dffffffff 64bit pref]\n{quoted}");
+        assert_eq!(verdict(&text), Verdict::Ok, "{quoted}");
+    }
     // With its detail line, or beside the one NVIDIA GPU the text shows,
     // it is placed there, not counted again.
     let both = format!("{header}NVRM: BAR1 is 0M @ 0x0 (PCI:0000:05:00.0)\n");
@@ -978,6 +986,26 @@ pci 0000:c5:00.0: BAR 5 [mem size 0x00080000]: can't assign; no space
         "{:?}",
         ev.other_failed
     );
+    // Beside a stronger failure, that failure is the report's: a GPU's
+    // driver that gave up, a GPU missing from the expected count.
+    let probe = format!("{fpga}amdgpu 0000:03:00.0: amdgpu: Fatal error during GPU init\namdgpu 0000:03:00.0: probe with driver amdgpu failed with error -12\n");
+    assert_eq!(verdict(&probe), Verdict::Fail);
+    let amd_ok = "pci 0000:03:00.0: [1002:73bf] type 00 class 0x030000\npci 0000:03:00.0: BAR 0 [mem 0x7c00000000-0x7dffffffff 64bit pref]\n";
+    let ev = gather(&format!("{amd_ok}{fpga}"), &[], Some(2)).unwrap();
+    let d = diagnose(&ev);
+    assert_eq!(d.kind, DiagnosisKind::GpusMissing, "{:?}", d.case);
+    assert_eq!(
+        crate::decide::summary::verdict(&ev, &d, false),
+        Verdict::Fail
+    );
+    // Another function of the slot failing beside it (a Polaris GPU's
+    // 256 KiB register BAR and its HD audio's 16 KiB BAR, with no other
+    // line of either): it may be a GPU with its audio, so it fails.
+    let polaris = "\
+pci 0000:0c:00.0: BAR 5: no space for [mem size 0x00040000]
+pci 0000:0c:00.1: BAR 0: no space for [mem size 0x00004000 64bit]
+";
+    assert_eq!(verdict(polaris), Verdict::Fail);
     // A small device beside one that may be a GPU with a large BAR: fails.
     let both =
         format!("pci 0000:02:00.0: BAR 0: no space for [mem size 0x10000000 64bit pref]\n{fpga}");

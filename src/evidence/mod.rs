@@ -84,22 +84,24 @@ pub(crate) struct OtherFailure {
     /// What says the device is no GPU, if anything does: then its failure
     /// is not the GPUs' (a device the text says nothing of may be one).
     pub not_gpu: Option<NotGpu>,
-    /// Every memory BAR the text shows of the device has a known size
-    /// under `SMALL_DEVICE`: nothing of it looks like a GPU's
-    /// (`OtherFailure::SMALL_DEVICE`).
+    /// The text gives the device no class and no other function of its
+    /// slot, and every memory BAR it shows of it has a known size under
+    /// `SMALL_DEVICE`: nothing of it looks like a GPU's.
     pub small: bool,
 }
 
 impl OtherFailure {
-    /// A GPU has a memory BAR of at least this much: its registers' BAR
-    /// (NVIDIA's BAR0 and Intel Arc's are 16 MiB) or its VRAM aperture
-    /// (AMD's BAR0, 256 MiB and up); an emulated or BMC display's
-    /// framebuffer is 8 MiB or more (Matrox G200e's 16 MiB, QXL's 64 MiB).
-    /// Only an AMD GPU's register BAR (256 or 512 KiB) and doorbells
-    /// (2 MiB) are smaller, beside a VRAM BAR that is not. Each in
-    /// tests/corpus (223: Matrox; 12, 134: AMD's BAR5 and BAR0). A device
-    /// whose every BAR the text shows is under 1 MiB may still be a GPU
-    /// cut short by the paste, so this makes a failure unknown, not `ok`.
+    /// Every GPU passed through or on a board has a memory BAR of at least
+    /// this much: NVIDIA's and Intel Arc's register BAR0 (16 MiB), AMD's
+    /// VRAM BAR0 (256 MiB and up; its register BAR5 is smaller, 256 KiB on
+    /// Polaris to 1 MiB on Navi), a BMC display's framebuffer (8 MiB or
+    /// more: Matrox G200e's 16 MiB, corpus 223).
+    /// A paste cut to an AMD GPU's register BAR alone shows less, so this
+    /// makes a failure `unknown`, never `ok`; where the text shows another
+    /// function of the slot (the GPU's HD audio) it is not applied. An
+    /// emulated virtio-gpu without host memory has only a 4 KiB and a 16
+    /// KiB BAR (virtio-pci's modern layout), and with its class in the
+    /// text it is taken as a display device all the same.
     pub(crate) const SMALL_DEVICE: u64 = 1 << 20;
 }
 

@@ -163,8 +163,13 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
         out.insert(
             0,
             collect(format!(
-                "Whether a GPU is among the devices that failed is not in the text: {} shows only BARs under 1 MiB, and a GPU has one of 16 MiB or more; `lspci -nn -s ADDRESS` names a device, and the steps below hold only if it is a GPU.",
-                ev.maybe_gpus_failed().join(", ")
+                "Whether a GPU is among the devices that failed is not in the text: {} shows only BARs under 1 MiB, where a GPU has a register or VRAM BAR of 1 MiB or more; {} names it, and the steps below hold only if it is a GPU.",
+                ev.maybe_gpus_failed().join(", "),
+                ev.maybe_gpus_failed()
+                    .iter()
+                    .map(|a| format!("`lspci -nn -s {a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         );
     }

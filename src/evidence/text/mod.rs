@@ -324,8 +324,15 @@ fn select(
                 }
                 _ => None,
             };
+            // Nothing of it but its address and BARs, and no other
+            // function of its slot in the text (a GPU's HD audio is one).
+            let alone = d.class.is_none()
+                && !devs.keys().any(|a| {
+                    a != addr && (a.domain, a.bus, a.device) == (addr.domain, addr.bus, addr.device)
+                });
             let mut memory = bars.iter().filter(|b| !b.io).peekable();
-            let small = memory.peek().is_some()
+            let small = alone
+                && memory.peek().is_some()
                 && memory.all(|b| b.size.is_some_and(|s| s < OtherFailure::SMALL_DEVICE));
             other_failed.extend(bars.iter().filter(|b| b.fails_gpu()).map(|b| OtherFailure {
                 bdf: *addr,

@@ -56,13 +56,27 @@ pub(super) fn nvrm(line: &str) -> Option<Event> {
 /// then the detail line's event.
 pub(super) fn nvrm_header(line: &str) -> Option<Event> {
     static HEADER: Needle = Needle::new("NVRM: This PCI I/O region assigned to your ");
-    static INVALID: Needle = Needle::new(" device is invalid");
-    if !(HEADER.is_in(line) && INVALID.is_in(line)) {
+    let at = HEADER.find(line)?;
+    // The log's own record, not a command or a sentence that quotes it:
+    // nothing before it but a record's prefix (a dmesg stamp's `]`, with
+    // or without the brackets, a syslog or journal `kernel:`, a kmsg `;`,
+    // a mail's `>`).
+    let head = line[..at].trim();
+    let record = head.is_empty()
+        || head.ends_with(']')
+        || head.ends_with("kernel:")
+        || head.ends_with(';')
+        || head.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        || head.bytes().all(|b| b == b'>' || b == b' ');
+    // The vendor's word as typed, in any case (`NVIDIA`, `NVUDUA`).
+    let lower = line.to_ascii_lowercase();
+    let invalid = lower[at..].find(" device is invalid")? + at;
+    if !record {
         return None;
     }
-    let detail = line
-        .split_once(" device is invalid:")
-        .map(|(_, t)| t.trim_start())
+    let detail = line[invalid + " device is invalid".len()..]
+        .strip_prefix(':')
+        .map(str::trim_start)
         .map(|t| t.strip_prefix("NVRM: ").unwrap_or(t))
         .filter(|t| t.starts_with("BAR"));
     match detail.and_then(|t| nvrm(&format!("NVRM: {t}"))) {
