@@ -15,7 +15,7 @@
 //! device when its BAR cannot be mapped.
 
 use crate::model::size::human;
-use crate::parse::hypervisor::HostMessage;
+use crate::parse::hypervisor::{HostMessage, VfioStage};
 
 /// Which space a host-side failure is short of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +154,7 @@ fn errno_name(e: u32) -> &'static str {
         5 => "EIO",
         6 => "ENXIO",
         12 => "ENOMEM",
+        13 => "EACCES",
         14 => "EFAULT",
         16 => "EBUSY",
         17 => "EEXIST",
@@ -165,21 +166,45 @@ fn errno_name(e: u32) -> &'static str {
 }
 
 /// QEMU could not open a device through VFIO (`HostMessage::VfioGroup`).
-fn vfio_group(group: Option<u32>, errno: Option<u32>) -> String {
-    let (through, every) = match group {
-        Some(g) => (
-            format!("its VFIO group {g}"),
-            format!("every device of IOMMU group {g}"),
-        ),
-        None => (
-            "VFIO".to_string(),
-            "the device and its IOMMU group".to_string(),
-        ),
+fn vfio_group(m: &HostMessage) -> String {
+    let HostMessage::VfioGroup {
+        group,
+        errno,
+        stage,
+    } = *m
+    else {
+        return String::new();
     };
-    format!(
-        "QEMU could not open a passed-through device through {through}{} and could not add the device (at start: the VM did not start): the device's binding on the host ({every} bound to vfio-pci and not in use by another VM; the vfio-pci module loaded; a vGPU's mediated device created and free), not BAR space",
-        errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default()
-    )
+    let err = errno
+        .map(|e| format!(" ({})", errno_name(e)))
+        .unwrap_or_default();
+    let after = "and could not add the device (at start: the VM did not start)";
+    match (stage, group) {
+        (VfioStage::Group, g) => {
+            let (through, every) = match g {
+                Some(g) => (
+                    format!("its VFIO group {g}"),
+                    format!("every device of IOMMU group {g}"),
+                ),
+                None => ("VFIO".to_string(), "the device and its IOMMU group".to_string()),
+            };
+            let access = if matches!(errno, Some(1 | 13)) {
+                "; with EACCES or EPERM, QEMU's right to open the group's node (libvirt's cgroup device list, SELinux or AppArmor, a QEMU run without root)"
+            } else {
+                ""
+            };
+            format!(
+                "QEMU could not open a passed-through device through {through}{err} {after}: the device's binding on the host ({every} bound to vfio-pci and not in use by another VM; the vfio-pci module loaded; a vGPU's mediated device created and free){access}, not BAR space"
+            )
+        }
+        (VfioStage::Container, g) => format!(
+            "QEMU could not attach {} to an IOMMU container{err} {after}: the host IOMMU would not take the group (the IOMMU off in the firmware or the kernel, a device that needs a reserved region (RMRR) or a direct mapping, no interrupt remapping; the host kernel's DMAR, AMD-Vi or vfio lines say which), not BAR space",
+            g.map(|g| format!("VFIO group {g}")).unwrap_or_else(|| "a VFIO group".into())
+        ),
+        (VfioStage::Cdev, _) => format!(
+            "QEMU (with iommufd) found no VFIO device node for a passed-through device{err} {after}: the device not bound to vfio-pci, or a host kernel without VFIO's device nodes (CONFIG_VFIO_DEVICE_CDEV), not BAR space"
+        ),
+    }
 }
 
 /// What the message says, in a sentence with its numbers.
@@ -302,7 +327,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::XenIgdPassthru => {
             "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
         }
-        HostMessage::VfioGroup { group, errno } => vfio_group(*group, *errno),
+        m @ HostMessage::VfioGroup { .. } => vfio_group(m),
         HostMessage::XenPtInterrupts { failed: true } => {
             "Xen's device model (QEMU's xen_pt, or qemu-traditional) could not map or bind a passed-through device's interrupts (INTx, MSI, MSI-X); the error number on its line says why: interrupt delivery, not BAR space".into()
         }
@@ -467,10 +492,17 @@ mod tests {
             HostMessage::VfioGroup {
                 group: Some(64),
                 errno: Some(5),
+                stage: VfioStage::Group,
             },
             HostMessage::VfioGroup {
                 group: None,
                 errno: None,
+                stage: VfioStage::Cdev,
+            },
+            HostMessage::VfioGroup {
+                group: Some(37),
+                errno: Some(1),
+                stage: VfioStage::Container,
             },
             HostMessage::HypervGpuPartition,
             HostMessage::NvidiaNotProbed {

@@ -53,18 +53,19 @@ pub(crate) fn predicted(ok: bool) -> Verdict {
 pub(crate) fn summary(ev: &Evidence, d: &Diagnosis) -> String {
     let mut s = describe(ev, d);
     if !ev.vf_failed.is_empty() {
-        let (who, its) = match ev.vf_failed.as_slice() {
-            [one] => (one.to_string(), "its"),
+        let (who, its, own) = match ev.vf_failed.as_slice() {
+            [one] => (one.to_string(), "its", "the device's own BARs"),
             many => (
                 many.iter()
                     .map(|a| a.to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
                 "their",
+                "the devices' own BARs",
             ),
         };
         s.push_str(&format!(
-            "; apart from the devices' own BARs, the SR-IOV VF BARs of {who} got no space, so {its} virtual functions cannot be enabled"
+            "; apart from {own}, the SR-IOV VF BARs of {who} got no space, so {its} virtual functions cannot be enabled"
         ));
     }
     s

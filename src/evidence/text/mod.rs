@@ -253,7 +253,7 @@ fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
 /// The devices whose SR-IOV VF BARs failed (`Evidence::vf_failed`).
 fn vf_failed(devs: &BTreeMap<PciAddress, DeviceSeen>) -> Vec<PciAddress> {
     devs.iter()
-        .filter(|(_, d)| d.vf_failed)
+        .filter(|(_, d)| !d.vf_failed.is_empty() || d.vf_space_short)
         .map(|(a, _)| *a)
         .collect()
 }

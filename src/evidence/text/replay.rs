@@ -22,10 +22,11 @@ pub(super) struct DeviceSeen {
     pub(super) driver_vendor: Option<u16>,
     /// A driver of no GPU, display or accelerator is bound to it.
     pub(super) other_driver: Option<String>,
-    /// An SR-IOV VF BAR of it failed (`VF BAR n`, old `BAR 7..12`), or
-    /// the kernel said its VFs lack MMIO space: its virtual functions'
-    /// space, not its own BARs.
-    pub(super) vf_failed: bool,
+    /// Its SR-IOV VF BARs that failed and were not assigned after (`VF
+    /// BAR n`, old `BAR 7..12`), and whether the kernel said its VFs lack
+    /// MMIO space: its virtual functions' space, not its own BARs.
+    pub(super) vf_failed: std::collections::BTreeSet<u8>,
+    pub(super) vf_space_short: bool,
     /// `Boot video device`, `vgaarb`: a VGA-class display device.
     pub(super) vga: bool,
     /// NVIDIA's regions (its own count) that `NVRM:` says have no size.
@@ -172,7 +173,9 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                         }
                     }
                     ResourceRef::BridgeWindow => d.has_windows = true,
-                    ResourceRef::VfBar(_) => d.vf_failed = true,
+                    ResourceRef::VfBar(n) => {
+                        d.vf_failed.insert(*n);
+                    }
                     _ => {}
                 }
                 evidence = true;
@@ -185,6 +188,9 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 let d = devs.entry(*bdf).or_default();
                 match res {
                     ResourceRef::Bar(i) => d.note(*i, Outcome::Assigned, Some(resource)),
+                    ResourceRef::VfBar(n) => {
+                        d.vf_failed.remove(n);
+                    }
                     ResourceRef::BridgeWindow => d.has_windows = true,
                     _ => {}
                 }
@@ -225,7 +231,7 @@ pub(super) fn replay(events: &[Event]) -> Replay {
             Event::SriovSpace { bdf } => {
                 let d = devs.entry(*bdf).or_default();
                 d.bound = true;
-                d.vf_failed = true;
+                d.vf_space_short = true;
                 evidence = true;
             }
             e => {

@@ -105,7 +105,9 @@ fn relaxed_need(
             .and_then(|d| d.bars.get(i))
             .is_some_and(|b| b.outcome == Outcome::Assigned)
     });
-    let need: u64 = sizes.values().sum();
+    // Sizes read from text can add up past 2^64: then the need is not
+    // known.
+    let need = sizes.values().try_fold(0u64, |a, b| a.checked_add(*b))?;
     Some((need > 0 && !held).then_some(need))
 }
 

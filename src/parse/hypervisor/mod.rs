@@ -25,6 +25,7 @@ use crate::parse::platform::is_report_heading;
 use firmware::{ovmf_window, seabios_window};
 use host_kernel::{device_reset, iommu_width, memlock};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
+pub(crate) use qemu::VfioStage;
 use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
 use vmware::{esxi_hotplug_removed, vmware_pages, vmware_power_on, vmware_slot};
 
@@ -81,13 +82,14 @@ pub(crate) enum HostMessage {
         errno: Option<u32>,
         bar: bool,
     },
-    /// QEMU could not open a passed-through device through its VFIO group
-    /// (`error getting device from group N: <error>`, `group N is not
-    /// viable`): the device's binding on the host, not BAR space; QEMU
-    /// does not start the VM.
+    /// QEMU could not open a passed-through device through VFIO (see
+    /// `qemu::vfio_group`): the host's part, not BAR space; QEMU does not
+    /// add the device (at start, the VM does not start). `stage`: what
+    /// failed.
     VfioGroup {
         group: Option<u32>,
         errno: Option<u32>,
+        stage: VfioStage,
     },
     /// QEMU's `vfio_register_ram_discard_listener: possibly running out of
     /// DMA mappings` (hw/vfio/listener.c): the host's per-container limit
@@ -328,7 +330,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         // `start=` (indenting the rest).
         let wrapped = || {
             let next = lines.get(n + 1)?;
-            next.starts_with(char::is_whitespace)
+            (next.starts_with(char::is_whitespace) && next.trim_start().starts_with("start="))
                 .then(|| kvm_memslot(&format!("{line} {}", next.trim_start())))?
         };
         if let Some(m) = kvm_memslot(line).or_else(wrapped) {
@@ -657,6 +659,7 @@ mod tests {
             HostMessage::KvmMemslot { start: 0x8508_0000_0000_0000, size: 0x4_0000_0000, errno: Some(22) }
         );
         assert!(host_messages("kvm_set_user_memory_region: KVM_SET_USER_MEMORY_REGION failed, slot=13,\nstart=0x8508000000000000, size=0x400000000: Invalid argument\n").is_empty());
+        assert!(host_messages("I saw \"KVM_SET_USER_MEMORY_REGION failed, slot=\" in the log before, then:\n    region start=0x10000000000 size=0x800000000: Invalid argument\n").is_empty());
         assert_eq!(
             one("Failed to map VFIO MMIO region: Failed to DMA map: failed to map an IOVA range to the IOAS: Bad address (os error 14)"),
             HostMessage::CloudHypervisorMapRegion { errno: Some(14) }
@@ -762,29 +765,41 @@ mod tests {
             one("kvm: -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/00000000-0000-0000-0000-000000000100,id=hostpci0: vfio 00000000-0000-0000-0000-000000000100: error getting device from group 64: Input/output error"),
             HostMessage::VfioGroup {
                 group: Some(64),
-                errno: Some(5)
+                errno: Some(5),
+                stage: VfioStage::Group
             }
         );
         assert_eq!(
             one("qemu-system-x86_64: -device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: group 1 is not viable"),
             HostMessage::VfioGroup {
                 group: Some(1),
-                errno: None
+                errno: None,
+                stage: VfioStage::Group
             }
         );
         // Its group's node, its container, and iommufd's device node
         // (hw/vfio/container.c `vfio_get_group()`, hw/vfio/iommufd.c
         // `iommufd_cdev_getfd()`), relayed by KubeVirt with `\\n`.
-        for (line, group, errno) in [
-            ("qemu-system-x86_64: -device vfio-pci,host=00:02.0,bus=port.1: vfio 0000:00:02.0: failed to open /dev/vfio/1: No such file or directory", Some(1), Some(2)),
-            ("warning: x\\n2025-05-15T13:49:50.787125Z qemu-system-x86_64: -device {\\\"driver\\\":\\\"vfio-pci\\\"}: vfio 0000:01:00.0: failed to open /dev/vfio/1: Device or resource busy')\"", Some(1), Some(16)),
-            ("qemu: -device vfio-pci,host=0000:04:00.1: vfio 0000:04:00.1: failed to setup container for group 37: Failed to set group container: Operation not permitted", Some(37), Some(1)),
-            ("qemu-kvm: -device vfio-pci,host=28:00.0,iommufd=iommufd0: vfio 0000:28:00.0: vfio /sys/bus/pci/devices/0000:28:00.0/vfio-dev: failed to load \"/sys/bus/pci/devices/0000:28:00.0/vfio-dev/vfio0/dev\"", None, None),
-            ("qemu: -device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: failed to setup container for group 5: failed to open /dev/vfio/vfio: No such file or directory", Some(5), Some(2)),
+        use VfioStage::{Cdev, Container, Group};
+        for (line, group, errno, stage) in [
+            ("qemu-system-x86_64: -device vfio-pci,host=00:02.0,bus=port.1: vfio 0000:00:02.0: failed to open /dev/vfio/1: No such file or directory", Some(1), Some(2), Group),
+            ("warning: x\\n2025-05-15T13:49:50.787125Z qemu-system-x86_64: -device {\\\"driver\\\":\\\"vfio-pci\\\"}: vfio 0000:01:00.0: failed to open /dev/vfio/1: Device or resource busy')\"", Some(1), Some(16), Group),
+            ("libvirtd: qemu: -device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: failed to open /dev/vfio/12: Permission denied", Some(12), Some(13), Group),
+            ("qemu: -device vfio-pci,host=0000:04:00.1: vfio 0000:04:00.1: failed to setup container for group 37: Failed to set group container: Operation not permitted", Some(37), Some(1), Container),
+            ("qemu-kvm: -device vfio-pci,host=28:00.0,iommufd=iommufd0: vfio 0000:28:00.0: vfio /sys/bus/pci/devices/0000:28:00.0/vfio-dev: failed to load \"/sys/bus/pci/devices/0000:28:00.0/vfio-dev/vfio0/dev\"", None, None, Cdev),
+            ("qemu: -device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: failed to setup container for group 5: failed to open /dev/vfio/vfio: No such file or directory", Some(5), Some(2), Container),
         ] {
-            assert_eq!(one(line), HostMessage::VfioGroup { group, errno }, "{line}");
+            assert_eq!(one(line), HostMessage::VfioGroup { group, errno, stage }, "{line}");
         }
+        // Prose that names vfio before the message's words is not QEMU's
+        // line, which names the device after `vfio `.
         assert!(host_messages("I failed to open /dev/vfio/1 yesterday\n").is_empty());
+        for prose in [
+            "I checked vfio and it is loaded, but I still get: failed to open /dev/vfio/22: No such file or directory\n",
+            "Is the vfio module loaded? Error: failed to setup container for group 7: Failed to set group container: Invalid argument\n",
+        ] {
+            assert!(host_messages(prose).is_empty(), "{prose}");
+        }
         assert!(host_messages("the group 3 is not viable for the vote\n").is_empty());
         // Hyper-V's GPU partitioning listing, one message for its lines.
         assert_eq!(

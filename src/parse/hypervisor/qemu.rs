@@ -21,6 +21,22 @@ pub(super) fn qemu_phys_bits(line: &str, passthrough: bool) -> Option<HostMessag
     })
 }
 
+/// Where QEMU's opening of a device through VFIO failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VfioStage {
+    /// The group's node or the device in it (`failed to open
+    /// /dev/vfio/N`, `group N is not viable`, `error getting device from
+    /// group N`): the device's binding, or the node's permissions.
+    Group,
+    /// The group's IOMMU container (`failed to setup container for group
+    /// N: Failed to set group container`, `No available IOMMU models`):
+    /// the host IOMMU would not take the group.
+    Container,
+    /// iommufd's device node (`vfio-dev: failed to load "..."`): no VFIO
+    /// device cdev for it.
+    Cdev,
+}
+
 /// QEMU could not open a passed-through device through VFIO, each on
 /// QEMU's own line (`vfio <device>: ...`, which prose does not have):
 /// - hw/vfio (common.c, container.c from 8.2) `vfio_get_device()`:
@@ -47,17 +63,29 @@ pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
             errno: rest
                 .split_once(": ")
                 .and_then(|(_, words)| strerror_errno(words)),
+            stage: VfioStage::Group,
         });
     }
-    // QEMU's own line names the device after `vfio `; prose does not.
-    let at = line.find("vfio ")?;
-    let own = &line[at..];
+    // QEMU's own line names the device after `vfio ` and a colon (a PCI
+    // address, an mdev's UUID); prose does not.
+    let own = line
+        .match_indices("vfio ")
+        .map(|(at, _)| &line[at..])
+        .find(|own| {
+            own["vfio ".len()..]
+                .split_once(": ")
+                .is_some_and(|(name, _)| !name.is_empty() && !name.contains(char::is_whitespace))
+        })?;
     let errno = || own.rsplit_once(": ").and_then(|(_, w)| strerror_errno(w));
     if let Some(g) = own.find(": group ") {
         let rest = &own[g + ": group ".len()..];
         if rest.contains(" is not viable") {
             let group = Some(u32::try_from(decimal(rest)?).ok()?);
-            return Some(HostMessage::VfioGroup { group, errno: None });
+            return Some(HostMessage::VfioGroup {
+                group,
+                errno: None,
+                stage: VfioStage::Group,
+            });
         }
     }
     // A container's own failure (not a DMA mapping's, which
@@ -77,6 +105,7 @@ pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
         return Some(HostMessage::VfioGroup {
             group: decimal(rest).and_then(|g| u32::try_from(g).ok()),
             errno: errno(),
+            stage: VfioStage::Container,
         });
     }
     const OPEN: &str = ": failed to open /dev/vfio/";
@@ -84,6 +113,7 @@ pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
         return Some(HostMessage::VfioGroup {
             group: decimal(&own[k + OPEN.len()..]).and_then(|g| u32::try_from(g).ok()),
             errno: errno(),
+            stage: VfioStage::Group,
         });
     }
     let cdev = [
@@ -95,6 +125,7 @@ pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
         return Some(HostMessage::VfioGroup {
             group: None,
             errno: errno(),
+            stage: VfioStage::Cdev,
         });
     }
     None
@@ -118,6 +149,7 @@ fn strerror_errno(s: &str) -> Option<u32> {
         ("No such file or directory", 2),
         ("File exists", 17),
         ("Operation not permitted", 1),
+        ("Permission denied", 13),
         ("Input/output error", 5),
         ("Device or resource busy", 16),
     ]

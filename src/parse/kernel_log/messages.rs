@@ -57,17 +57,15 @@ pub(super) fn nvrm(line: &str) -> Option<Event> {
 pub(super) fn nvrm_header(line: &str) -> Option<Event> {
     static HEADER: Needle = Needle::new("NVRM: This PCI I/O region assigned to your ");
     let at = HEADER.find(line)?;
-    // The log's own record, not a command or a sentence that quotes it:
-    // nothing before it but a record's prefix (a dmesg stamp's `]`, with
-    // or without the brackets, a syslog or journal `kernel:`, a kmsg `;`,
-    // a mail's `>`).
+    // The log's own record, not a command or a sentence that quotes it
+    // (`grep "NVRM: ..."`, `I no longer get "NVRM: ..."`): what comes
+    // before it ends as a record's prefix does (a dmesg stamp's `]`,
+    // syslog's or `dmesg -x`'s `:`, kmsg's `;`, a priority's or a mail's
+    // `>`, journal's `MESSAGE=`, RFC 5424's `-`), or is a bare stamp.
     let head = line[..at].trim();
     let record = head.is_empty()
-        || head.ends_with(']')
-        || head.ends_with("kernel:")
-        || head.ends_with(';')
-        || head.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        || head.bytes().all(|b| b == b'>' || b == b' ');
+        || head.ends_with([']', ':', ';', '>', '=', '-'])
+        || head.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     // The vendor's word as typed, in any case (`NVIDIA`, `NVUDUA`).
     let lower = line.to_ascii_lowercase();
     let invalid = lower[at..].find(" device is invalid")? + at;
