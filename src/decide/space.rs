@@ -8,7 +8,7 @@ use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
 use crate::decide::syntax;
 use crate::evidence::Evidence;
 use crate::model::bar::BarState;
-use crate::model::size::human;
+use crate::model::size::{human, pow2_ceil};
 
 const NVIDIA: u16 = 0x10de;
 
@@ -86,11 +86,7 @@ pub(crate) fn board_window(why: &str, ev: &Evidence, sign: &str) -> Hint {
 /// The id is the VM's port reservation's, hot-plugged or not.
 pub(crate) fn vm_port_low(why: &str, ev: &Evidence) -> Hint {
     let need = largest_failed(ev)
-        .map(|s| {
-            s.checked_next_power_of_two()
-                .unwrap_or(1 << 63)
-                .max(64 << 20)
-        })
+        .map(|s| pow2_ceil(s).max(64 << 20))
         .unwrap_or(64 << 20);
     let change = Change {
         pcie_root_port_properties: syntax::root_port_reserve(None, need),

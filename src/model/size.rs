@@ -22,9 +22,23 @@ pub(crate) fn human(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
+/// The power of two at or above `v`, and 2^63 past it, where the next one
+/// would not fit: for sizes read from text, which can be anything.
+pub(crate) fn pow2_ceil(v: u64) -> u64 {
+    v.checked_next_power_of_two().unwrap_or(1 << 63)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::human;
+    use super::{human, pow2_ceil};
+
+    #[test]
+    fn powers_of_two_stop_at_2_63() {
+        assert_eq!(pow2_ceil(0), 1);
+        assert_eq!(pow2_ceil(3 << 30), 4 << 30);
+        assert_eq!(pow2_ceil(1 << 40), 1 << 40);
+        assert_eq!(pow2_ceil((1 << 63) + 1), 1 << 63);
+    }
 
     #[test]
     fn binary_units() {

@@ -6,7 +6,7 @@ use super::{collect, hotplug, plain, realloc, refused, Ctx};
 use crate::decide::diagnosis::DiagnosisKind;
 use crate::decide::hint::{Hint, HintId, Restart, Side};
 use crate::decide::space;
-use crate::model::size::human;
+use crate::model::size::{human, pow2_ceil};
 
 pub(super) fn bare_metal(c: &Ctx) -> Vec<Hint> {
     let (ev, d) = (c.ev, c.d);
@@ -80,11 +80,7 @@ pub(super) fn above_4g(c: &Ctx, branch: &str) -> Hint {
     let need = c.d.needed_bytes.unwrap_or(0);
     let size = match (c.d.needed_bytes, c.d.addressable_limit) {
         (None, _) => None,
-        (Some(_), Some(l)) => Some(
-            c.rec
-                .min(l / 2)
-                .max(need.checked_next_power_of_two().unwrap_or(1 << 63)),
-        ),
+        (Some(_), Some(l)) => Some(c.rec.min(l / 2).max(pow2_ceil(need))),
         (Some(_), None) => Some(c.rec),
     };
     let mmioh = match size {

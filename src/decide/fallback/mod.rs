@@ -24,7 +24,7 @@ use crate::decide::summary::describe;
 use crate::decide::syntax;
 use crate::evidence::{Evidence, ShortHow};
 use crate::model::platform::Platform;
-use crate::model::size::human;
+use crate::model::size::{human, pow2_ceil};
 use crate::parse::hypervisor::HostMessage;
 use messages::{rescan, resize_rollback, vmm_prefetchable, window_sizing};
 use metal::{above_4g, bare_metal, smaller_bars};
@@ -159,13 +159,14 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     // Whether a GPU failed at all is the first question where no device
     // that failed looks like one: the steps above hold only if it did.
     if d.case == Case::OnlySmallDevices {
+        let maybe = ev.maybe_gpus_failed();
         out.retain(|h| h.id != HintId::CollectEvidence);
         out.insert(
             0,
             collect(format!(
                 "Whether a GPU is among the devices that failed is not in the text: {} shows only BARs under 1 MiB, where a GPU has a register or VRAM BAR of 1 MiB or more; {} names it, and the steps below hold only if it is a GPU.",
-                ev.maybe_gpus_failed().join(", "),
-                ev.maybe_gpus_failed()
+                maybe.join(", "),
+                maybe
                     .iter()
                     .map(|a| format!("`lspci -nn -s {a}`"))
                     .collect::<Vec<_>>()
@@ -226,11 +227,7 @@ fn hotplug(c: &Ctx, vm: bool) -> Option<Hint> {
             .flat_map(|g| g.bars.iter())
             .filter_map(|b| b.size)
             .max()
-            .map(|s| {
-                s.checked_next_power_of_two()
-                    .unwrap_or(1 << 63)
-                    .max(256 << 20)
-            });
+            .map(|s| pow2_ceil(s).max(256 << 20));
     let pref = size.unwrap_or(32 * GIB);
     let signs = signs.join(", ");
     Some(if vm {

@@ -66,12 +66,12 @@ pub(super) fn nvrm_header(line: &str) -> Option<Event> {
     let record = head.is_empty()
         || head.ends_with([']', ':', ';', '>', '=', '-'])
         || head.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    // The vendor's word as typed, in any case (`NVIDIA`, `NVUDUA`).
-    let lower = line.to_ascii_lowercase();
-    let invalid = lower[at..].find(" device is invalid")? + at;
     if !record {
         return None;
     }
+    // The vendor's word as typed, `device` in any case (`NVIDIA`,
+    // `NVUDUA`).
+    let invalid = line[at..].to_ascii_lowercase().find(" device is invalid")? + at;
     let detail = line[invalid + " device is invalid".len()..]
         .strip_prefix(':')
         .map(str::trim_start)
