@@ -11,7 +11,7 @@ use crate::decide::syntax::VmTarget;
 use crate::decide::window::{
     Firmware as Fw, GpuBars, Machine, OvmfRules, SeabiosRules, SeabiosVersion, Setup,
 };
-use crate::decide::{hints, p2p, space};
+use crate::decide::{hints, p2p, space, summary};
 use crate::evidence::p2p::{NcclSetting, P2pEvidence, P2pGpu, Viommu};
 use crate::evidence::{Evidence, Gpu};
 use crate::model::bar::{Bar, BarState};
@@ -1127,6 +1127,24 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)
         )),
         Verdict::Fail
     );
+    // amdgpu went on to its IP blocks' start (203: the PSP's firmware):
+    // its BARs were mapped, so the probe's failure after it is not theirs.
+    let psp = "\
+[    9.052130] amdgpu 0000:01:00.0: amdgpu: PSP firmware loading failed
+[    9.052134] amdgpu 0000:01:00.0: [drm:amdgpu_device_fw_loading [amdgpu]] *ERROR* hw_init of IP block <psp> failed -22
+[    9.052346] amdgpu 0000:01:00.0: amdgpu: Fatal error during GPU init
+[    9.052999] amdgpu 0000:01:00.0: probe with driver amdgpu failed with error -22
+";
+    assert_eq!(verdict(psp), Verdict::Ok);
+    let ev = gather(psp, &[], None).unwrap();
+    let said = summary::summary(&ev, &diagnose(&ev));
+    assert!(said.contains("amdgpu started its IP blocks"), "{said}");
+    // Its stop before any block, as with BARs without addresses (179).
+    let enomem = "\
+[    5.408757] amdgpu 0000:03:00.0: amdgpu: Fatal error during GPU init
+[    5.408787] amdgpu 0000:03:00.0: probe with driver amdgpu failed with error -12
+";
+    assert_eq!(verdict(enomem), Verdict::Fail);
     // An empty region with no address and no NVIDIA GPU named (184).
     let ev = gather(
         "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0\n",

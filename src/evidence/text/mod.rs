@@ -361,7 +361,10 @@ fn unproven(
         .filter(|g| g.ok())
         .filter_map(|g| {
             let d = &devs[&g.addr];
-            let probe = d.probe_failed && !d.probe_explained;
+            // A driver that went on to run the GPU (`DriverRunning`) failed
+            // its probe after the BARs were in use: amdgpu's start fails
+            // later in its IP blocks and the probe says so (`-22`).
+            let probe = d.probe_failed && !d.probe_explained && !d.running;
             let init = d.init_failed && !d.init_explained;
             // `RmInitAdapter failed` alone is no complaint about a region:
             // the adapter's start fails for many reasons (GSP, power, a

@@ -4,6 +4,7 @@
 //! second line, joined again.
 
 use super::device::device_message;
+use super::driver::{amdgpu_started, driver_mapped, resized};
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, no_video_bios, not_cpu_addressable, nvidia_running, nvrm,
@@ -100,36 +101,6 @@ fn opens_message(line: &str, word: &str) -> bool {
     head.is_empty() || head.ends_with(']') || head.ends_with("kernel:") || head.ends_with(';')
 }
 
-/// A GPU driver's note that it runs on its BARs: a resize it tried failed
-/// and the old BAR stayed (`Failed to resize BAR2 to 16384M (-ENOSPC)`),
-/// it runs with the small BAR (`Small BAR device`, i915/xe), or it reports
-/// the VRAM it mapped (amdgpu's `VRAM: 8176M 0x...`, `Detected VRAM`).
-fn driver_mapped(msg: &str) -> bool {
-    static WORDS: [Needle; 6] = [
-        Needle::new("Failed to resize BAR"),
-        Needle::new("BAR resize failed"),
-        Needle::new("Small BAR device"),
-        Needle::new("Using small BAR"),
-        Needle::new("VRAM: "),
-        Needle::new("Detected VRAM RAM"),
-    ];
-    WORDS.iter().any(|m| m.is_in(msg))
-}
-
-/// i915's and xe's `[drm] BAR2 resized to 16384M` (`...MiB` in later xe):
-/// `pci_resize_resource()` took the larger size, so the BAR is assigned at
-/// it (drivers/gpu/drm/i915/gt/intel_region_lmem.c `i915_resize_lmem_bar()`,
-/// drivers/gpu/drm/xe/xe_vram.c `resize_vram_bar()`).
-fn resized(msg: &str) -> bool {
-    msg.split("BAR").skip(1).any(|r| {
-        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-        digits > 0
-            && r[digits..]
-                .strip_prefix(" resized to ")
-                .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit()))
-    })
-}
-
 /// `nvidia: probe of 0000:01:00.0 failed with error -1` (the driver core
 /// prints it under the driver's name, which is a GPU driver's here).
 fn probe_failed(line: &str) -> Option<Event> {
@@ -224,6 +195,12 @@ pub(super) fn classify_anchored(
                 }));
             }
             return None;
+        }
+        if word == "amdgpu" && amdgpu_started(msg) {
+            return Some(Parsed::Event(Event::DriverRunning {
+                bdf,
+                vendor: VENDOR_AMD,
+            }));
         }
         if gpu_driver(word).is_some() {
             if driver_mapped(msg) {

@@ -31,6 +31,7 @@ use classify::{classify_anchored, device_anchor, gpu_driver, other_driver, rejoi
 
 mod classify;
 mod device;
+mod driver;
 mod early;
 mod messages;
 mod resource;
@@ -210,8 +211,9 @@ pub(crate) enum Event {
     /// (`amdgpu ...: VRAM: 8176M ...`), or that its resize took (`BAR2
     /// resized to 16384M`, `fell_back` false). The BARs have addresses.
     DriverMapped { bdf: PciAddress, fell_back: bool },
-    /// NVIDIA's driver runs the GPU (an Xid at run time;
-    /// `messages::nvidia_running`): its memory BARs had addresses.
+    /// A GPU's driver runs it: NVIDIA's reported an Xid at run time
+    /// (`messages::nvidia_running`), or amdgpu went on to start its IP
+    /// blocks (`driver::amdgpu_started`). Its memory BARs had addresses.
     DriverRunning { bdf: PciAddress, vendor: u16 },
     /// NVIDIA's driver names why it gave up on a GPU, and the reason is
     /// not a region without an address (`DriverCause`); `bdf` where the

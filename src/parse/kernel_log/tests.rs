@@ -1310,6 +1310,18 @@ fn corpus_wordings_line_by_line() {
         ("$ grep 'NVRM: Xid (PCI:0000:01:00)' /var/log/syslog", None),
         ("root@h:~# dmesg | grep 'NVRM: Xid (PCI:0000:01:00)'", None),
         ("NVRM: Xid (PCI:junk): 79", None),
+        // amdgpu past its IP blocks' start (corpus 203, 216, 339, 344);
+        // its stop before any block, where BARs lack addresses, is no such
+        // sign (corpus 179, 312), nor is the memory controller's sw_init.
+        ("[    9.052134] amdgpu 0000:01:00.0: amdgpu: PSP firmware loading failed", Some(Event::DriverRunning { bdf: bdf("0000:01:00.0"), vendor: 0x1002 })),
+        ("amdgpu 0000:c7:00.0: amdgpu: Will use PSP to load VCN firmware", Some(Event::DriverRunning { bdf: bdf("0000:c7:00.0"), vendor: 0x1002 })),
+        ("[ 12.0] amdgpu c7e9:00:00.0: [drm:amdgpu_ring_test_helper [amdgpu]] ERROR ring kiq_2.1.0 test failed (-110)", Some(Event::DriverRunning { bdf: bdf("c7e9:00:00.0"), vendor: 0x1002 })),
+        ("amdgpu 0000:00:06.0: amdgpu: [gfxhub] page fault (src_id:0 ring:169 vmid:0 pasid:0)", Some(Event::DriverRunning { bdf: bdf("0000:00:06.0"), vendor: 0x1002 })),
+        ("amdgpu 0000:03:00.0: [drm:amdgpu_device_init [amdgpu]] *ERROR* hw_init of IP block <gfx_v9_0> failed -110", Some(Event::DriverRunning { bdf: bdf("0000:03:00.0"), vendor: 0x1002 })),
+        ("[    5.408757] amdgpu 0000:03:00.0: amdgpu: Fatal error during GPU init", None),
+        ("amdgpu 0000:03:00.0: amdgpu: amdgpu_device_ip_init failed", None),
+        ("amdgpu 0000:03:00.0: amdgpu: ring  test failed", None),
+        ("radeon 0000:01:00.0: ring 0 test failed (scratch(0x850C)=0xCAFEDEAD)", None),
     ];
     for (line, want) in cases {
         assert_eq!(parse_line(line), want, "{line}");
