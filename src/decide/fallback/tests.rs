@@ -190,6 +190,14 @@ fn the_space_that_fell_short_decides_the_first_step() {
     };
     assert_eq!(first(&other(true)), HintId::VmHotplugReserve);
     assert_eq!(first(&other(false)), HintId::OvmfMmio64Aperture);
+    // In a VM, NVIDIA's BAR 0 known from its driver alone is a device the
+    // firmware rejected whole: the 64-bit window, not the port's room
+    // below 4 GiB (corpus 24, 419, 423).
+    let mut ev = nvrm_only(kvm(), false);
+    ev.gpus[0].bars[0].index = 0;
+    assert_eq!(first(&ev), HintId::OvmfMmio64Aperture);
+    ev.gpus[0].bars[0].type_known = true;
+    assert_eq!(first(&ev), HintId::VmHotplugReserve);
     let ev = typed(board(), 1, true, true);
     let d = diagnose(&ev);
     let h = &crate::decide::hints::hints(&ev, &d, None)[0];

@@ -24,7 +24,7 @@ pub(super) fn vm(c: &Ctx) -> Vec<Hint> {
     // no 64-bit hole or aperture grows.
     let behind_port = c.ev.gpus.iter().any(|g| g.addr.bus > 0 && failed(g))
         || c.ev.other_failed.iter().any(|o| o.bdf.bus > 0);
-    if space::only_low(c.ev) && behind_port {
+    if space::only_low_in_vm(c.ev) && behind_port {
         out.push(space::vm_port_low(&c.why, c.ev));
         out.extend((!c.ev.realloc_active).then(|| realloc(c, "", true)));
         return out;
