@@ -94,7 +94,10 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::NvidiaXid { .. }
         | HostMessage::VfioRomInvalid { .. }
         | HostMessage::MapsMultipleBars
-        | HostMessage::IommuRmrr => Weight::Note,
+        | HostMessage::IommuRmrr
+        | HostMessage::VfioPciProbe { .. }
+        | HostMessage::VfioMsixLayout
+        | HostMessage::KubevirtHostDevices => Weight::Note,
     }
 }
 
@@ -204,6 +207,30 @@ fn vfio_group(m: &HostMessage) -> String {
         (VfioStage::Cdev, _) => format!(
             "QEMU (with iommufd) found no VFIO device node for a passed-through device{err} {after}: the device not bound to vfio-pci, or a host kernel without VFIO's device nodes (CONFIG_VFIO_DEVICE_CDEV), not BAR space"
         ),
+    }
+}
+
+/// A passed-through device the host side would not set up for a reason
+/// other than BAR space: the host's vfio-pci, QEMU's MSI-X check,
+/// KubeVirt's device count.
+fn refusal(m: &HostMessage) -> String {
+    match m {
+        HostMessage::VfioPciProbe { errno, vmd } => format!(
+            "the host's vfio-pci could not take a device to pass through (-{errno}, {}){}: the host's IOMMU and the device's binding, not BAR space",
+            errno_name(*errno),
+            match (*errno, *vmd) {
+                (22, true) => ": the device sits in a PCI domain of Intel's VMD (10000 and up), whose devices reach the IOMMU only through the VMD itself, so VFIO finds no IOMMU group of their own; turn VMD off for that slot in the firmware setup (the NVMe or PCIe RAID setting) to pass it through",
+                (22, false) => ": VFIO found no IOMMU group for it (the IOMMU off in the firmware or on the kernel's command line, `intel_iommu=on` or `amd_iommu=on`), or it is no endpoint",
+                _ => "",
+            }
+        ),
+        HostMessage::VfioMsixLayout => {
+            "QEMU refused a passed-through device: the MSI-X table or pending-bit array its capability places do not fit its BARs (or overlap, or are misaligned), as QEMU's MSI-X setup checks: the device's own layout (its firmware, or a device that does not pass through cleanly), not BAR space; vfio-pci's `x-msix-relocation` option may move them to a BAR of their own".into()
+        }
+        HostMessage::KubevirtHostDevices => {
+            "KubeVirt's virt-launcher could not build the VM's host devices: the GPUs or host devices the VMI asks for and the devices its device plugin gave the pod differ in number (the plugin's PCI_RESOURCE_<NAME> variable unset: the resource name in the VMI, in KubeVirt's permittedHostDevices and in the device plugin must be the same, and the plugin must have a free device on the node); the VM does not start: the cluster's configuration, not BAR space".into()
+        }
+        _ => String::new(),
     }
 }
 
@@ -349,6 +376,9 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "SeaBIOS placed its 64-bit MMIO window at {start:#x}-{end:#x} ({}) (its debug log), each BAR it maps there listed after it: the firmware's side, no device's failure; whether the guest's CPU reaches that far (its physical address bits) and the guest kernel keeps the BARs, the guest's own log says",
             human(end.saturating_sub(*start))
         ),
+        m @ (HostMessage::VfioPciProbe { .. }
+        | HostMessage::VfioMsixLayout
+        | HostMessage::KubevirtHostDevices) => refusal(m),
         HostMessage::OvmfMmioWindow { bytes } => format!(
             "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",
             human(*bytes)

@@ -1139,6 +1139,16 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)
     let ev = gather(psp, &[], None).unwrap();
     let said = summary::summary(&ev, &diagnose(&ev));
     assert!(said.contains("amdgpu started its IP blocks"), "{said}");
+    // The host side refusing a device for another reason than BAR space
+    // is `ok` for the BARs (corpus 400, 408, 414, 426).
+    for host in [
+        "[ 4.436409] vfio-pci: probe of 10000:01:00.0 failed with error -22\n",
+        "qemu-kvm: -device vfio-pci,host=87:00.0,id=hostdev0: vfio: failed to setup container for group 70\n",
+        "qemu-system-x86_64: -device vfio-pci,host=01:00.0: vfio error: 0000:01:00.0: failed to add PCI capability 0x11[0x50]@0xb0: table & pba overlap, or they don't fit in BARs, or don't align\n",
+        "{\"msg\":\"failed to create GPU host-devices: the number of GPU/s do not match the number of devices:\"}\n",
+    ] {
+        assert_eq!(verdict(host), Verdict::Ok, "{host}");
+    }
     // Its stop before any block, as with BARs without addresses (179).
     let enomem = "\
 [    5.408757] amdgpu 0000:03:00.0: amdgpu: Fatal error during GPU init

@@ -8,7 +8,7 @@
 //! is instead (`decide::host`).
 
 use super::HostMessage;
-use crate::parse::hex::{decimal_after, hex_u64};
+use crate::parse::hex::{decimal, decimal_after, hex_u64};
 
 /// drivers/vfio/vfio_iommu_type1.c: `pr_warn("%s: RLIMIT_MEMLOCK (%ld)
 /// exceeded\n", __func__, limit)` and the `Task %s (%d) RLIMIT_MEMLOCK
@@ -48,6 +48,38 @@ pub(super) fn iommu_width(line: &str) -> Option<HostMessage> {
     let a = &rest[rest.find(key)? + key.len()..];
     let address = hex_u64(a.split(')').next()?)?;
     Some(HostMessage::IommuWidth { width, address })
+}
+
+/// The host's vfio-pci could not take a device to pass through: the
+/// driver core's `vfio-pci: probe of 10000:01:00.0 failed with error -22`
+/// (5.x: `vfio-pci 0000:01:00.0: probe with driver vfio-pci failed with
+/// error -22`; drivers/base/dd.c). `vfio_pci_probe()` refuses a device
+/// that is no endpoint with -EINVAL, and VFIO refuses one without an IOMMU
+/// group with -EINVAL too (the IOMMU off, or the device behind Intel's VMD,
+/// which numbers its PCI domains from 10000 and whose devices reach the
+/// IOMMU only through the VMD itself). `vmd`: the device is in such a
+/// domain (corpus 414).
+pub(super) fn vfio_pci_probe(line: &str) -> Option<HostMessage> {
+    let (addr, rest) = if let Some(at) = line.find("vfio-pci: probe of ") {
+        line[at + "vfio-pci: probe of ".len()..].split_once(' ')?
+    } else {
+        let at = line.find("vfio-pci ")?;
+        let (addr, rest) = line[at + "vfio-pci ".len()..].split_once(": ")?;
+        (addr, rest.strip_prefix("probe with driver vfio-pci")?)
+    };
+    let domain = addr
+        .split(':')
+        .next()
+        .filter(|_| addr.matches(':').count() == 2)?;
+    let errno = rest
+        .strip_prefix("failed with error -")
+        .or_else(|| rest.strip_prefix(" failed with error -"))
+        .and_then(|e| decimal(e.trim()))
+        .and_then(|e| u32::try_from(e).ok())?;
+    Some(HostMessage::VfioPciProbe {
+        errno,
+        vmd: u32::from_str_radix(domain, 16).is_ok_and(|d| d >= 0x10000),
+    })
 }
 
 /// NVIDIA's driver, per line: `NVRM: The NVIDIA probe routine was not

@@ -16,6 +16,8 @@
 mod firmware;
 mod host_kernel;
 mod hyperv;
+mod kubevirt;
+mod names;
 mod qemu;
 mod vmware;
 mod xen;
@@ -23,10 +25,12 @@ mod xen;
 use crate::parse::hex::{decimal, decimal_after, hex_after, hex_u64};
 use crate::parse::platform::is_report_heading;
 use firmware::{ovmf_window, seabios_window};
-use host_kernel::{device_reset, iommu_width, memlock};
+use host_kernel::{device_reset, iommu_width, memlock, vfio_pci_probe};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 pub(crate) use qemu::VfioStage;
-use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
+use qemu::{
+    dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group, vfio_msix_layout,
+};
 use vmware::{esxi_hotplug_removed, vmware_pages, vmware_power_on, vmware_slot};
 
 /// A message of the host side, with its numbers.
@@ -195,88 +199,23 @@ pub(crate) enum HostMessage {
     /// Intel's IOMMU driver refused to give a device to a VM's domain: the
     /// firmware reserves memory for it (an RMRR).
     IommuRmrr,
+    /// The host's vfio-pci could not take a device (`host_kernel::
+    /// vfio_pci_probe`): its error, and whether the device sits in one of
+    /// Intel VMD's PCI domains (10000 and up).
+    VfioPciProbe { errno: u32, vmd: bool },
+    /// QEMU refused a device whose MSI-X table or pending-bit array do not
+    /// fit its BARs (`qemu::vfio_msix_layout`).
+    VfioMsixLayout,
+    /// KubeVirt's virt-launcher found fewer (or more) devices from its
+    /// device plugin than GPUs or host devices the VMI asks for
+    /// (`kubevirt::host_devices_mismatch`).
+    KubevirtHostDevices,
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
     OvmfMmioWindow { bytes: u64 },
     /// SeaBIOS's debug log of the 64-bit window it placed: `PCI: 64: A - B`.
     SeabiosWindow64 { start: u64, end: u64 },
-}
-
-impl HostMessage {
-    /// A short name for the report.
-    pub(crate) fn id(&self) -> &'static str {
-        match self {
-            HostMessage::VmwarePages { .. } => "vmware-passthrough-pages",
-            HostMessage::VmwarePowerOn { .. } => "vmware-device-power-on",
-            HostMessage::VmwareSlot => "vmware-pcie-slot",
-            HostMessage::EsxiHotplugRemoved => "esxi-pcie-hotplug-removed",
-            HostMessage::HypervUpperMmio { .. } => "hyperv-upper-mmio-range",
-            HostMessage::QemuPhysBits { .. } => "qemu-phys-bits-too-low",
-            HostMessage::VfioDmaMap { .. } => "vfio-dma-map",
-            HostMessage::VfioGroup { .. } => "vfio-group",
-            HostMessage::DmaMappingsLimit { .. } => "vfio-dma-mappings-limit",
-            HostMessage::Memlock { .. } => "host-memlock",
-            HostMessage::IommuWidth { .. } => "host-iommu-width",
-            HostMessage::KvmMemslot { .. } => "kvm-memslot",
-            HostMessage::CloudHypervisorMapRegion { .. } => "cloud-hypervisor-vfio-map-region",
-            HostMessage::OpenvmmMmio { .. } => "openvmm-mmio-exhaustion",
-            HostMessage::DxgkrnlIospace { .. } => "hyperv-dxgkrnl-iospace",
-            HostMessage::BhyveMapFailed => "bhyve-map-pptdev-mmio",
-            HostMessage::BhyveModifyMmio { .. } => "bhyve-modify-mmio",
-            HostMessage::XenPcifrontClaim => "xen-pcifront-claim",
-            HostMessage::OvmfMmioWindow { .. } => "ovmf-mmio-window",
-            HostMessage::SeabiosWindow64 { .. } => "seabios-pci64-window",
-            HostMessage::DeviceReset { .. } => "device-reset",
-            HostMessage::CloudHypervisorMoveBar { .. } => "cloud-hypervisor-move-bar",
-            HostMessage::XenSharedRmrr => "xen-shared-rmrr",
-            HostMessage::XenIgdPassthru => "xen-igd-passthru",
-            HostMessage::HypervNotAssignable => "hyperv-dda-not-assignable",
-            HostMessage::HypervGpuPartition => "hyperv-gpu-partition",
-            HostMessage::XenPtInterrupts { .. } => "xen-pt-interrupts",
-            HostMessage::NvidiaNotProbed { .. } => "nvidia-not-probed",
-            HostMessage::NvidiaXid { .. } => "nvidia-xid",
-            HostMessage::VfioRomInvalid { .. } => "vfio-rom-invalid",
-            HostMessage::MapsMultipleBars => "ioremap-multiple-bars",
-            HostMessage::IommuRmrr => "iommu-rmrr",
-        }
-    }
-
-    /// Whose message it is, for the report.
-    pub(crate) fn source(&self) -> &'static str {
-        match self {
-            HostMessage::VmwarePages { .. }
-            | HostMessage::VmwarePowerOn { .. }
-            | HostMessage::VmwareSlot
-            | HostMessage::EsxiHotplugRemoved => "vmware",
-            HostMessage::HypervUpperMmio { .. } | HostMessage::DxgkrnlIospace { .. } => "hyperv",
-            HostMessage::QemuPhysBits { .. }
-            | HostMessage::VfioDmaMap { .. }
-            | HostMessage::VfioGroup { .. }
-            | HostMessage::KvmMemslot { .. }
-            | HostMessage::DmaMappingsLimit { .. } => "qemu",
-            HostMessage::Memlock { .. }
-            | HostMessage::IommuWidth { .. }
-            | HostMessage::VfioRomInvalid { .. }
-            | HostMessage::MapsMultipleBars
-            | HostMessage::IommuRmrr => "host_kernel",
-            HostMessage::NvidiaNotProbed { .. } | HostMessage::NvidiaXid { .. } => "nvidia_driver",
-            HostMessage::CloudHypervisorMapRegion { .. }
-            | HostMessage::CloudHypervisorMoveBar { .. } => "cloud_hypervisor",
-            HostMessage::OpenvmmMmio { .. } => "openvmm",
-            HostMessage::BhyveMapFailed | HostMessage::BhyveModifyMmio { .. } => "bhyve",
-            // Xen's device model is a QEMU, but its messages are Xen's.
-            HostMessage::XenPcifrontClaim
-            | HostMessage::XenSharedRmrr
-            | HostMessage::XenIgdPassthru
-            | HostMessage::XenPtInterrupts { .. } => "xen",
-            HostMessage::HypervNotAssignable | HostMessage::HypervGpuPartition => "hyperv",
-            HostMessage::OvmfMmioWindow { .. } => "ovmf",
-            HostMessage::SeabiosWindow64 { .. } => "seabios",
-            HostMessage::DeviceReset { stuck_d3: true } => "qemu",
-            HostMessage::DeviceReset { stuck_d3: false } => "host_kernel",
-        }
-    }
 }
 
 /// Every host-side message in `text`, once each (the same line repeated,
@@ -313,6 +252,15 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         }
         if let Some(m) = vfio_group(line) {
             push(m);
+        }
+        if let Some(m) = vfio_pci_probe(line) {
+            push(m);
+        }
+        if vfio_msix_layout(line) {
+            push(HostMessage::VfioMsixLayout);
+        }
+        if kubevirt::host_devices_mismatch(line) {
+            push(HostMessage::KubevirtHostDevices);
         }
         if let Some(m) = dma_mappings_limit(line) {
             push(m);
@@ -403,6 +351,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         });
     }
     out.extend(power_on);
+    qemu::join_container_lines(&mut out);
     out
 }
 
@@ -801,6 +750,67 @@ mod tests {
             assert!(host_messages(prose).is_empty(), "{prose}");
         }
         assert!(host_messages("the group 3 is not viable for the vote\n").is_empty());
+        // QEMU before 2.9: `vfio: ...` behind the option's location, a
+        // container's error and its group's number on two lines (corpus
+        // 408, 409, 411).
+        for (line, group, errno, stage) in [
+            ("qemu-system-x86_64: -device vfio-pci,host=01:00.0,bus=root.1,addr=00.0,multifunction=on,x-vga=on: vfio: error opening /dev/vfio/1: Permission denied", Some(1), Some(13), Group),
+            ("qemu-kvm: -device vfio-pci,host=87:00.0,id=hostdev0: vfio: error, group 70 is not viable, please ensure all devices within the iommu_group are bound to their vfio bus driver.", Some(70), None, Group),
+        ] {
+            assert_eq!(one(line), HostMessage::VfioGroup { group, errno, stage }, "{line}");
+        }
+        assert_eq!(
+            host_messages(
+                "2016-02-05T12:08:22.960665Z qemu-kvm: -device vfio-pci,host=87:00.0,id=hostdev0,bus=pci.0,addr=0x5: vfio: failed to set iommu for container: Operation not permitted\n\
+                 2016-02-05T12:08:22.960697Z qemu-kvm: -device vfio-pci,host=87:00.0,id=hostdev0,bus=pci.0,addr=0x5: vfio: failed to setup container for group 70\n\
+                 2016-02-05T12:08:22.960706Z qemu-kvm: -device vfio-pci,host=87:00.0,id=hostdev0,bus=pci.0,addr=0x5: vfio: failed to get group 70\n"
+            ),
+            [HostMessage::VfioGroup { group: Some(70), errno: Some(1), stage: Container }]
+        );
+        assert!(
+            host_messages("vfio: error opening /dev/vfio/1: Permission denied, what now?\n")
+                .is_empty()
+        );
+        // The host's vfio-pci refusing a device (corpus 414: behind VMD).
+        for (line, errno, vmd) in [
+            (
+                "[ 4.436409] vfio-pci: probe of 10000:01:00.0 failed with error -22",
+                22,
+                true,
+            ),
+            (
+                "vfio-pci 0000:01:00.0: probe with driver vfio-pci failed with error -22",
+                22,
+                false,
+            ),
+            (
+                "vfio-pci: probe of 0000:65:00.0 failed with error -16",
+                16,
+                false,
+            ),
+        ] {
+            assert_eq!(
+                one(line),
+                HostMessage::VfioPciProbe { errno, vmd },
+                "{line}"
+            );
+        }
+        assert!(host_messages("nvidia: probe of 0000:01:00.0 failed with error -1\n").is_empty());
+        // QEMU's MSI-X check (corpus 426) and KubeVirt's device count
+        // (corpus 400).
+        assert_eq!(
+            one("qemu-system-x86_64: -device vfio-pci,host=01:00.0,id=hostdev2,bus=pci.0,addr=0x8: vfio error: 0000:01:00.0: failed to add PCI capability 0x11[0x50]@0xb0: table & pba overlap, or they don't fit in BARs, or don't align"),
+            HostMessage::VfioMsixLayout
+        );
+        for line in [
+            r#"{"component":"virt-launcher","level":"error","msg":"Failed to sync vmi","reason":"failed to create GPU host-devices: the number of GPU/s do not match the number of devices:\nGPU: [{gpu1 nvidia.com/gpu <nil> <nil>}]\nDevice: []"}"#,
+            "failed to create host-devices: the number of device plugin HostDevice/s do not match the number of devices:",
+        ] {
+            assert_eq!(one(line), HostMessage::KubevirtHostDevices, "{line}");
+        }
+        assert!(
+            host_messages("the number of USB/s do not match the number of devices\n").is_empty()
+        );
         // Hyper-V's GPU partitioning listing, one message for its lines.
         assert_eq!(
             host_messages("MinPartitionVRAM        : 0\nMaxPartitionVRAM        : 1000000000\nOptimalPartitionVRAM    : 1000000000\n"),

@@ -66,6 +66,9 @@ pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
             stage: VfioStage::Group,
         });
     }
+    if let Some(m) = vfio_group_before_2_9(line) {
+        return Some(m);
+    }
     // QEMU's own line names the device after `vfio ` and a colon (a PCI
     // address, an mdev's UUID); prose does not.
     let own = line
@@ -129,6 +132,88 @@ pub(super) fn vfio_group(line: &str) -> Option<HostMessage> {
         });
     }
     None
+}
+
+/// The same failures as QEMU before 2.9 printed them, `error_report()`
+/// lines opening with `vfio: ` behind the option's location
+/// (`qemu-system-x86_64: -device vfio-pci,host=01:00.0,...: vfio: error
+/// opening /dev/vfio/1: Permission denied`; hw/vfio/common.c
+/// `vfio_get_group()`, `vfio_connect_container()` at v2.8.0): `error
+/// opening /dev/vfio/%d: %m`, `error, group %d is not viable`, `failed to
+/// setup container for group %d` with `failed to set iommu for container:
+/// %m` or `No available IOMMU models` on the line before. Their `failed to
+/// get group %d` (hw/vfio/pci.c) follows one of these and adds nothing.
+/// The option's location is QEMU's; prose quoting the words lacks it.
+fn vfio_group_before_2_9(line: &str) -> Option<HostMessage> {
+    let at = line.find("-device vfio-pci")?;
+    let msg = line[at..].split_once(": vfio: ")?.1;
+    let errno = || msg.rsplit_once(": ").and_then(|(_, w)| strerror_errno(w));
+    let group = |key: &str| {
+        let k = msg.find(key)? + key.len();
+        decimal(&msg[k..]).and_then(|g| u32::try_from(g).ok())
+    };
+    if msg.starts_with("error opening /dev/vfio/") {
+        return Some(HostMessage::VfioGroup {
+            group: group("/dev/vfio/"),
+            errno: errno(),
+            stage: VfioStage::Group,
+        });
+    }
+    if msg.starts_with("error, group ") && msg.contains(" is not viable") {
+        return Some(HostMessage::VfioGroup {
+            group: group("group "),
+            errno: None,
+            stage: VfioStage::Group,
+        });
+    }
+    if msg.starts_with("failed to setup container for group ") {
+        return Some(HostMessage::VfioGroup {
+            group: group("group "),
+            errno: None,
+            stage: VfioStage::Container,
+        });
+    }
+    if msg.starts_with("failed to set iommu for container")
+        || msg.starts_with("No available IOMMU models")
+    {
+        return Some(HostMessage::VfioGroup {
+            group: None,
+            errno: errno(),
+            stage: VfioStage::Container,
+        });
+    }
+    None
+}
+
+/// QEMU before 2.9 prints a container's error and its group's number on
+/// two lines (`vfio_group_before_2_9`): one failure, whose number and
+/// error are both known.
+pub(super) fn join_container_lines(out: &mut Vec<HostMessage>) {
+    let container = |m: &HostMessage, numbered: bool| matches!(m, HostMessage::VfioGroup { group, stage: VfioStage::Container, .. } if group.is_some() == numbered);
+    let Some(unnumbered) = out.iter().position(|m| container(m, false)) else {
+        return;
+    };
+    let Some(numbered) = out.iter().position(|m| container(m, true)) else {
+        return;
+    };
+    let HostMessage::VfioGroup { errno: from, .. } = out[unnumbered] else {
+        return;
+    };
+    if let HostMessage::VfioGroup { errno, .. } = &mut out[numbered] {
+        if errno.is_none() {
+            *errno = from;
+        }
+    }
+    out.remove(unnumbered);
+}
+
+/// QEMU refused a passed-through device whose MSI-X table or pending-bit
+/// array, where its capability places them, do not fit its BARs:
+/// hw/pci/msix.c `msix_init()`'s `table & pba overlap, or they don't fit
+/// in BARs, or don't align`, behind hw/vfio/pci.c's `failed to add PCI
+/// capability 0x11[...]@...: `. The device's own layout, not BAR space.
+pub(super) fn vfio_msix_layout(line: &str) -> bool {
+    line.contains("table & pba overlap, or they don't fit in BARs")
 }
 
 /// The error number of `= -14 (Bad address)` or `: -6`.
