@@ -404,6 +404,24 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
             d.vendor.get_or_insert(*vendor);
             d.probe_failed = true;
         }
+        Event::DriverBar {
+            bdf,
+            vendor,
+            bar,
+            start,
+            size,
+        } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(*vendor);
+            d.vendor.get_or_insert(*vendor);
+            let b = d
+                .bars
+                .entry(*bar)
+                .or_insert_with(|| BarSeen::new(Outcome::Assigned));
+            b.outcome = Outcome::Assigned;
+            b.start = Some(*start);
+            b.size.get_or_insert(*size);
+        }
         Event::DriverRunning { bdf, vendor } => {
             let d = devs.entry(*bdf).or_default();
             d.driver_vendor = Some(*vendor);

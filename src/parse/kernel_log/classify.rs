@@ -4,7 +4,7 @@
 //! second line, joined again.
 
 use super::device::device_message;
-use super::driver::{amdgpu_started, driver_mapped, resized};
+use super::driver::{amdgpu_started, driver_mapped, framebuffer_bar, resized};
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, no_video_bios, not_cpu_addressable, nvidia_running, nvrm,
@@ -99,6 +99,31 @@ fn opens_message(line: &str, word: &str) -> bool {
     };
     let head = head.trim_end();
     head.is_empty() || head.ends_with(']') || head.ends_with("kernel:") || head.ends_with(';')
+}
+
+/// A GPU driver's own words on its BARs, through its device
+/// (`driver`): a BAR it lists with its address, or one it mapped or
+/// resized.
+fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Event> {
+    if let Some((bar, start, size)) = framebuffer_bar(msg) {
+        return Some(Event::DriverBar {
+            bdf,
+            vendor,
+            bar,
+            start,
+            size,
+        });
+    }
+    if driver_mapped(msg) {
+        return Some(Event::DriverMapped {
+            bdf,
+            fell_back: true,
+        });
+    }
+    resized(msg).then_some(Event::DriverMapped {
+        bdf,
+        fell_back: false,
+    })
 }
 
 /// `nvidia: probe of 0000:01:00.0 failed with error -1` (the driver core
@@ -202,19 +227,8 @@ pub(super) fn classify_anchored(
                 vendor: VENDOR_AMD,
             }));
         }
-        if gpu_driver(word).is_some() {
-            if driver_mapped(msg) {
-                return Some(Parsed::Event(Event::DriverMapped {
-                    bdf,
-                    fell_back: true,
-                }));
-            }
-            if resized(msg) {
-                return Some(Parsed::Event(Event::DriverMapped {
-                    bdf,
-                    fell_back: false,
-                }));
-            }
+        if let Some(e) = gpu_driver(word).and_then(|vendor| driver_note(vendor, bdf, msg)) {
+            return Some(Parsed::Event(e));
         }
         // radeon read no ATOM video BIOS, or amdgpu or radeon found no
         // video BIOS at all (`DriverCause::NoVideoBios`): no BAR of it in

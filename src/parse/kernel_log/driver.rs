@@ -1,8 +1,74 @@
 //! What a GPU driver says of its own BARs through its device: that it
 //! mapped them, kept them in a failed resize, resized them, or went on to
-//! run the GPU. Each is a sign the BARs had addresses.
+//! run the GPU (each a sign the BARs had addresses), or why it gave up on
+//! it where that is no BAR (`DriverCause`).
 
 use crate::parse::words::Needle;
+
+/// Why NVIDIA's driver gave up on a GPU, where it says and where that is
+/// no region without an address. `nv_pci_probe()`
+/// (kernel-open/nvidia/nv-pci.c) checks the IRQ, then BAR 0, requests BAR
+/// 0's range, then checks every BAR (`nv_pci_validate_bars()`); the
+/// adapter's initialisation (`RmInitAdapter`) runs after the probe passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DriverCause {
+    /// `Can't find an IRQ for your NVIDIA card!`: checked before the BARs.
+    Irq,
+    /// `request_mem_region failed for ...`: BAR 0 has an address another
+    /// driver holds.
+    RegionTaken,
+    /// `ignoring the legacy GPU`, `installed in this system is not
+    /// supported by`: the driver does not take this GPU.
+    Unsupported,
+    /// `This is a 64-bit BAR mapped above 4GB`: an old driver refuses a
+    /// BAR that has an address.
+    BarAbove4g,
+    /// A step of the adapter's initialisation that is no BAR: GSP firmware
+    /// (`Cannot initialize GSP firmware RM`, `_kgspBootGspRm`, `No firmware
+    /// image found`), a driver assertion (`Assertion failed`), the GPU
+    /// fallen off the bus, its auxiliary power not connected (`GPU does not
+    /// have the necessary power cables connected`).
+    InitStep,
+    /// radeon's `Expecting atombios for evergreen GPU` (r600.c, rv770.c,
+    /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the ROM image radeon
+    /// read is no ATOM BIOS (a board without a PC's option ROMs reads a
+    /// garbled one), and the card's start, which radeon runs inside the
+    /// probe, ends there. AMD's driver.
+    NoVideoBios,
+    /// i915's `Failed to reserve top of GGTT for GuC`
+    /// (drivers/gpu/drm/i915/gt/intel_ggtt.c `ggtt_reserve_guc_top()`, a
+    /// debug line; the probe then fails with -28, ENOSPC): the GPU's own
+    /// global graphics translation table had no room for the GuC's range
+    /// at its top (a 32-bit kernel's 2 GiB table, until the reservation was
+    /// made at the table's own top: drm/intel issue 9080). The space
+    /// missing is the driver's, not a BAR's. Intel's driver, which
+    /// starts the adapter inside its probe.
+    GgttNoRoom,
+}
+
+impl DriverCause {
+    /// Said of the probe, which fails before or without the BARs' check;
+    /// otherwise of the adapter's initialisation.
+    pub(crate) fn at_probe(self) -> bool {
+        self != DriverCause::InitStep
+    }
+
+    /// Whose driver says it: radeon's and i915's causes name their own
+    /// vendor, NVIDIA's driver the rest.
+    pub(crate) fn vendor(self) -> u16 {
+        match self {
+            DriverCause::NoVideoBios => crate::model::pci::VENDOR_AMD,
+            DriverCause::GgttNoRoom => crate::model::pci::VENDOR_INTEL,
+            _ => crate::model::pci::VENDOR_NVIDIA,
+        }
+    }
+
+    /// The driver starts the adapter inside its probe (radeon, i915), so
+    /// the cause explains both the probe's failure and the start's.
+    pub(crate) fn ends_probe_and_start(self) -> bool {
+        matches!(self, DriverCause::NoVideoBios | DriverCause::GgttNoRoom)
+    }
+}
 
 /// A GPU driver's note that it runs on its BARs: a resize it tried failed
 /// and the old BAR stayed (`Failed to resize BAR2 to 16384M (-ENOSPC)`),
@@ -68,4 +134,21 @@ pub(super) fn resized(msg: &str) -> bool {
                 .strip_prefix(" resized to ")
                 .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit()))
     })
+}
+
+/// The framebuffer hand-over's list of a GPU's memory BARs as the kernel
+/// holds them when its driver loads: `remove_conflicting_pci_framebuffers:
+/// bar 0: 0x6000000000 -> 0x600fffffff` (drivers/video/fbdev/core/fbmem.c
+/// `remove_conflicting_pci_framebuffers()`, a `pci_dbg()` line of v5.1 to
+/// v5.13 that distributions printed; corpus 247, 417): the BAR's number,
+/// start and size. A BAR without an address reads `0x0 -> size - 1` and
+/// says nothing here.
+pub(super) fn framebuffer_bar(msg: &str) -> Option<(u8, u64, u64)> {
+    let rest = msg.strip_prefix("remove_conflicting_pci_framebuffers: bar ")?;
+    let (bar, rest) = rest.split_once(": ")?;
+    let bar: u8 = bar.parse().ok().filter(|b| *b <= 5)?;
+    let (start, end) = rest.trim_end().split_once(" -> ")?;
+    let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
+    let (start, end) = (hex(start)?, hex(end)?);
+    (start != 0 && end > start).then(|| (bar, start, end - start + 1))
 }

@@ -33,6 +33,7 @@ mod classify;
 mod device;
 mod driver;
 mod early;
+pub(crate) use driver::DriverCause;
 mod messages;
 mod resource;
 #[cfg(test)]
@@ -211,6 +212,15 @@ pub(crate) enum Event {
     /// (`amdgpu ...: VRAM: 8176M ...`), or that its resize took (`BAR2
     /// resized to 16384M`, `fell_back` false). The BARs have addresses.
     DriverMapped { bdf: PciAddress, fell_back: bool },
+    /// A GPU driver's load lists a memory BAR with its address
+    /// (`driver::framebuffer_bar`): it has one, of `size` bytes.
+    DriverBar {
+        bdf: PciAddress,
+        vendor: u16,
+        bar: u8,
+        start: u64,
+        size: u64,
+    },
     /// A GPU's driver runs it: NVIDIA's reported an Xid at run time
     /// (`messages::nvidia_running`), or amdgpu went on to start its IP
     /// blocks (`driver::amdgpu_started`). Its memory BARs had addresses.
@@ -273,71 +283,6 @@ pub(crate) enum Event {
     /// firmware's map keeps from everyone (QEMU's AMD HyperTransport range
     /// among them), which the kernel places no BAR over.
     E820Reserved(Range),
-}
-
-/// Why NVIDIA's driver gave up on a GPU, where it says and where that is
-/// no region without an address. `nv_pci_probe()`
-/// (kernel-open/nvidia/nv-pci.c) checks the IRQ, then BAR 0, requests BAR
-/// 0's range, then checks every BAR (`nv_pci_validate_bars()`); the
-/// adapter's initialisation (`RmInitAdapter`) runs after the probe passed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DriverCause {
-    /// `Can't find an IRQ for your NVIDIA card!`: checked before the BARs.
-    Irq,
-    /// `request_mem_region failed for ...`: BAR 0 has an address another
-    /// driver holds.
-    RegionTaken,
-    /// `ignoring the legacy GPU`, `installed in this system is not
-    /// supported by`: the driver does not take this GPU.
-    Unsupported,
-    /// `This is a 64-bit BAR mapped above 4GB`: an old driver refuses a
-    /// BAR that has an address.
-    BarAbove4g,
-    /// A step of the adapter's initialisation that is no BAR: GSP firmware
-    /// (`Cannot initialize GSP firmware RM`, `_kgspBootGspRm`, `No firmware
-    /// image found`), a driver assertion (`Assertion failed`), the GPU
-    /// fallen off the bus, its auxiliary power not connected (`GPU does not
-    /// have the necessary power cables connected`).
-    InitStep,
-    /// radeon's `Expecting atombios for evergreen GPU` (r600.c, rv770.c,
-    /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the ROM image radeon
-    /// read is no ATOM BIOS (a board without a PC's option ROMs reads a
-    /// garbled one), and the card's start, which radeon runs inside the
-    /// probe, ends there. AMD's driver.
-    NoVideoBios,
-    /// i915's `Failed to reserve top of GGTT for GuC`
-    /// (drivers/gpu/drm/i915/gt/intel_ggtt.c `ggtt_reserve_guc_top()`, a
-    /// debug line; the probe then fails with -28, ENOSPC): the GPU's own
-    /// global graphics translation table had no room for the GuC's range
-    /// at its top (a 32-bit kernel's 2 GiB table, until the reservation was
-    /// made at the table's own top: drm/intel issue 9080). The space
-    /// missing is the driver's, not a BAR's. Intel's driver, which
-    /// starts the adapter inside its probe.
-    GgttNoRoom,
-}
-
-impl DriverCause {
-    /// Said of the probe, which fails before or without the BARs' check;
-    /// otherwise of the adapter's initialisation.
-    pub(crate) fn at_probe(self) -> bool {
-        self != DriverCause::InitStep
-    }
-
-    /// Whose driver says it: radeon's and i915's causes name their own
-    /// vendor, NVIDIA's driver the rest.
-    pub(crate) fn vendor(self) -> u16 {
-        match self {
-            DriverCause::NoVideoBios => crate::model::pci::VENDOR_AMD,
-            DriverCause::GgttNoRoom => crate::model::pci::VENDOR_INTEL,
-            _ => crate::model::pci::VENDOR_NVIDIA,
-        }
-    }
-
-    /// The driver starts the adapter inside its probe (radeon, i915), so
-    /// the cause explains both the probe's failure and the start's.
-    pub(crate) fn ends_probe_and_start(self) -> bool {
-        matches!(self, DriverCause::NoVideoBios | DriverCause::GgttNoRoom)
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1322,6 +1322,12 @@ fn corpus_wordings_line_by_line() {
         ("amdgpu 0000:03:00.0: amdgpu: amdgpu_device_ip_init failed", None),
         ("amdgpu 0000:03:00.0: amdgpu: ring  test failed", None),
         ("radeon 0000:01:00.0: ring 0 test failed (scratch(0x850C)=0xCAFEDEAD)", None),
+        // The framebuffer hand-over's list of the BARs (corpus 247, 417);
+        // a BAR without an address (`0x0 -> ...`) says nothing.
+        ("[ 4.567114] amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 0: 0x6000000000 -> 0x600fffffff", Some(Event::DriverBar { bdf: bdf("0000:40:00.0"), vendor: 0x1002, bar: 0, start: 0x60_0000_0000, size: 0x1000_0000 })),
+        ("radeon 0000:01:00.0: remove_conflicting_pci_framebuffers: bar 2: 0x600000000 -> 0x60001ffff", Some(Event::DriverBar { bdf: bdf("0000:01:00.0"), vendor: 0x1002, bar: 2, start: 0x6_0000_0000, size: 0x2_0000 })),
+        ("amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 0: 0x0 -> 0xfffffff", None),
+        ("amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 6: 0xa000 -> 0xafff", None),
     ];
     for (line, want) in cases {
         assert_eq!(parse_line(line), want, "{line}");
