@@ -1139,6 +1139,18 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)
     let ev = gather(psp, &[], None).unwrap();
     let said = summary::summary(&ev, &diagnose(&ev));
     assert!(said.contains("amdgpu started its IP blocks"), "{said}");
+    // nouveau's probe failing after it found no firmware (corpus 420); the
+    // same probe failure alone fails.
+    let nouveau = "\
+[  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable
+[  189.320326] nouveau 0000:01:00.0: disp ctor failed, -12
+[  189.324214] nouveau: probe of 0000:01:00.0 failed with error -12
+";
+    assert_eq!(verdict(nouveau), Verdict::Ok);
+    assert_eq!(
+        verdict("nouveau: probe of 0000:01:00.0 failed with error -12\n"),
+        Verdict::Fail
+    );
     // The host side refusing a device for another reason than BAR space
     // is `ok` for the BARs (corpus 400, 408, 414, 426).
     for host in [

@@ -241,6 +241,15 @@ pub(super) fn classify_anchored(
                 cause: DriverCause::NoVideoBios,
             }));
         }
+        if word == "nouveau"
+            && (msg.trim_end().ends_with(": firmware unavailable")
+                || msg.contains("Direct firmware load for nvidia/"))
+        {
+            return Some(Parsed::Event(Event::DriverCause {
+                bdf: Some(bdf),
+                cause: DriverCause::NouveauFirmware,
+            }));
+        }
         // i915's own graphics table had no room (`DriverCause::GgttNoRoom`),
         // printed as `[drm:i915_init_ggtt [i915]] Failed to reserve ...`.
         if word == "i915" && msg.contains("Failed to reserve top of GGTT for GuC") {

@@ -44,6 +44,13 @@ pub(crate) enum DriverCause {
     /// missing is the driver's, not a BAR's. Intel's driver, which
     /// starts the adapter inside its probe.
     GgttNoRoom,
+    /// nouveau could not load the GPU's firmware (`pmu: firmware
+    /// unavailable`, nvkm's firmware lookups; the firmware loader's `Direct
+    /// firmware load for nvidia/... failed`), and the device's start, which
+    /// nouveau runs inside its probe, can fail after it (corpus 420:
+    /// `disp ctor failed, -12`, the probe's -12, fixed by installing the
+    /// firmware). nouveau has mapped the register BAR to get that far.
+    NouveauFirmware,
 }
 
 impl DriverCause {
@@ -66,7 +73,10 @@ impl DriverCause {
     /// The driver starts the adapter inside its probe (radeon, i915), so
     /// the cause explains both the probe's failure and the start's.
     pub(crate) fn ends_probe_and_start(self) -> bool {
-        matches!(self, DriverCause::NoVideoBios | DriverCause::GgttNoRoom)
+        matches!(
+            self,
+            DriverCause::NoVideoBios | DriverCause::GgttNoRoom | DriverCause::NouveauFirmware
+        )
     }
 }
 

@@ -1322,6 +1322,10 @@ fn corpus_wordings_line_by_line() {
         ("amdgpu 0000:03:00.0: amdgpu: amdgpu_device_ip_init failed", None),
         ("amdgpu 0000:03:00.0: amdgpu: ring  test failed", None),
         ("radeon 0000:01:00.0: ring 0 test failed (scratch(0x850C)=0xCAFEDEAD)", None),
+        // nouveau without the GPU's firmware (corpus 420).
+        ("[  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable", Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::NouveauFirmware })),
+        ("nouveau 0000:01:00.0: Direct firmware load for nvidia/tu104/gr/sw_nonctx.bin failed with error -2", Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::NouveauFirmware })),
+        ("nouveau 0000:01:00.0: disp ctor failed, -12", None),
         // The framebuffer hand-over's list of the BARs (corpus 247, 417);
         // a BAR without an address (`0x0 -> ...`) says nothing.
         ("[ 4.567114] amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 0: 0x6000000000 -> 0x600fffffff", Some(Event::DriverBar { bdf: bdf("0000:40:00.0"), vendor: 0x1002, bar: 0, start: 0x60_0000_0000, size: 0x1000_0000 })),
