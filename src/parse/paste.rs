@@ -97,7 +97,7 @@ fn dmesg_stamp(s: &str) -> bool {
     let Some((inner, after)) = r.split_once(']') else {
         return false;
     };
-    if !after.starts_with(' ') || inner.len() > 30 {
+    if !without_caller(after).starts_with(' ') || inner.len() > 30 {
         return false;
     }
     let secs = inner.trim_start();
@@ -108,6 +108,20 @@ fn dmesg_stamp(s: &str) -> bool {
         && MONTHS.iter().any(|m| inner.get(4..7) == Some(*m))
         && inner.split(' ').filter(|w| !w.is_empty()).count() == 5;
     seconds || dated
+}
+
+/// The text after printk's caller id (`[ T1194]` or `[  C3]`, a kernel
+/// built with CONFIG_PRINTK_CALLER, right after the time: corpus 419),
+/// or the text itself.
+fn without_caller(after: &str) -> &str {
+    after
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .filter(|(id, _)| {
+            let id = id.trim_start();
+            id.strip_prefix(['T', 'C']).is_some_and(is_digits)
+        })
+        .map_or(after, |(_, rest)| rest)
 }
 
 /// `May 25 00:08:35 host kernel: `, the month in any locale's word.
@@ -220,6 +234,15 @@ mod tests {
             (
                 "The log said [    5.01] NVRM: BAR1 is 0M [    5.02] x\n",
                 "The log said\n[    5.01] NVRM: BAR1 is 0M\n[    5.02] x\n",
+            ),
+            // printk's caller id after the time (corpus 419).
+            (
+                "[  103.4][ T1194] NVRM: x invalid: [  103.4][ T1194] NVRM: BAR0 is 0M @ 0x0\n",
+                "[  103.4][ T1194] NVRM: x invalid:\n[  103.4][ T1194] NVRM: BAR0 is 0M @ 0x0\n",
+            ),
+            (
+                "[    1.0][    C3] a [    1.1][ T1] b [    1.2][ X1] c\n",
+                "[    1.0][    C3] a\n[    1.1][ T1] b [    1.2][ X1] c\n",
             ),
             (
                 "[    1.0] pci 0000:00:01.0: bridge window [mem 0x1000-0x1fff] to [bus 01]\n",
