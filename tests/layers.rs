@@ -306,6 +306,7 @@ fn files_are_opened_only_where_the_machine_is_read_or_changed() {
 /// use them and not one another's in a circle.
 const DECIDE: &[&str] = &[
     "sizing",
+    "passthrough",
     "host",
     "room",
     "diagnosis",

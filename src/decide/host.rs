@@ -14,8 +14,9 @@
 //! space; Cloud Hypervisor (before its PR #7030) and bhyve refuse the
 //! device when its BAR cannot be mapped.
 
+use crate::decide::passthrough::{self, errno_name};
 use crate::model::size::human;
-use crate::parse::hypervisor::{HostMessage, VfioStage};
+use crate::parse::hypervisor::HostMessage;
 
 /// Which space a host-side failure is short of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +98,11 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::IommuRmrr
         | HostMessage::VfioPciProbe { .. }
         | HostMessage::VfioMsixLayout
-        | HostMessage::KubevirtHostDevices => Weight::Note,
+        | HostMessage::KubevirtHostDevices
+        | HostMessage::VfioMmapFailed { .. }
+        | HostMessage::VfioRegionAccess { .. }
+        | HostMessage::VfioResetDepends
+        | HostMessage::VfioCantReserve { .. } => Weight::Note,
     }
 }
 
@@ -146,91 +151,6 @@ pub(crate) fn numbers(m: &HostMessage) -> Numbers {
             ..Numbers::default()
         },
         _ => Numbers::default(),
-    }
-}
-
-/// strerror's name for the errors these messages carry.
-fn errno_name(e: u32) -> &'static str {
-    match e {
-        1 => "EPERM",
-        2 => "ENOENT",
-        5 => "EIO",
-        6 => "ENXIO",
-        12 => "ENOMEM",
-        13 => "EACCES",
-        14 => "EFAULT",
-        16 => "EBUSY",
-        17 => "EEXIST",
-        19 => "ENODEV",
-        22 => "EINVAL",
-        28 => "ENOSPC",
-        _ => "an error",
-    }
-}
-
-/// QEMU could not open a device through VFIO (`HostMessage::VfioGroup`).
-fn vfio_group(m: &HostMessage) -> String {
-    let HostMessage::VfioGroup {
-        group,
-        errno,
-        stage,
-    } = *m
-    else {
-        return String::new();
-    };
-    let err = errno
-        .map(|e| format!(" ({})", errno_name(e)))
-        .unwrap_or_default();
-    let after = "and could not add the device (at start: the VM did not start)";
-    match (stage, group) {
-        (VfioStage::Group, g) => {
-            let (through, every) = match g {
-                Some(g) => (
-                    format!("its VFIO group {g}"),
-                    format!("every device of IOMMU group {g}"),
-                ),
-                None => ("VFIO".to_string(), "the device and its IOMMU group".to_string()),
-            };
-            let access = if matches!(errno, Some(1 | 13)) {
-                "; with EACCES or EPERM, QEMU's right to open the group's node (libvirt's cgroup device list, SELinux or AppArmor, a QEMU run without root)"
-            } else {
-                ""
-            };
-            format!(
-                "QEMU could not open a passed-through device through {through}{err} {after}: the device's binding on the host ({every} bound to vfio-pci and not in use by another VM; the vfio-pci module loaded; a vGPU's mediated device created and free){access}, not BAR space"
-            )
-        }
-        (VfioStage::Container, g) => format!(
-            "QEMU could not attach {} to an IOMMU container{err} {after}: the host IOMMU would not take the group (the IOMMU off in the firmware or the kernel, a device that needs a reserved region (RMRR) or a direct mapping, no interrupt remapping; the host kernel's DMAR, AMD-Vi or vfio lines say which), not BAR space",
-            g.map(|g| format!("VFIO group {g}")).unwrap_or_else(|| "a VFIO group".into())
-        ),
-        (VfioStage::Cdev, _) => format!(
-            "QEMU (with iommufd) found no VFIO device node for a passed-through device{err} {after}: the device not bound to vfio-pci, or a host kernel without VFIO's device nodes (CONFIG_VFIO_DEVICE_CDEV), not BAR space"
-        ),
-    }
-}
-
-/// A passed-through device the host side would not set up for a reason
-/// other than BAR space: the host's vfio-pci, QEMU's MSI-X check,
-/// KubeVirt's device count.
-fn refusal(m: &HostMessage) -> String {
-    match m {
-        HostMessage::VfioPciProbe { errno, vmd } => format!(
-            "the host's vfio-pci could not take a device to pass through (-{errno}, {}){}: the host's IOMMU and the device's binding, not BAR space",
-            errno_name(*errno),
-            match (*errno, *vmd) {
-                (22, true) => ": the device sits in a PCI domain of Intel's VMD (10000 and up), whose devices reach the IOMMU only through the VMD itself, so VFIO finds no IOMMU group of their own; turn VMD off for that slot in the firmware setup (the NVMe or PCIe RAID setting) to pass it through",
-                (22, false) => ": VFIO found no IOMMU group for it (the IOMMU off in the firmware or on the kernel's command line, `intel_iommu=on` or `amd_iommu=on`), or it is no endpoint",
-                _ => "",
-            }
-        ),
-        HostMessage::VfioMsixLayout => {
-            "QEMU refused a passed-through device: the MSI-X table or pending-bit array its capability places do not fit its BARs (or overlap, or are misaligned), as QEMU's MSI-X setup checks: the device's own layout (its firmware, or a device that does not pass through cleanly), not BAR space; vfio-pci's `x-msix-relocation` option may move them to a BAR of their own".into()
-        }
-        HostMessage::KubevirtHostDevices => {
-            "KubeVirt's virt-launcher could not build the VM's host devices: the GPUs or host devices the VMI asks for and the devices its device plugin gave the pod differ in number (the plugin's PCI_RESOURCE_<NAME> variable unset: the resource name in the VMI, in KubeVirt's permittedHostDevices and in the device plugin must be the same, and the plugin must have a free device on the node); the VM does not start: the cluster's configuration, not BAR space".into()
-        }
-        _ => String::new(),
     }
 }
 
@@ -348,19 +268,6 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "the guest wrote a new address for a BAR of {} ({from:#x} to {to:#x}) and Cloud Hypervisor's allocator could not give it that range (outside the VMM's MMIO ranges, or taken), so the VMM still serves the BAR at its old address while the guest uses the new one; which device it is, the line does not say",
             human(*len)
         ),
-        HostMessage::XenSharedRmrr => {
-            "Xen refuses to assign the device: it shares a reserved memory region (RMRR) with another device, which VT-d passthrough disallows (the guest's `rdm_policy=relaxed` accepts the risk): whether the device can be passed through, not BAR space".into()
-        }
-        HostMessage::XenIgdPassthru => {
-            "Xen's device model refuses the host's integrated Intel graphics without `igd-passthru` (xl's `gfx_passthru=1`): a passthrough setting, not BAR space".into()
-        }
-        m @ HostMessage::VfioGroup { .. } => vfio_group(m),
-        HostMessage::XenPtInterrupts { failed: true } => {
-            "Xen's device model (QEMU's xen_pt, or qemu-traditional) could not map or bind a passed-through device's interrupts (INTx, MSI, MSI-X); the error number on its line says why: interrupt delivery, not BAR space".into()
-        }
-        HostMessage::XenPtInterrupts { failed: false } => {
-            "Xen's device model (QEMU's xen_pt, or qemu-traditional) logged setting up (and tearing down) a passed-through device's interrupts (INTx, MSI, MSI-X), with no failure: interrupt delivery, not BAR space".into()
-        }
         HostMessage::HypervGpuPartition => {
             "Hyper-V's listing of a GPU it partitions (GPU-P): the VM gets a share of it through a virtual render function with no BARs, reached over VMBus, so no BAR of the GPU's is placed in the VM; the listing does not show whether the VM's MMIO gaps (Set-VM -LowMemoryMappedIoSpace, -HighMemoryMappedIoSpace) hold what it needs: where they do not, the VM's start error or dxgkrnl's \"Unable to allocate mmio memory\" says so".into()
         }
@@ -376,9 +283,17 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "SeaBIOS placed its 64-bit MMIO window at {start:#x}-{end:#x} ({}) (its debug log), each BAR it maps there listed after it: the firmware's side, no device's failure; whether the guest's CPU reaches that far (its physical address bits) and the guest kernel keeps the BARs, the guest's own log says",
             human(end.saturating_sub(*start))
         ),
-        m @ (HostMessage::VfioPciProbe { .. }
+        m @ (HostMessage::VfioGroup { .. }
+        | HostMessage::VfioPciProbe { .. }
         | HostMessage::VfioMsixLayout
-        | HostMessage::KubevirtHostDevices) => refusal(m),
+        | HostMessage::KubevirtHostDevices
+        | HostMessage::VfioMmapFailed { .. }
+        | HostMessage::VfioRegionAccess { .. }
+        | HostMessage::VfioResetDepends
+        | HostMessage::VfioCantReserve { .. }
+        | HostMessage::XenSharedRmrr
+        | HostMessage::XenIgdPassthru
+        | HostMessage::XenPtInterrupts { .. }) => passthrough::sentence(m),
         HostMessage::OvmfMmioWindow { bytes } => format!(
             "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",
             human(*bytes)
@@ -463,6 +378,7 @@ fn dma_sentence(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::hypervisor::VfioStage;
 
     #[test]
     fn failures_notes_and_traces() {

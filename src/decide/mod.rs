@@ -19,6 +19,7 @@ pub(crate) mod hints;
 pub(crate) mod host;
 pub(crate) mod origin;
 pub(crate) mod p2p;
+pub(crate) mod passthrough;
 pub(crate) mod predict;
 pub(crate) mod prescribe;
 pub(crate) mod room;

@@ -122,6 +122,9 @@ pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
                 out.push(HostMessage::VfioRomInvalid { got });
             }
         }
+        if let Some(bar) = vfio_cant_reserve(line) {
+            out.push(HostMessage::VfioCantReserve { bar });
+        }
         if line.contains("caller ") && line.trim_end().ends_with(" mapping multiple BARs") {
             out.push(HostMessage::MapsMultipleBars);
         }
@@ -138,6 +141,23 @@ pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
         out.insert(0, HostMessage::NvidiaNotProbed { holder });
     }
     out
+}
+
+/// The host's vfio-pci could not reserve a BAR of the device it holds:
+/// `vfio-pci 0000:0d:00.0: BAR 1: can't reserve [mem ...]`
+/// (drivers/pci/pci.c `__pci_request_region()`): another driver holds
+/// part of the range, most often the host's boot framebuffer (efifb,
+/// simplefb or simpledrm, vesafb, the BOOTFB range) on the GPU the
+/// firmware drew on. The BAR has its address (corpus 46, 169, 266, 361).
+fn vfio_cant_reserve(line: &str) -> Option<u8> {
+    let at = line.find("vfio-pci ")?;
+    let rest = &line[at..];
+    let b = rest.find(": BAR ")?;
+    let tail = &rest[b + ": BAR ".len()..];
+    let (n, tail) = tail.split_once(": ")?;
+    tail.starts_with("can't reserve [")
+        .then(|| n.parse().ok())
+        .flatten()
 }
 
 /// `NVRM: Xid (PCI:0000:01:00): 62, pid=..., ...`: the Xid's number.

@@ -29,7 +29,8 @@ use host_kernel::{device_reset, iommu_width, memlock, vfio_pci_probe};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 pub(crate) use qemu::VfioStage;
 use qemu::{
-    dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group, vfio_msix_layout,
+    dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group, vfio_mmap_failed,
+    vfio_msix_layout, vfio_region_access, vfio_reset_depends,
 };
 use vmware::{esxi_hotplug_removed, vmware_pages, vmware_power_on, vmware_slot};
 
@@ -210,6 +211,18 @@ pub(crate) enum HostMessage {
     /// device plugin than GPUs or host devices the VMI asks for
     /// (`kubevirt::host_devices_mismatch`).
     KubevirtHostDevices,
+    /// QEMU could not map a passed-through BAR into the guest directly
+    /// (`qemu::vfio_mmap_failed`); it traps the accesses instead.
+    VfioMmapFailed { bar: Option<u8> },
+    /// QEMU's access to a passed-through device's region failed
+    /// (`qemu::vfio_region_access`), with its error.
+    VfioRegionAccess { errno: Option<u32> },
+    /// QEMU could not reset a passed-through device whose bus holds a
+    /// group the VM does not own (`qemu::vfio_reset_depends`).
+    VfioResetDepends,
+    /// The host's vfio-pci could not reserve BAR `bar` of its device
+    /// (`host_kernel::vfio_cant_reserve`): another driver holds part of it.
+    VfioCantReserve { bar: u8 },
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -255,6 +268,12 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         }
         if let Some(m) = vfio_pci_probe(line) {
             push(m);
+        }
+        if let Some(m) = vfio_mmap_failed(line).or_else(|| vfio_region_access(line)) {
+            push(m);
+        }
+        if vfio_reset_depends(line) {
+            push(HostMessage::VfioResetDepends);
         }
         if vfio_msix_layout(line) {
             push(HostMessage::VfioMsixLayout);
@@ -811,6 +830,23 @@ mod tests {
         assert!(
             host_messages("the number of USB/s do not match the number of devices\n").is_empty()
         );
+        // A BAR the host side could not use as it wanted: QEMU's mmap and
+        // region access, its reset, the host's reservation (corpus 252,
+        // 361).
+        for (line, want) in [
+            ("kvm: -device vfio-pci,host=0000:0b:00.0,id=hostpci0: vfio_region_mmap: Failed to mmap 0000:0b:00.0 BAR 1. Performance may be slow", HostMessage::VfioMmapFailed { bar: Some(1) }),
+            ("level=error msg=\"Failed to mmap 0000:01:00.0 BAR 3. Performance may be slow\" name=containerd-shim-v2", HostMessage::VfioMmapFailed { bar: Some(3) }),
+            ("kvm: vfio_region_write(0000:01:00.0:region1+0x1c0, 0x0,8) failed: Device or resource busy", HostMessage::VfioRegionAccess { errno: Some(16) }),
+            ("qemu-system-x86_64: vfio_region_read(0000:01:00.0:region0+0x88000, 4) failed: Input/output error", HostMessage::VfioRegionAccess { errno: Some(5) }),
+            ("kvm: vfio: Cannot reset device 0000:01:00.1, depends on group 13 which is not owned.", HostMessage::VfioResetDepends),
+            ("[Thu May 26 17:04:45 2022] vfio-pci 0000:0d:00.0: BAR 1: can't reserve [mem 0xd0000000-0xdfffffff 64bit pref]", HostMessage::VfioCantReserve { bar: 1 }),
+        ] {
+            assert_eq!(one(line), want, "{line}");
+        }
+        assert!(host_messages(
+            "I failed to mmap the file\nnvme 0000:03:00.0: BAR 0: can't reserve [mem 0x1-0x2]\n"
+        )
+        .is_empty());
         // Hyper-V's GPU partitioning listing, one message for its lines.
         assert_eq!(
             host_messages("MinPartitionVRAM        : 0\nMaxPartitionVRAM        : 1000000000\nOptimalPartitionVRAM    : 1000000000\n"),

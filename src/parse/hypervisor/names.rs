@@ -41,6 +41,10 @@ impl HostMessage {
             HostMessage::VfioPciProbe { .. } => "vfio-pci-probe",
             HostMessage::VfioMsixLayout => "vfio-msix-layout",
             HostMessage::KubevirtHostDevices => "kubevirt-host-devices",
+            HostMessage::VfioMmapFailed { .. } => "vfio-mmap-failed",
+            HostMessage::VfioRegionAccess { .. } => "vfio-region-access",
+            HostMessage::VfioResetDepends => "vfio-reset-depends",
+            HostMessage::VfioCantReserve { .. } => "vfio-pci-cant-reserve",
         }
     }
 
@@ -57,14 +61,18 @@ impl HostMessage {
             | HostMessage::VfioGroup { .. }
             | HostMessage::KvmMemslot { .. }
             | HostMessage::DmaMappingsLimit { .. }
-            | HostMessage::VfioMsixLayout => "qemu",
+            | HostMessage::VfioMsixLayout
+            | HostMessage::VfioMmapFailed { .. }
+            | HostMessage::VfioRegionAccess { .. }
+            | HostMessage::VfioResetDepends => "qemu",
             HostMessage::KubevirtHostDevices => "kubevirt",
             HostMessage::Memlock { .. }
             | HostMessage::IommuWidth { .. }
             | HostMessage::VfioRomInvalid { .. }
             | HostMessage::MapsMultipleBars
             | HostMessage::IommuRmrr
-            | HostMessage::VfioPciProbe { .. } => "host_kernel",
+            | HostMessage::VfioPciProbe { .. }
+            | HostMessage::VfioCantReserve { .. } => "host_kernel",
             HostMessage::NvidiaNotProbed { .. } | HostMessage::NvidiaXid { .. } => "nvidia_driver",
             HostMessage::CloudHypervisorMapRegion { .. }
             | HostMessage::CloudHypervisorMoveBar { .. } => "cloud_hypervisor",

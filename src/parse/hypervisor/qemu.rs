@@ -216,6 +216,45 @@ pub(super) fn vfio_msix_layout(line: &str) -> bool {
     line.contains("table & pba overlap, or they don't fit in BARs")
 }
 
+/// QEMU could not map a passed-through BAR into the guest and traps every
+/// access to it instead: hw/vfio/pci.c `vfio_bar_register()`, `Failed to
+/// mmap %s BAR %d. Performance may be slow`. The BAR keeps its guest
+/// address. The BAR's number.
+pub(super) fn vfio_mmap_failed(line: &str) -> Option<HostMessage> {
+    let at = line.find("Failed to mmap ")?;
+    let rest = &line[at..];
+    if !rest.contains("Performance may be slow") {
+        return None;
+    }
+    let bar = decimal_after(rest, " BAR ").and_then(|b| u8::try_from(b).ok());
+    Some(HostMessage::VfioMmapFailed { bar })
+}
+
+/// QEMU's access to a passed-through device's region failed:
+/// hw/vfio/common.c (hw/vfio/region.c from 10.0) `vfio_region_write()` /
+/// `vfio_region_read()`, `%s(%s:region%d+0x%x, 0x%x,%d) failed: %m`. The
+/// error (EBUSY: the host's vfio-pci could not reserve the BAR, which
+/// another driver holds).
+pub(super) fn vfio_region_access(line: &str) -> Option<HostMessage> {
+    let at = line
+        .find("vfio_region_write(")
+        .or_else(|| line.find("vfio_region_read("))?;
+    let rest = &line[at..];
+    let words = rest.split_once(") failed: ")?.1;
+    Some(HostMessage::VfioRegionAccess {
+        errno: strerror_errno(words),
+    })
+}
+
+/// QEMU could not reset a passed-through device: hw/vfio/pci.c
+/// `vfio_pci_hot_reset()`, `vfio: Cannot reset device %s, depends on group
+/// %d which is not owned.` (a bus reset takes every device of the groups
+/// on the bus, all of them the VM's).
+pub(super) fn vfio_reset_depends(line: &str) -> bool {
+    line.find("Cannot reset device ")
+        .is_some_and(|at| line[at..].contains(" which is not owned"))
+}
+
 /// The error number of `= -14 (Bad address)` or `: -6`.
 fn errno_after(s: &str, key: &str) -> Option<u32> {
     let at = s.find(key)? + key.len();
