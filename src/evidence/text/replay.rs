@@ -155,29 +155,7 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 resource,
                 reason,
             } => {
-                let d = devs.entry(*bdf).or_default();
-                match res {
-                    ResourceRef::Bar(i) => {
-                        d.note(*i, Outcome::Failed, resource.as_ref());
-                        if let Some(b) = d.bars.get_mut(i) {
-                            b.claim_only = *reason == FailReason::CantClaim && resource.is_none();
-                        }
-                        // `can't claim` with an address: the firmware had
-                        // programmed one, which the kernel refused.
-                        if *reason == FailReason::CantClaim
-                            && resource.is_some_and(|r| r.start.is_some())
-                        {
-                            if let Some(b) = d.bars.get_mut(i) {
-                                b.had_address = true;
-                            }
-                        }
-                    }
-                    ResourceRef::BridgeWindow => d.has_windows = true,
-                    ResourceRef::VfBar(n) => {
-                        d.vf_failed.insert(*n);
-                    }
-                    _ => {}
-                }
+                failed(&mut devs, *bdf, *res, resource.as_ref(), *reason);
                 evidence = true;
             }
             Event::BridgeProgrammed { bdf, secondary } => {
@@ -306,6 +284,46 @@ impl Causes {
                 explain(devs.entry(a).or_default(), c);
             }
         }
+    }
+}
+
+/// A resource the log says failed (`Event::AssignFailed`).
+fn failed(
+    devs: &mut BTreeMap<PciAddress, DeviceSeen>,
+    bdf: PciAddress,
+    res: ResourceRef,
+    resource: Option<&LogResource>,
+    reason: FailReason,
+) {
+    // The assignment pass that failed here placed the bus's other BARs
+    // too: a claim of the firmware's address lost before it (2.6's `Cannot
+    // allocate resource region`) that no failure line of this pass names
+    // got an address; a line of its own after this one fails it again
+    // (corpus 425: a SCSI controller's function 1 fails, function 0's
+    // claim is settled).
+    if reason == FailReason::FailedToAssign {
+        settle_claims(devs, bdf, bdf.bus);
+    }
+    let d = devs.entry(bdf).or_default();
+    match res {
+        ResourceRef::Bar(i) => {
+            d.note(i, Outcome::Failed, resource);
+            if let Some(b) = d.bars.get_mut(&i) {
+                b.claim_only = reason == FailReason::CantClaim && resource.is_none();
+            }
+            // `can't claim` with an address: the firmware had programmed
+            // one, which the kernel refused.
+            if reason == FailReason::CantClaim && resource.is_some_and(|r| r.start.is_some()) {
+                if let Some(b) = d.bars.get_mut(&i) {
+                    b.had_address = true;
+                }
+            }
+        }
+        ResourceRef::BridgeWindow => d.has_windows = true,
+        ResourceRef::VfBar(n) => {
+            d.vf_failed.insert(n);
+        }
+        _ => {}
     }
 }
 

@@ -249,6 +249,21 @@ fn an_old_kernels_refused_claim_is_settled_by_the_assignment_pass() {
     // Another bus's bridge settles nothing here.
     let other = log.replace("secondary bus 0000:03", "secondary bus 0000:04");
     assert_eq!(states(&other), [BarState::Ignored, BarState::Ignored]);
+    // 2.6.13 names no bridge's secondary bus; its pass's failure line for
+    // another device of the bus says the pass ran, which placed the BARs it
+    // names no failure of (corpus 425).
+    let log = "\
+pci 0000:02:05.0: [10de:0622] type 00 class 0x030000
+PCI: Cannot allocate resource region 1 of device 0000:02:05.0
+PCI: Cannot allocate resource region 1 of device 0000:02:05.1
+PCI: Failed to allocate mem resource #1:100000@d0e00000 for 0000:02:05.1
+";
+    assert_eq!(states(log), [BarState::Assigned]);
+    let own =
+        format!("{log}PCI: Failed to allocate mem resource #1:1000000@d0e00000 for 0000:02:05.0\n");
+    assert_eq!(states(&own), [BarState::Unassigned]);
+    let elsewhere = log.replace("for 0000:02:05.1", "for 0000:03:05.1");
+    assert_eq!(states(&elsewhere), [BarState::Unassigned]);
 }
 
 #[test]
