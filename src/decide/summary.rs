@@ -4,7 +4,6 @@
 use crate::decide::diagnosis::{Case, Diagnosis, DiagnosisKind};
 use crate::decide::host;
 use crate::evidence::{BridgeShort, Evidence, ShortHow};
-use crate::model::pci::VENDOR_AMD;
 use crate::model::size::human;
 use crate::parse::hypervisor::HostMessage;
 use serde::Serialize;
@@ -225,34 +224,15 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
 /// side's messages say beside them.
 fn healthy(ev: &Evidence) -> String {
     let mut s = format!("{} GPU(s), every memory BAR assigned", ev.gpus.len());
-    // amdgpu's, and NVIDIA's (the only other driver whose run shows).
-    let runs = |amd: bool| -> Vec<String> {
-        ev.driver_runs
-            .iter()
-            .filter(|a| {
-                ev.gpus
-                    .iter()
-                    .any(|g| g.addr == **a && g.vendor == VENDOR_AMD)
-                    == amd
-            })
-            .map(|a| a.to_string())
-            .collect()
-    };
-    let it = |n: &[String]| if n.len() == 1 { "it" } else { "them" };
-    let nvidia = runs(false);
-    if !nvidia.is_empty() {
+    if !ev.driver_runs.is_empty() {
         s.push_str(&format!(
             " (the text shows no BAR of {}; NVIDIA's driver reported faults of {} at run time, which it does only on a GPU whose adapter started with its regions)",
-            nvidia.join(", "),
-            it(&nvidia)
-        ));
-    }
-    let amd = runs(true);
-    if !amd.is_empty() {
-        s.push_str(&format!(
-            " (the text shows no BAR of {}; amdgpu started {} IP blocks (PSP, rings, memory hub), which it reaches only after mapping the register, doorbell and VRAM BARs)",
-            amd.join(", "),
-            if amd.len() == 1 { "its" } else { "their" }
+            ev.driver_runs
+                .iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if ev.driver_runs.len() == 1 { "it" } else { "them" }
         ));
     }
     if !ev.host_messages.is_empty() {

@@ -1128,25 +1128,33 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)
         Verdict::Fail
     );
     // amdgpu went on to its IP blocks' start (203: the PSP's firmware):
-    // its BARs were mapped, so the probe's failure after it is not theirs.
+    // its register BAR has an address, its doorbell and VRAM BARs are not
+    // shown; the probe's failure after it is neither a complaint nor proof.
     let psp = "\
 [    9.052130] amdgpu 0000:01:00.0: amdgpu: PSP firmware loading failed
 [    9.052134] amdgpu 0000:01:00.0: [drm:amdgpu_device_fw_loading [amdgpu]] *ERROR* hw_init of IP block <psp> failed -22
 [    9.052346] amdgpu 0000:01:00.0: amdgpu: Fatal error during GPU init
 [    9.052999] amdgpu 0000:01:00.0: probe with driver amdgpu failed with error -22
 ";
-    assert_eq!(verdict(psp), Verdict::Ok);
+    assert_eq!(verdict(psp), Verdict::Unknown);
     let ev = gather(psp, &[], None).unwrap();
     let said = summary::summary(&ev, &diagnose(&ev));
     assert!(said.contains("amdgpu started its IP blocks"), "{said}");
-    // nouveau's probe failing after it found no firmware (corpus 420); the
-    // same probe failure alone fails.
+    // A probe failure before the marker (another boot's) stays one.
+    let before = "\
+[    5.408787] amdgpu 0000:01:00.0: probe with driver amdgpu failed with error -12
+[ 3600.052130] amdgpu 0000:01:00.0: amdgpu: PSP firmware loading failed
+";
+    assert_eq!(verdict(before), Verdict::Fail);
+    // nouveau's probe failing after it found no firmware (corpus 420):
+    // missing firmware does that, and so does a BAR 1 without an address;
+    // the same probe failure alone fails.
     let nouveau = "\
 [  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable
 [  189.320326] nouveau 0000:01:00.0: disp ctor failed, -12
 [  189.324214] nouveau: probe of 0000:01:00.0 failed with error -12
 ";
-    assert_eq!(verdict(nouveau), Verdict::Ok);
+    assert_eq!(verdict(nouveau), Verdict::Unknown);
     assert_eq!(
         verdict("nouveau: probe of 0000:01:00.0 failed with error -12\n"),
         Verdict::Fail

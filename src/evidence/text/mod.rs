@@ -13,7 +13,7 @@ use crate::model::pci::{PciAddress, RootBus};
 use crate::model::platform::Platform;
 use crate::model::select::{is_selected, is_selected_without_device, Selector};
 use crate::parse::hypervisor::{self, HostMessage};
-use crate::parse::kernel_log::{self, LogResource, ResourceRef, Space};
+use crate::parse::kernel_log::{self, LogResource, ProbeDoubt, ResourceRef, Space};
 use crate::parse::p2p_text::{self, P2pText};
 use crate::parse::{cmdline, paste, platform};
 use crate::read::root::read_lossy;
@@ -361,10 +361,10 @@ fn unproven(
         .filter(|g| g.ok())
         .filter_map(|g| {
             let d = &devs[&g.addr];
-            // A driver that went on to run the GPU (`DriverRunning`) failed
-            // its probe after the BARs were in use: amdgpu's start fails
-            // later in its IP blocks and the probe says so (`-22`).
-            let probe = d.probe_failed && !d.probe_explained && !d.running;
+            // A probe failure after a line that makes it a doubt
+            // (`ProbeDoubt`) is no complaint, and no proof either.
+            let doubted = d.probe_doubt.filter(|_| d.probe_failed && !d.probe_explained);
+            let probe = d.probe_failed && !d.probe_explained && doubted.is_none();
             let init = d.init_failed && !d.init_explained;
             // `RmInitAdapter failed` alone is no complaint about a region:
             // the adapter's start fails for many reasons (GSP, power, a
@@ -390,6 +390,11 @@ fn unproven(
                 "its driver's probe failed, and the text shows no BAR of it without an address"
             } else if init {
                 "NVIDIA's driver could not initialise it (RmInitAdapter failed), and the text shows no BAR of it without an address"
+            } else if let Some(doubt) = doubted {
+                match doubt {
+                    ProbeDoubt::AmdgpuStarted => "amdgpu started its IP blocks (the PSP, its rings) before its probe failed, so its register BAR has an address; its doorbell and VRAM BARs are not shown (amdgpu goes on without them and its rings then time out), nor any other BAR of it",
+                    ProbeDoubt::NouveauFirmware => "nouveau found no firmware for it before its probe failed, which missing firmware does; a BAR 1 or 3 without an address fails the probe the same way (-ENOMEM), and the text shows none of its BARs",
+                }
             } else if d.resized || d.bound || d.running {
                 return None;
             } else if d.probe_failed || d.init_failed {

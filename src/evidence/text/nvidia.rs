@@ -117,8 +117,12 @@ pub(super) fn place(devs: &mut BTreeMap<PciAddress, DeviceSeen>, nvrm_invalid: u
         let unnamed_nvrm = nvrm_invalid > named_by_nvrm && nvidia == [*addr] && !d.nvrm_bar;
         // NVIDIA's probe fails with -1 when a region is invalid; other
         // drivers' failures (amdgpu's -12) need not be a BAR's.
-        let nvidia_probe =
-            d.probe_failed && !d.probe_explained && d.driver_vendor == Some(VENDOR_NVIDIA);
+        // A failure after nouveau's missing firmware is a doubt
+        // (`ProbeDoubt`), not an inferred region.
+        let nvidia_probe = d.probe_failed
+            && !d.probe_explained
+            && d.probe_doubt.is_none()
+            && d.driver_vendor == Some(VENDOR_NVIDIA);
         if !(nvidia_probe || unnamed_nvrm) || d.bars.values().any(|b| b.outcome == Outcome::Failed)
         {
             continue;

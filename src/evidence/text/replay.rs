@@ -4,7 +4,9 @@
 
 pub(super) use super::bar_seen::{BarSeen, Outcome};
 use crate::model::pci::{is_bridge, PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
-use crate::parse::kernel_log::{DriverCause, Event, FailReason, LogResource, ResourceRef};
+use crate::parse::kernel_log::{
+    DriverCause, Event, FailReason, LogResource, ProbeDoubt, ResourceRef,
+};
 use std::collections::BTreeMap;
 
 /// What the text says of one function so far.
@@ -49,6 +51,10 @@ pub(super) struct DeviceSeen {
     /// NVIDIA's driver runs it (`Event::DriverRunning`): its memory BARs
     /// had addresses, though the text may show none of them.
     pub(super) running: bool,
+    /// Its driver's line that makes a probe failure after it a doubt
+    /// (`Event::DriverDoubt`), and the doubt its probe failure came after.
+    pub(super) doubt: Option<ProbeDoubt>,
+    pub(super) probe_doubt: Option<ProbeDoubt>,
     /// Its driver's probe failure, or its adapter's failed initialisation,
     /// came with a reason the driver names that is no BAR without an
     /// address (`DriverCause`).
@@ -421,6 +427,7 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
             d.driver_vendor = Some(*vendor);
             d.vendor.get_or_insert(*vendor);
             d.probe_failed = true;
+            d.probe_doubt = d.doubt;
         }
         Event::DriverBar {
             bdf,
@@ -445,6 +452,12 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
             d.driver_vendor = Some(*vendor);
             d.vendor.get_or_insert(*vendor);
             d.running = true;
+        }
+        Event::DriverDoubt { bdf, vendor, doubt } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(*vendor);
+            d.vendor.get_or_insert(*vendor);
+            d.doubt = Some(*doubt);
         }
         Event::InitFailed { bdf } => {
             let d = devs.entry(*bdf).or_default();

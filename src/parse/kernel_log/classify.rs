@@ -4,7 +4,9 @@
 //! second line, joined again.
 
 use super::device::device_message;
-use super::driver::{amdgpu_started, driver_mapped, framebuffer_bar, resized};
+use super::driver::{
+    amdgpu_started, driver_mapped, framebuffer_bar, nouveau_firmware, resized, ProbeDoubt,
+};
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, no_video_bios, not_cpu_addressable, nvidia_running, nvrm,
@@ -222,9 +224,10 @@ pub(super) fn classify_anchored(
             return None;
         }
         if word == "amdgpu" && amdgpu_started(msg) {
-            return Some(Parsed::Event(Event::DriverRunning {
+            return Some(Parsed::Event(Event::DriverDoubt {
                 bdf,
                 vendor: VENDOR_AMD,
+                doubt: ProbeDoubt::AmdgpuStarted,
             }));
         }
         if let Some(e) = gpu_driver(word).and_then(|vendor| driver_note(vendor, bdf, msg)) {
@@ -241,13 +244,11 @@ pub(super) fn classify_anchored(
                 cause: DriverCause::NoVideoBios,
             }));
         }
-        if word == "nouveau"
-            && (msg.trim_end().ends_with(": firmware unavailable")
-                || msg.contains("Direct firmware load for nvidia/"))
-        {
-            return Some(Parsed::Event(Event::DriverCause {
-                bdf: Some(bdf),
-                cause: DriverCause::NouveauFirmware,
+        if word == "nouveau" && nouveau_firmware(msg) {
+            return Some(Parsed::Event(Event::DriverDoubt {
+                bdf,
+                vendor: VENDOR_NVIDIA,
+                doubt: ProbeDoubt::NouveauFirmware,
             }));
         }
         // i915's own graphics table had no room (`DriverCause::GgttNoRoom`),

@@ -44,13 +44,6 @@ pub(crate) enum DriverCause {
     /// missing is the driver's, not a BAR's. Intel's driver, which
     /// starts the adapter inside its probe.
     GgttNoRoom,
-    /// nouveau could not load the GPU's firmware (`pmu: firmware
-    /// unavailable`, nvkm's firmware lookups; the firmware loader's `Direct
-    /// firmware load for nvidia/... failed`), and the device's start, which
-    /// nouveau runs inside its probe, can fail after it (corpus 420:
-    /// `disp ctor failed, -12`, the probe's -12, fixed by installing the
-    /// firmware). nouveau has mapped the register BAR to get that far.
-    NouveauFirmware,
 }
 
 impl DriverCause {
@@ -73,10 +66,7 @@ impl DriverCause {
     /// The driver starts the adapter inside its probe (radeon, i915), so
     /// the cause explains both the probe's failure and the start's.
     pub(crate) fn ends_probe_and_start(self) -> bool {
-        matches!(
-            self,
-            DriverCause::NoVideoBios | DriverCause::GgttNoRoom | DriverCause::NouveauFirmware
-        )
+        matches!(self, DriverCause::NoVideoBios | DriverCause::GgttNoRoom)
     }
 }
 
@@ -96,31 +86,53 @@ pub(super) fn driver_mapped(msg: &str) -> bool {
     WORDS.iter().any(|m| m.is_in(msg))
 }
 
-/// amdgpu past the start of its IP blocks' hardware (`Event::DriverRunning`):
-/// a block's `hw_init` (its failure names it, `hw_init of IP block <psp>
+/// Why a GPU driver's probe failure after this line may not be its BARs'
+/// (`Event::DriverDoubt`), though it may be: the verdict is then
+/// `unknown`, never `ok`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProbeDoubt {
+    /// amdgpu went on to start its IP blocks' hardware (`amdgpu_started`):
+    /// its register BAR is mapped (`amdgpu_device_init()` stops without
+    /// it). Its doorbell and VRAM BARs are not proven: 5.x to 6.4 go on
+    /// without the doorbell BAR (`amdgpu_device_doorbell_init()`'s result
+    /// unchecked), and BAR 0 is checked only on the resize path
+    /// (`amdgpu_device_resize_fb_bar()`), so rings that time out can be
+    /// either (corpus 203, 216, 339, 344, 396: each thread found another
+    /// cause).
+    AmdgpuStarted,
+    /// nouveau found no firmware for the GPU (`nouveau_firmware`); a BAR 1
+    /// or 3 without an address fails its probe too (-ENOMEM from
+    /// `gf100_bar_oneinit_bar()`; corpus 420, fixed by the firmware).
+    NouveauFirmware,
+}
+
+/// amdgpu past the start of its IP blocks' hardware (`ProbeDoubt`): a
+/// block's `hw_init` (its failure names it, `hw_init of IP block <psp>
 /// failed -22`), the PSP's firmware loading and ring, a ring or IB test, a
-/// page fault the memory hub reported, the KIQ's compute queues. Every IP
-/// block's `sw_init` comes first (drivers/gpu/drm/amd/amdgpu/amdgpu_device.c
-/// `amdgpu_device_ip_init()`), among them the memory controller's, which
-/// sizes the VRAM aperture from BAR 0 (`sw_init of IP block <gmc_...>
-/// failed` where it cannot, corpus 265); the register and doorbell BARs are
-/// mapped before any block (`amdgpu_device_init()`). A GPU whose BARs got no
-/// address stops there: `Fatal error during GPU init` and the probe's
-/// `-12`, before any block speaks (corpus 106, 179, 194, 312). So a block
-/// at work says the BARs had addresses, though the start failed later
-/// (corpus 203, 216, 339, 344: each thread found another cause).
+/// page fault the memory hub reported, the KIQ's compute queues
+/// (drivers/gpu/drm/amd/amdgpu/amdgpu_device.c `amdgpu_device_ip_init()`,
+/// after every block's `sw_init`). A GPU whose register BAR has no address
+/// stops before any block speaks: `Fatal error during GPU init` and the
+/// probe's `-12` (corpus 106, 179, 194, 312).
 pub(super) fn amdgpu_started(msg: &str) -> bool {
-    static WORDS: [Needle; 8] = [
+    static WORDS: [Needle; 7] = [
         Needle::new("hw_init of IP block <"),
         Needle::new("PSP firmware loading failed"),
         Needle::new("PSP create ring failed"),
         Needle::new("PSP tmr init failed"),
-        Needle::new("Will use PSP to load"),
         Needle::new("page fault (src_id:"),
         Needle::new("KCQ enable failed"),
         Needle::new("IB test failed on"),
     ];
     WORDS.iter().any(|m| m.is_in(msg)) || ring_test_failed(msg)
+}
+
+/// nouveau's word that it has no firmware for the GPU: `<subdev>: firmware
+/// unavailable` (printed on most GPUs from GM20x on, harmless alone) or
+/// the loader's `Direct firmware load for nvidia/... failed`.
+pub(super) fn nouveau_firmware(msg: &str) -> bool {
+    msg.trim_end().ends_with(": firmware unavailable")
+        || msg.contains("Direct firmware load for nvidia/")
 }
 
 /// `ring gfx test failed (-110)`, `ring kiq_2.1.0 test failed (-110)`

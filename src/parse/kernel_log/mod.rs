@@ -33,7 +33,7 @@ mod classify;
 mod device;
 mod driver;
 mod early;
-pub(crate) use driver::DriverCause;
+pub(crate) use driver::{DriverCause, ProbeDoubt};
 mod messages;
 mod resource;
 #[cfg(test)]
@@ -221,10 +221,16 @@ pub(crate) enum Event {
         start: u64,
         size: u64,
     },
-    /// A GPU's driver runs it: NVIDIA's reported an Xid at run time
-    /// (`messages::nvidia_running`), or amdgpu went on to start its IP
-    /// blocks (`driver::amdgpu_started`). Its memory BARs had addresses.
+    /// NVIDIA's driver runs the GPU (an Xid at run time;
+    /// `messages::nvidia_running`): its memory BARs had addresses.
     DriverRunning { bdf: PciAddress, vendor: u16 },
+    /// A GPU driver's line that makes its probe's failure after it a
+    /// doubt rather than the BARs' (`driver::ProbeDoubt`).
+    DriverDoubt {
+        bdf: PciAddress,
+        vendor: u16,
+        doubt: ProbeDoubt,
+    },
     /// NVIDIA's driver names why it gave up on a GPU, and the reason is
     /// not a region without an address (`DriverCause`); `bdf` where the
     /// message names the device.

@@ -1310,21 +1310,21 @@ fn corpus_wordings_line_by_line() {
         ("$ grep 'NVRM: Xid (PCI:0000:01:00)' /var/log/syslog", None),
         ("root@h:~# dmesg | grep 'NVRM: Xid (PCI:0000:01:00)'", None),
         ("NVRM: Xid (PCI:junk): 79", None),
-        // amdgpu past its IP blocks' start (corpus 203, 216, 339, 344);
-        // its stop before any block, where BARs lack addresses, is no such
-        // sign (corpus 179, 312), nor is the memory controller's sw_init.
-        ("[    9.052134] amdgpu 0000:01:00.0: amdgpu: PSP firmware loading failed", Some(Event::DriverRunning { bdf: bdf("0000:01:00.0"), vendor: 0x1002 })),
-        ("amdgpu 0000:c7:00.0: amdgpu: Will use PSP to load VCN firmware", Some(Event::DriverRunning { bdf: bdf("0000:c7:00.0"), vendor: 0x1002 })),
-        ("[ 12.0] amdgpu c7e9:00:00.0: [drm:amdgpu_ring_test_helper [amdgpu]] ERROR ring kiq_2.1.0 test failed (-110)", Some(Event::DriverRunning { bdf: bdf("c7e9:00:00.0"), vendor: 0x1002 })),
-        ("amdgpu 0000:00:06.0: amdgpu: [gfxhub] page fault (src_id:0 ring:169 vmid:0 pasid:0)", Some(Event::DriverRunning { bdf: bdf("0000:00:06.0"), vendor: 0x1002 })),
-        ("amdgpu 0000:03:00.0: [drm:amdgpu_device_init [amdgpu]] *ERROR* hw_init of IP block <gfx_v9_0> failed -110", Some(Event::DriverRunning { bdf: bdf("0000:03:00.0"), vendor: 0x1002 })),
+        // amdgpu past its IP blocks' start (corpus 203, 216, 339, 344); its
+        // stop before any block (corpus 179, 312), the memory controller's
+        // sw_init and a block's sw_init notes are no such sign.
+        ("[    9.052134] amdgpu 0000:01:00.0: amdgpu: PSP firmware loading failed", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x1002, doubt: ProbeDoubt::AmdgpuStarted })),
+        ("amdgpu 0000:c7:00.0: amdgpu: Will use PSP to load VCN firmware", None),
+        ("[ 12.0] amdgpu c7e9:00:00.0: [drm:amdgpu_ring_test_helper [amdgpu]] ERROR ring kiq_2.1.0 test failed (-110)", Some(Event::DriverDoubt { bdf: bdf("c7e9:00:00.0"), vendor: 0x1002, doubt: ProbeDoubt::AmdgpuStarted })),
+        ("amdgpu 0000:00:06.0: amdgpu: [gfxhub] page fault (src_id:0 ring:169 vmid:0 pasid:0)", Some(Event::DriverDoubt { bdf: bdf("0000:00:06.0"), vendor: 0x1002, doubt: ProbeDoubt::AmdgpuStarted })),
+        ("amdgpu 0000:03:00.0: [drm:amdgpu_device_init [amdgpu]] *ERROR* hw_init of IP block <gfx_v9_0> failed -110", Some(Event::DriverDoubt { bdf: bdf("0000:03:00.0"), vendor: 0x1002, doubt: ProbeDoubt::AmdgpuStarted })),
         ("[    5.408757] amdgpu 0000:03:00.0: amdgpu: Fatal error during GPU init", None),
         ("amdgpu 0000:03:00.0: amdgpu: amdgpu_device_ip_init failed", None),
         ("amdgpu 0000:03:00.0: amdgpu: ring  test failed", None),
         ("radeon 0000:01:00.0: ring 0 test failed (scratch(0x850C)=0xCAFEDEAD)", None),
-        // nouveau without the GPU's firmware (corpus 420).
-        ("[  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable", Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::NouveauFirmware })),
-        ("nouveau 0000:01:00.0: Direct firmware load for nvidia/tu104/gr/sw_nonctx.bin failed with error -2", Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::NouveauFirmware })),
+        // nouveau without the GPU's firmware (corpus 420): a doubt.
+        ("[  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
+        ("nouveau 0000:01:00.0: Direct firmware load for nvidia/tu104/gr/sw_nonctx.bin failed with error -2", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
         ("nouveau 0000:01:00.0: disp ctor failed, -12", None),
         // The framebuffer hand-over's list of the BARs (corpus 247, 417);
         // a BAR without an address (`0x0 -> ...`) says nothing.
