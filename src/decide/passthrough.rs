@@ -97,10 +97,10 @@ fn refusal(m: &HostMessage) -> String {
             }
         ),
         HostMessage::VfioMsixLayout => {
-            "QEMU refused a passed-through device: the MSI-X table or pending-bit array its capability places do not fit its BARs (or overlap, or are misaligned), as QEMU's MSI-X setup checks: the device's own layout (its firmware, or a device that does not pass through cleanly), not BAR space; vfio-pci's `x-msix-relocation` option may move them to a BAR of their own".into()
+            "QEMU refused a passed-through device: the MSI-X table or pending-bit array its capability places do not fit its BARs (or overlap, or are misaligned), as QEMU's MSI-X setup checks: most often the device's own layout (its firmware, or a device that does not pass through cleanly), which vfio-pci's `x-msix-relocation` option may move to a BAR of its own; a BAR without an address on the host (vfio then reports it empty) fails the same check, so the host's log of the device's BARs says which".into()
         }
         HostMessage::KubevirtHostDevices => {
-            "KubeVirt's virt-launcher could not build the VM's host devices: the GPUs or host devices the VMI asks for and the devices its device plugin gave the pod differ in number (the plugin's PCI_RESOURCE_<NAME> variable unset: the resource name in the VMI, in KubeVirt's permittedHostDevices and in the device plugin must be the same, and the plugin must have a free device on the node); the VM does not start: the cluster's configuration, not BAR space".into()
+            "KubeVirt's virt-launcher could not build the VM's host devices: the GPUs or host devices the VMI asks for and the devices the pod was given differ in number (with a device plugin, its PCI_RESOURCE_<NAME> or MDEV_PCI_RESOURCE_<NAME> variable unset: the resource name in the VMI, in KubeVirt's permittedHostDevices and in the device plugin must be the same, and the plugin must have a free device on the node; with DRA, the VMI's resource claim and what it allocated); the VM does not start: the cluster's configuration, not BAR space".into()
         }
         _ => String::new(),
     }

@@ -155,7 +155,9 @@ fn vfio_cant_reserve(line: &str) -> Option<u8> {
     let b = rest.find(": BAR ")?;
     let tail = &rest[b + ": BAR ".len()..];
     let (n, tail) = tail.split_once(": ")?;
-    tail.starts_with("can't reserve [")
+    // `[mem size 0x...]` is a BAR without an address on the host: no
+    // holder to name.
+    (tail.starts_with("can't reserve [") && !tail.starts_with("can't reserve [mem size"))
         .then(|| n.parse().ok())
         .flatten()
 }

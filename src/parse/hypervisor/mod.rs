@@ -28,10 +28,7 @@ use firmware::{ovmf_window, seabios_window};
 use host_kernel::{device_reset, iommu_width, memlock, vfio_pci_probe};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 pub(crate) use qemu::VfioStage;
-use qemu::{
-    dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group, vfio_mmap_failed,
-    vfio_msix_layout, vfio_region_access, vfio_reset_depends,
-};
+use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
 use vmware::{esxi_hotplug_removed, vmware_pages, vmware_power_on, vmware_slot};
 
 /// A message of the host side, with its numbers.
@@ -249,6 +246,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     // The device model's interrupt lines are one message: failed if any
     // of them says so.
     let mut xen_pt: Option<bool> = None;
+    let mut joined_next = false;
     for (n, line) in lines.iter().copied().enumerate() {
         if let Some(m) = vmware_pages(line) {
             push(m);
@@ -264,19 +262,25 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
             push(m);
         }
         if let Some(m) = vfio_group(line) {
-            push(m);
+            // QEMU before 2.9 prints a container's error and its group's
+            // number on two lines, one after the other: one failure.
+            let next = || lines.get(n + 1).and_then(|l| vfio_group(l));
+            match qemu::join_container_lines(&m, next()) {
+                Some(joined) => {
+                    push(joined);
+                    joined_next = true;
+                }
+                None if joined_next => joined_next = false,
+                None => push(m),
+            }
+        } else {
+            joined_next = false;
         }
         if let Some(m) = vfio_pci_probe(line) {
             push(m);
         }
-        if let Some(m) = vfio_mmap_failed(line).or_else(|| vfio_region_access(line)) {
+        if let Some(m) = qemu::vfio_device_note(line) {
             push(m);
-        }
-        if vfio_reset_depends(line) {
-            push(HostMessage::VfioResetDepends);
-        }
-        if vfio_msix_layout(line) {
-            push(HostMessage::VfioMsixLayout);
         }
         if kubevirt::host_devices_mismatch(line) {
             push(HostMessage::KubevirtHostDevices);
@@ -370,7 +374,6 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         });
     }
     out.extend(power_on);
-    qemu::join_container_lines(&mut out);
     out
 }
 
@@ -830,6 +833,22 @@ mod tests {
         assert!(
             host_messages("the number of USB/s do not match the number of devices\n").is_empty()
         );
+        // Prose quoting QEMU's words lacks QEMU's own parts.
+        for prose in [
+            "the check says table & pba overlap, or they don't fit in BARs, so what?\n",
+            "Why would QEMU say Cannot reset device foo, depends on group 3 which is not owned?\n",
+            "Did you see vfio_region_write(x) failed: Device or resource busy in the log?\n",
+            "vfio-pci 0000:01:00.0: BAR 1: can't reserve [mem size 0x10000000 64bit pref]\n",
+        ] {
+            assert!(host_messages(prose).is_empty(), "{prose}");
+        }
+        // A container's two lines join only one after the other.
+        let apart = host_messages(
+            "qemu-kvm: -device vfio-pci,host=87:00.0: vfio: failed to set iommu for container: Operation not permitted\n\
+             something else\n\
+             qemu-kvm: -device vfio-pci,host=88:00.0: vfio: failed to setup container for group 71\n",
+        );
+        assert_eq!(apart.len(), 2, "{apart:?}");
         // A BAR the host side could not use as it wanted: QEMU's mmap and
         // region access, its reset, the host's reservation (corpus 252,
         // 361).

@@ -185,26 +185,43 @@ fn vfio_group_before_2_9(line: &str) -> Option<HostMessage> {
     None
 }
 
-/// QEMU before 2.9 prints a container's error and its group's number on
-/// two lines (`vfio_group_before_2_9`): one failure, whose number and
-/// error are both known.
-pub(super) fn join_container_lines(out: &mut Vec<HostMessage>) {
-    let container = |m: &HostMessage, numbered: bool| matches!(m, HostMessage::VfioGroup { group, stage: VfioStage::Container, .. } if group.is_some() == numbered);
-    let Some(unnumbered) = out.iter().position(|m| container(m, false)) else {
-        return;
-    };
-    let Some(numbered) = out.iter().position(|m| container(m, true)) else {
-        return;
-    };
-    let HostMessage::VfioGroup { errno: from, .. } = out[unnumbered] else {
-        return;
-    };
-    if let HostMessage::VfioGroup { errno, .. } = &mut out[numbered] {
-        if errno.is_none() {
-            *errno = from;
-        }
+/// QEMU before 2.9 prints a container's error (`failed to set iommu for
+/// container: ...`) and, on the next line, its group's number (`failed to
+/// setup container for group N`; `vfio_group_before_2_9`): the one
+/// failure both say, where `m` and `next` are those two.
+pub(super) fn join_container_lines(
+    m: &HostMessage,
+    next: Option<HostMessage>,
+) -> Option<HostMessage> {
+    match (m, next?) {
+        (
+            HostMessage::VfioGroup {
+                group: None,
+                errno: Some(e),
+                stage: VfioStage::Container,
+            },
+            HostMessage::VfioGroup {
+                group: Some(g),
+                errno: None,
+                stage: VfioStage::Container,
+            },
+        ) => Some(HostMessage::VfioGroup {
+            group: Some(g),
+            errno: Some(*e),
+            stage: VfioStage::Container,
+        }),
+        _ => None,
     }
-    out.remove(unnumbered);
+}
+
+/// QEMU's notes on a passed-through device it set up otherwise than asked:
+/// its MSI-X check, a BAR it could not map, a region access that failed,
+/// a reset it could not do.
+pub(super) fn vfio_device_note(line: &str) -> Option<HostMessage> {
+    vfio_mmap_failed(line)
+        .or_else(|| vfio_region_access(line))
+        .or_else(|| vfio_reset_depends(line).then_some(HostMessage::VfioResetDepends))
+        .or_else(|| vfio_msix_layout(line).then_some(HostMessage::VfioMsixLayout))
 }
 
 /// QEMU refused a passed-through device whose MSI-X table or pending-bit
@@ -212,15 +229,16 @@ pub(super) fn join_container_lines(out: &mut Vec<HostMessage>) {
 /// hw/pci/msix.c `msix_init()`'s `table & pba overlap, or they don't fit
 /// in BARs, or don't align`, behind hw/vfio/pci.c's `failed to add PCI
 /// capability 0x11[...]@...: `. The device's own layout, not BAR space.
-pub(super) fn vfio_msix_layout(line: &str) -> bool {
-    line.contains("table & pba overlap, or they don't fit in BARs")
+fn vfio_msix_layout(line: &str) -> bool {
+    line.find("failed to add PCI capability 0x11")
+        .is_some_and(|at| line[at..].contains("table & pba overlap, or they don't fit in BARs"))
 }
 
 /// QEMU could not map a passed-through BAR into the guest and traps every
 /// access to it instead: hw/vfio/pci.c `vfio_bar_register()`, `Failed to
 /// mmap %s BAR %d. Performance may be slow`. The BAR keeps its guest
 /// address. The BAR's number.
-pub(super) fn vfio_mmap_failed(line: &str) -> Option<HostMessage> {
+fn vfio_mmap_failed(line: &str) -> Option<HostMessage> {
     let at = line.find("Failed to mmap ")?;
     let rest = &line[at..];
     if !rest.contains("Performance may be slow") {
@@ -235,12 +253,19 @@ pub(super) fn vfio_mmap_failed(line: &str) -> Option<HostMessage> {
 /// `vfio_region_read()`, `%s(%s:region%d+0x%x, 0x%x,%d) failed: %m`. The
 /// error (EBUSY: the host's vfio-pci could not reserve the BAR, which
 /// another driver holds).
-pub(super) fn vfio_region_access(line: &str) -> Option<HostMessage> {
+fn vfio_region_access(line: &str) -> Option<HostMessage> {
     let at = line
         .find("vfio_region_write(")
         .or_else(|| line.find("vfio_region_read("))?;
     let rest = &line[at..];
-    let words = rest.split_once(") failed: ")?.1;
+    // QEMU's own arguments: the device's name, `:region`, its number and
+    // `+0x` (prose quoting the function has other words there).
+    let (args, words) = rest.split_once('(')?.1.split_once(") failed: ")?;
+    let (_, region) = args.split_once(":region")?;
+    let digits = region.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || !region[digits..].starts_with("+0x") {
+        return None;
+    }
     Some(HostMessage::VfioRegionAccess {
         errno: strerror_errno(words),
     })
@@ -250,9 +275,16 @@ pub(super) fn vfio_region_access(line: &str) -> Option<HostMessage> {
 /// `vfio_pci_hot_reset()`, `vfio: Cannot reset device %s, depends on group
 /// %d which is not owned.` (a bus reset takes every device of the groups
 /// on the bus, all of them the VM's).
-pub(super) fn vfio_reset_depends(line: &str) -> bool {
-    line.find("Cannot reset device ")
-        .is_some_and(|at| line[at..].contains(" which is not owned"))
+fn vfio_reset_depends(line: &str) -> bool {
+    const KEY: &str = "vfio: Cannot reset device ";
+    line.find(KEY).is_some_and(|at| {
+        let rest = &line[at + KEY.len()..];
+        rest.split_once(", depends on group ")
+            .is_some_and(|(dev, tail)| {
+                dev.parse::<crate::model::pci::PciAddress>().is_ok()
+                    && tail.contains(" which is not owned")
+            })
+    })
 }
 
 /// The error number of `= -14 (Bad address)` or `: -6`.
