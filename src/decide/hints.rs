@@ -49,9 +49,9 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
             | DiagnosisKind::WindowTooSmall
             | DiagnosisKind::PhysBitsTooSmall
     );
-    // The model predicts the 64-bit window; register BARs below 4 GiB are
-    // the ports' windows there (`space`).
-    if space_problem && !crate::decide::space::only_low(ev) {
+    // The model predicts a VM's 64-bit window; register BARs below 4 GiB
+    // are the ports' windows there (`space`, as a VM reads them).
+    if space_problem && !crate::decide::space::only_low_in_vm(ev) {
         if let Some(m) = model {
             let ps = m.prescribe();
             if !ps.is_empty() {

@@ -23,14 +23,15 @@ pub(crate) fn only_low(ev: &Evidence) -> bool {
 }
 
 /// `only_low` in a VM, where NVIDIA's BAR 0 known from its driver alone
-/// does not count: there it is a device the VM's firmware rejected whole
-/// when its BARs did not fit (edk2 MdeModulePkg/Bus/Pci/PciBusDxe/PciLib.c
-/// `PciHostBridgeResourceAllocator()` rejects the largest consumer,
-/// `RejectPciDevice()`, every BAR of it), and the guest kernel could not
-/// fit its register BAR into a port window sized without it. The space
-/// that fell short is the 64-bit one: corpus 24 and 419 (OVMF's
-/// aperture), 423 (QEMU's hole); none of the VM pastes of it was fixed by
-/// a port's reservation below 4 GiB.
+/// does not count: there the VM's firmware rejects the largest consumer
+/// of the pool that fell short whole, every BAR of it (edk2
+/// MdeModulePkg/Bus/Pci/PciBusDxe/PciResourceSupport.c
+/// `PciHostBridgeAdjustAllocation()`, `GetMaxResourceConsumerDevice()` then
+/// `RejectPciDevice()`), and the guest kernel cannot fit even its register
+/// BAR into a port window sized without it. Which pool fell short the line
+/// does not say; the VM pastes of it were fixed in the 64-bit window
+/// (corpus 24 and 419: OVMF's aperture; 423: QEMU's hole), none by a
+/// port's reservation below 4 GiB, which stays a later hint.
 pub(crate) fn only_low_in_vm(ev: &Evidence) -> bool {
     low(ev, false)
 }

@@ -196,6 +196,12 @@ fn the_space_that_fell_short_decides_the_first_step() {
     let mut ev = nvrm_only(kvm(), false);
     ev.gpus[0].bars[0].index = 0;
     assert_eq!(first(&ev), HintId::OvmfMmio64Aperture);
+    let d = diagnose(&ev);
+    let later: Vec<HintId> = crate::decide::hints::hints(&ev, &d, None)
+        .iter()
+        .map(|h| h.id)
+        .collect();
+    assert!(later.contains(&HintId::VmHotplugReserve), "{later:?}");
     ev.gpus[0].bars[0].type_known = true;
     assert_eq!(first(&ev), HintId::VmHotplugReserve);
     let ev = typed(board(), 1, true, true);

@@ -41,6 +41,11 @@ pub(super) fn vm(c: &Ctx) -> Vec<Hint> {
     if !c.ev.realloc_advised {
         out.extend(realloc);
     }
+    // NVIDIA's BAR 0 alone behind a port (`space::only_low_in_vm`): the
+    // port's room below 4 GiB after the window.
+    if space::only_low(c.ev) && behind_port {
+        out.push(space::vm_port_low(&c.why, c.ev));
+    }
     out
 }
 

@@ -83,7 +83,9 @@ pub(super) fn driver_mapped(msg: &str) -> bool {
         Needle::new("VRAM: "),
         Needle::new("Detected VRAM RAM"),
     ];
-    WORDS.iter().any(|m| m.is_in(msg))
+    // amdgpu's `Detected VRAM RAM=8176M, BAR=0M`: an aperture of nothing
+    // (BAR 0 without an address) is no mapping.
+    WORDS.iter().any(|m| m.is_in(msg)) && !msg.contains("BAR=0M")
 }
 
 /// Why a GPU driver's probe failure after this line may not be its BARs'

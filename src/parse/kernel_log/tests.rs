@@ -1298,6 +1298,8 @@ fn corpus_wordings_line_by_line() {
         ("[   17.365985] i915 0000:0d:00.0: [drm] BAR2 resized to 16384M", Some(Event::DriverMapped { bdf: bdf("0000:0d:00.0"), fell_back: false })),
         ("xe 0000:03:00.0: [drm] BAR2 resized to 16384MiB", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: false })),
         ("xe 0000:03:00.0: [drm] BAR resized to 16384M", None),
+        ("amdgpu 0000:03:00.0: amdgpu: Detected VRAM RAM=8176M, BAR=256M", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: true })),
+        ("amdgpu 0000:03:00.0: amdgpu: Detected VRAM RAM=8176M, BAR=0M", None),
         ("e1000e 0000:03:00.0: BAR2 resized to 16384M", None),
         ("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2204 (rev a1)", None),
         ("Mar 27 17:40:36 kernel: NVRM: Xid (PCI:0000:01:00): 62, 223b6a66 00002100", Some(Event::DriverRunning { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
