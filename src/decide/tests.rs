@@ -1146,6 +1146,34 @@ NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)
 [ 3600.052130] amdgpu 0000:01:00.0: amdgpu: PSP firmware loading failed
 ";
     assert_eq!(verdict(before), Verdict::Fail);
+    // The doubt speaks for the one failure after it: a later boot's bare
+    // failure, or an earlier one, still fails.
+    let later = format!(
+        "{psp}[ 7200.408757] amdgpu 0000:01:00.0: amdgpu: Fatal error during GPU init\n[ 7200.408787] amdgpu 0000:01:00.0: probe with driver amdgpu failed with error -12\n"
+    );
+    assert_eq!(verdict(&later), Verdict::Fail);
+    let earlier = format!(
+        "[    5.408787] amdgpu 0000:01:00.0: probe with driver amdgpu failed with error -12\n{psp}"
+    );
+    assert_eq!(verdict(&earlier), Verdict::Fail);
+    // With every memory BAR shown placed, the doubt is moot.
+    let shown = format!(
+        "pci 0000:01:00.0: [1002:73bf] type 00 class 0x030000\n\
+         pci 0000:01:00.0: BAR 0 [mem 0x7000000000-0x73ffffffff 64bit pref]\n\
+         pci 0000:01:00.0: BAR 2 [mem 0x7400000000-0x74001fffff 64bit pref]\n\
+         pci 0000:01:00.0: BAR 5 [mem 0xfcd00000-0xfcdfffff]\n{psp}"
+    );
+    assert_eq!(verdict(&shown), Verdict::Ok);
+    // amdgpu's memory controller view is there for a BAR 0 without an
+    // address too: a failure the text shows stays one.
+    let vram = "\
+pci 0000:01:00.0: [1002:73bf] type 00 class 0x030000
+pci 0000:01:00.0: BAR 0: no space for [mem size 0x400000000 64bit pref]
+pci 0000:01:00.0: BAR 0: failed to assign [mem size 0x400000000 64bit pref]
+amdgpu 0000:01:00.0: amdgpu: VRAM: 16368M 0x0000008000000000 - 0x00000083FEFFFFFF (16368M used)
+amdgpu 0000:01:00.0: amdgpu: Detected VRAM RAM=16368M, BAR=16384M
+";
+    assert_eq!(verdict(vram), Verdict::Fail);
     // nouveau's probe failing after it found no firmware (corpus 420):
     // missing firmware does that, and so does a BAR 1 without an address;
     // the same probe failure alone fails.

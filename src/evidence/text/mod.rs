@@ -363,8 +363,7 @@ fn unproven(
             let d = &devs[&g.addr];
             // A probe failure after a line that makes it a doubt
             // (`ProbeDoubt`) is no complaint, and no proof either.
-            let doubted = d.probe_doubt.filter(|_| d.probe_failed && !d.probe_explained);
-            let probe = d.probe_failed && !d.probe_explained && doubted.is_none();
+            let probe = d.probe_complaint();
             let init = d.init_failed && !d.init_explained;
             // `RmInitAdapter failed` alone is no complaint about a region:
             // the adapter's start fails for many reasons (GSP, power, a
@@ -390,11 +389,17 @@ fn unproven(
                 "its driver's probe failed, and the text shows no BAR of it without an address"
             } else if init {
                 "NVIDIA's driver could not initialise it (RmInitAdapter failed), and the text shows no BAR of it without an address"
-            } else if let Some(doubt) = doubted {
+            } else if let Some(doubt) = d
+                .probe_doubted()
+                .filter(|_| !listed || g.bars.iter().any(|b| !b.io && b.start.is_none()))
+            {
                 match doubt {
                     ProbeDoubt::AmdgpuStarted => "amdgpu started its IP blocks (the PSP, its rings) before its probe failed, so its register BAR has an address; its doorbell and VRAM BARs are not shown (amdgpu goes on without them and its rings then time out), nor any other BAR of it",
                     ProbeDoubt::NouveauFirmware => "nouveau found no firmware for it before its probe failed, which missing firmware does; a BAR 1 or 3 without an address fails the probe the same way (-ENOMEM), and the text shows none of its BARs",
                 }
+            } else if d.probe_doubted().is_some() {
+                // Every memory BAR of it is shown with an address.
+                return None;
             } else if d.resized || d.bound || d.running {
                 return None;
             } else if d.probe_failed || d.init_failed {

@@ -119,10 +119,7 @@ pub(super) fn place(devs: &mut BTreeMap<PciAddress, DeviceSeen>, nvrm_invalid: u
         // drivers' failures (amdgpu's -12) need not be a BAR's.
         // A failure after nouveau's missing firmware is a doubt
         // (`ProbeDoubt`), not an inferred region.
-        let nvidia_probe = d.probe_failed
-            && !d.probe_explained
-            && d.probe_doubt.is_none()
-            && d.driver_vendor == Some(VENDOR_NVIDIA);
+        let nvidia_probe = d.probe_complaint() && d.driver_vendor == Some(VENDOR_NVIDIA);
         if !(nvidia_probe || unnamed_nvrm) || d.bars.values().any(|b| b.outcome == Outcome::Failed)
         {
             continue;

@@ -55,6 +55,9 @@ pub(super) struct DeviceSeen {
     /// (`Event::DriverDoubt`), and the doubt its probe failure came after.
     pub(super) doubt: Option<ProbeDoubt>,
     pub(super) probe_doubt: Option<ProbeDoubt>,
+    /// A probe failure of it came with no doubt before it (another boot's
+    /// counts too): a complaint whatever a later one says.
+    pub(super) probe_undoubted: bool,
     /// Its driver's probe failure, or its adapter's failed initialisation,
     /// came with a reason the driver names that is no BAR without an
     /// address (`DriverCause`).
@@ -69,6 +72,21 @@ pub(super) struct DeviceSeen {
 }
 
 impl DeviceSeen {
+    /// Its driver's probe failed with no reason named and no doubt before
+    /// it (`ProbeDoubt`).
+    pub(super) fn probe_complaint(&self) -> bool {
+        self.probe_failed
+            && !self.probe_explained
+            && (self.probe_undoubted || self.probe_doubt.is_none())
+    }
+
+    /// The doubt its unexplained probe failure came after, where every
+    /// failure of it did.
+    pub(super) fn probe_doubted(&self) -> Option<ProbeDoubt> {
+        self.probe_doubt
+            .filter(|_| self.probe_failed && !self.probe_explained && !self.probe_undoubted)
+    }
+
     pub(super) fn is_bridge(&self) -> bool {
         self.has_windows || is_bridge(self.class, self.header_type)
     }
@@ -427,7 +445,11 @@ fn driver_event(devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) -> bool 
             d.driver_vendor = Some(*vendor);
             d.vendor.get_or_insert(*vendor);
             d.probe_failed = true;
-            d.probe_doubt = d.doubt;
+            // A doubt speaks for the one probe failure after it.
+            match d.doubt.take() {
+                Some(doubt) => d.probe_doubt = Some(doubt),
+                None => d.probe_undoubted = true,
+            }
         }
         Event::DriverBar {
             bdf,

@@ -362,10 +362,10 @@ fn ok_needs_addresses_and_a_driver_complaint_counts_against_it() {
             None,
         ),
         (
-            "amdgpu reports its VRAM",
+            "amdgpu reports its VRAM: the memory controller's view, there for a BAR 0 without an address too",
             "amdgpu 0000:01:00.0: VRAM: 8176M 0x000000F400000000 - 0x000000F5FEFFFFFF (8176M used)\n",
             vec![],
-            None,
+            Some(false),
         ),
     ] {
         let ev = gather(text, &[], None).unwrap_or_else(|| panic!("{what}"));

@@ -849,6 +849,13 @@ mod tests {
              qemu-kvm: -device vfio-pci,host=88:00.0: vfio: failed to setup container for group 71\n",
         );
         assert_eq!(apart.len(), 2, "{apart:?}");
+        assert_eq!(
+            host_messages(
+                "qemu-kvm: -device vfio-pci,host=87:00.0: vfio: No available IOMMU models\n\
+                 qemu-kvm: -device vfio-pci,host=87:00.0: vfio: failed to setup container for group 9\n",
+            ),
+            [HostMessage::VfioGroup { group: Some(9), errno: None, stage: Container }]
+        );
         // A BAR the host side could not use as it wanted: QEMU's mmap and
         // region access, its reset, the host's reservation (corpus 252,
         // 361).

@@ -197,7 +197,7 @@ pub(super) fn join_container_lines(
         (
             HostMessage::VfioGroup {
                 group: None,
-                errno: Some(e),
+                errno,
                 stage: VfioStage::Container,
             },
             HostMessage::VfioGroup {
@@ -207,7 +207,7 @@ pub(super) fn join_container_lines(
             },
         ) => Some(HostMessage::VfioGroup {
             group: Some(g),
-            errno: Some(*e),
+            errno: *errno,
             stage: VfioStage::Container,
         }),
         _ => None,

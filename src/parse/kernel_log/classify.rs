@@ -5,7 +5,8 @@
 
 use super::device::device_message;
 use super::driver::{
-    amdgpu_started, driver_mapped, framebuffer_bar, nouveau_firmware, resized, ProbeDoubt,
+    amdgpu_started, driver_mapped, framebuffer_bar, nouveau_firmware, resized, xe_visible_vram,
+    ProbeDoubt,
 };
 use super::early::old_pci_message;
 use super::messages::{
@@ -107,7 +108,10 @@ fn opens_message(line: &str, word: &str) -> bool {
 /// (`driver`): a BAR it lists with its address, or one it mapped or
 /// resized.
 fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Event> {
-    if let Some((bar, start, size)) = framebuffer_bar(msg) {
+    let xe = (vendor == VENDOR_INTEL)
+        .then(|| xe_visible_vram(msg))
+        .flatten();
+    if let Some((bar, start, size)) = framebuffer_bar(msg).or(xe) {
         return Some(Event::DriverBar {
             bdf,
             vendor,

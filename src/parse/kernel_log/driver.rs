@@ -72,20 +72,19 @@ impl DriverCause {
 
 /// A GPU driver's note that it runs on its BARs: a resize it tried failed
 /// and the old BAR stayed (`Failed to resize BAR2 to 16384M (-ENOSPC)`),
-/// it runs with the small BAR (`Small BAR device`, i915/xe), or it reports
-/// the VRAM it mapped (amdgpu's `VRAM: 8176M 0x...`, `Detected VRAM`).
+/// or it runs with the small BAR (`Small BAR device`, i915/xe). amdgpu's
+/// `VRAM: 8176M 0x...` (`amdgpu_gmc_vram_location()`) and `Detected VRAM
+/// RAM=..., BAR=...` are no such note: they print the memory controller's
+/// view and the aperture's length, both there for a BAR 0 the kernel left
+/// without an address.
 pub(super) fn driver_mapped(msg: &str) -> bool {
-    static WORDS: [Needle; 6] = [
+    static WORDS: [Needle; 4] = [
         Needle::new("Failed to resize BAR"),
         Needle::new("BAR resize failed"),
         Needle::new("Small BAR device"),
         Needle::new("Using small BAR"),
-        Needle::new("VRAM: "),
-        Needle::new("Detected VRAM RAM"),
     ];
-    // amdgpu's `Detected VRAM RAM=8176M, BAR=0M`: an aperture of nothing
-    // (BAR 0 without an address) is no mapping.
-    WORDS.iter().any(|m| m.is_in(msg)) && !msg.contains("BAR=0M")
+    WORDS.iter().any(|m| m.is_in(msg))
 }
 
 /// Why a GPU driver's probe failure after this line may not be its BARs'
@@ -127,6 +126,18 @@ pub(super) fn amdgpu_started(msg: &str) -> bool {
         Needle::new("IB test failed on"),
     ];
     WORDS.iter().any(|m| m.is_in(msg)) || ring_test_failed(msg)
+}
+
+/// xe's `[drm] VISIBLE VRAM: 0x0000381000000000, 0x0000000400000000`
+/// (drivers/gpu/drm/xe/xe_vram.c, `%pa, %pa` of the tile's `io_start`
+/// and `io_size`, read from the VRAM BAR, BAR 2): that BAR's start and
+/// size; a start of 0 says nothing (corpus 333).
+pub(super) fn xe_visible_vram(msg: &str) -> Option<(u8, u64, u64)> {
+    let rest = &msg[msg.find("VISIBLE VRAM: ")? + "VISIBLE VRAM: ".len()..];
+    let (start, size) = rest.trim_end().split_once(", ")?;
+    let hex = |t: &str| u64::from_str_radix(t.trim().strip_prefix("0x")?, 16).ok();
+    let (start, size) = (hex(start)?, hex(size)?);
+    (start != 0 && size != 0).then_some((2, start, size))
 }
 
 /// nouveau's word that it has no firmware for the GPU: `<subdev>: firmware

@@ -208,8 +208,7 @@ pub(crate) enum Event {
     InitFailed { bdf: PciAddress },
     /// A GPU driver says it runs on its BARs: it tried to grow one and kept
     /// the one it had (`xe ...: Failed to resize BAR2 to 16384M (-ENOSPC)`,
-    /// `i915 ...: Small BAR device`), or it reports the VRAM it mapped
-    /// (`amdgpu ...: VRAM: 8176M ...`), or that its resize took (`BAR2
+    /// `i915 ...: Small BAR device`), or that its resize took (`BAR2
     /// resized to 16384M`, `fell_back` false). The BARs have addresses.
     DriverMapped { bdf: PciAddress, fell_back: bool },
     /// A GPU driver's load lists a memory BAR with its address

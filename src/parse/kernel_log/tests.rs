@@ -1298,8 +1298,11 @@ fn corpus_wordings_line_by_line() {
         ("[   17.365985] i915 0000:0d:00.0: [drm] BAR2 resized to 16384M", Some(Event::DriverMapped { bdf: bdf("0000:0d:00.0"), fell_back: false })),
         ("xe 0000:03:00.0: [drm] BAR2 resized to 16384MiB", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: false })),
         ("xe 0000:03:00.0: [drm] BAR resized to 16384M", None),
-        ("amdgpu 0000:03:00.0: amdgpu: Detected VRAM RAM=8176M, BAR=256M", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: true })),
+        // amdgpu's memory controller view and aperture length, there for
+        // a BAR 0 without an address too: no mapping.
+        ("amdgpu 0000:03:00.0: amdgpu: Detected VRAM RAM=8176M, BAR=256M", None),
         ("amdgpu 0000:03:00.0: amdgpu: Detected VRAM RAM=8176M, BAR=0M", None),
+        ("amdgpu 0000:03:00.0: amdgpu: VRAM: 16368M 0x0000008000000000 - 0x00000083FEFFFFFF (16368M used)", None),
         ("e1000e 0000:03:00.0: BAR2 resized to 16384M", None),
         ("01:00.0 VGA compatible controller: NVIDIA Corporation Device 2204 (rev a1)", None),
         ("Mar 27 17:40:36 kernel: NVRM: Xid (PCI:0000:01:00): 62, 223b6a66 00002100", Some(Event::DriverRunning { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
@@ -1333,6 +1336,9 @@ fn corpus_wordings_line_by_line() {
         ("[ 4.567114] amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 0: 0x6000000000 -> 0x600fffffff", Some(Event::DriverBar { bdf: bdf("0000:40:00.0"), vendor: 0x1002, bar: 0, start: 0x60_0000_0000, size: 0x1000_0000 })),
         ("radeon 0000:01:00.0: remove_conflicting_pci_framebuffers: bar 2: 0x600000000 -> 0x60001ffff", Some(Event::DriverBar { bdf: bdf("0000:01:00.0"), vendor: 0x1002, bar: 2, start: 0x6_0000_0000, size: 0x2_0000 })),
         ("amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 0: 0x0 -> 0xfffffff", None),
+        // xe's VRAM BAR as it maps it (corpus 333).
+        ("[  7.861] xe 0000:86:00.0: [drm] VISIBLE VRAM: 0x0000381000000000, 0x0000000400000000", Some(Event::DriverBar { bdf: bdf("0000:86:00.0"), vendor: 0x8086, bar: 2, start: 0x3810_0000_0000, size: 0x4_0000_0000 })),
+        ("xe 0000:86:00.0: [drm] VISIBLE VRAM: 0x0000000000000000, 0x0000000400000000", None),
         ("amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 6: 0xa000 -> 0xafff", None),
     ];
     for (line, want) in cases {
