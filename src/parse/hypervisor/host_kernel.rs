@@ -8,7 +8,9 @@
 //! is instead (`decide::host`).
 
 use super::HostMessage;
+use crate::model::pci::PciAddress;
 use crate::parse::hex::{decimal, decimal_after, hex_u64};
+use crate::parse::kernel_log;
 
 /// drivers/vfio/vfio_iommu_type1.c: `pr_warn("%s: RLIMIT_MEMLOCK (%ld)
 /// exceeded\n", __func__, limit)` and the `Task %s (%d) RLIMIT_MEMLOCK
@@ -60,25 +62,21 @@ pub(super) fn iommu_width(line: &str) -> Option<HostMessage> {
 /// IOMMU only through the VMD itself). `vmd`: the device is in such a
 /// domain (corpus 414).
 pub(super) fn vfio_pci_probe(line: &str) -> Option<HostMessage> {
-    let (addr, rest) = if let Some(at) = line.find("vfio-pci: probe of ") {
-        line[at + "vfio-pci: probe of ".len()..].split_once(' ')?
-    } else {
-        let at = line.find("vfio-pci ")?;
-        let (addr, rest) = line[at + "vfio-pci ".len()..].split_once(": ")?;
-        (addr, rest.strip_prefix("probe with driver vfio-pci")?)
+    let (bdf, tail) = match kernel_log::probe_of(line) {
+        Some(("vfio-pci", addr, tail)) => (addr.parse::<PciAddress>().ok()?, tail),
+        Some(_) => return None,
+        None => match kernel_log::device_anchor(line)? {
+            ("vfio-pci", bdf, msg) => (bdf, msg.strip_prefix("probe with driver vfio-pci ")?),
+            _ => return None,
+        },
     };
-    let domain = addr
-        .split(':')
-        .next()
-        .filter(|_| addr.matches(':').count() == 2)?;
-    let errno = rest
+    let errno = tail
         .strip_prefix("failed with error -")
-        .or_else(|| rest.strip_prefix(" failed with error -"))
         .and_then(|e| decimal(e.trim()))
         .and_then(|e| u32::try_from(e).ok())?;
     Some(HostMessage::VfioPciProbe {
         errno,
-        vmd: u32::from_str_radix(domain, 16).is_ok_and(|d| d >= 0x10000),
+        vmd: bdf.domain >= 0x10000,
     })
 }
 

@@ -132,9 +132,13 @@ fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Event> {
     })
 }
 
-/// `nvidia: probe of 0000:01:00.0 failed with error -1` (the driver core
-/// prints it under the driver's name, which is a GPU driver's here).
-fn probe_failed(line: &str) -> Option<Event> {
+/// The driver core's word that a driver's probe of a device failed, as it
+/// prints it under the driver's name (drivers/base/dd.c): `nvidia: probe
+/// of 0000:01:00.0 failed with error -1`. The driver's name, the device's
+/// address as printed, and the text from `failed with error` on. 5.x
+/// prints it through the device instead (`probe with driver ...`), which
+/// `device_anchor` opens.
+pub(crate) fn probe_of(line: &str) -> Option<(&str, &str, &str)> {
     // A `#` line is a report's own heading or title, not the log.
     if line.starts_with('#') {
         return None;
@@ -143,15 +147,18 @@ fn probe_failed(line: &str) -> Option<Event> {
     let at = PROBE_OF.find(line)?;
     let head = line[..at].trim_end();
     let word = head.rsplit([' ', ']']).next()?;
-    let vendor = gpu_driver(word)?;
     let rest = &line[at + ": probe of ".len()..];
     let (addr, tail) = rest.split_once(' ')?;
-    if !tail.starts_with("failed with error") {
-        return None;
-    }
+    tail.starts_with("failed with error")
+        .then_some((word, addr, tail))
+}
+
+/// `probe_of` for a GPU driver.
+fn probe_failed(line: &str) -> Option<Event> {
+    let (word, addr, _) = probe_of(line)?;
     Some(Event::ProbeFailed {
         bdf: addr.parse().ok()?,
-        vendor,
+        vendor: gpu_driver(word)?,
     })
 }
 
@@ -387,7 +394,7 @@ fn is_driver_name(word: &str) -> bool {
 
 /// Finds `NAME DDDD:BB:DD.F: ` (NAME is `pci` or the bound driver's name)
 /// and returns the name, the address and the message.
-pub(super) fn device_anchor(line: &str) -> Option<(&str, PciAddress, &str)> {
+pub(crate) fn device_anchor(line: &str) -> Option<(&str, PciAddress, &str)> {
     let mut from = 0;
     while let Some(pos) = line[from..].find(':') {
         let colon = from + pos;

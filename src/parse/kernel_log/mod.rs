@@ -27,7 +27,8 @@ use crate::model::pci::{is_bridge, PciAddress, RootBus};
 use crate::model::range::Range;
 #[cfg(test)]
 use classify::is_kmsg_continuation;
-use classify::{classify_anchored, device_anchor, gpu_driver, other_driver, rejoin};
+use classify::{classify_anchored, gpu_driver, other_driver, rejoin};
+pub(crate) use classify::{device_anchor, probe_of};
 
 mod classify;
 mod device;
