@@ -73,18 +73,17 @@ pub(super) struct DeviceSeen {
 
 impl DeviceSeen {
     /// Its driver's probe failed with no reason named and no doubt before
-    /// it (`ProbeDoubt`).
+    /// it (`ProbeDoubt`). Every probe failure sets `probe_undoubted` or
+    /// `probe_doubt`.
     pub(super) fn probe_complaint(&self) -> bool {
-        self.probe_failed
-            && !self.probe_explained
-            && (self.probe_undoubted || self.probe_doubt.is_none())
+        self.probe_undoubted && !self.probe_explained
     }
 
     /// The doubt its unexplained probe failure came after, where every
     /// failure of it did.
     pub(super) fn probe_doubted(&self) -> Option<ProbeDoubt> {
         self.probe_doubt
-            .filter(|_| self.probe_failed && !self.probe_explained && !self.probe_undoubted)
+            .filter(|_| !self.probe_explained && !self.probe_undoubted)
     }
 
     pub(super) fn is_bridge(&self) -> bool {
