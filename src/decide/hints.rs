@@ -49,9 +49,12 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
             | DiagnosisKind::WindowTooSmall
             | DiagnosisKind::PhysBitsTooSmall
     );
-    // The model predicts a VM's 64-bit window; register BARs below 4 GiB
-    // are the ports' windows there (`space`, as a VM reads them).
-    if space_problem && !crate::decide::space::only_low_in_vm(ev) {
+    // The model predicts a VM's 64-bit window. A space problem always has
+    // a failed 64-bit prefetchable BAR (`diagnosis::classify`): register
+    // BARs below 4 GiB alone, or NVIDIA's BAR 0 known from its driver
+    // alone, are diagnosed `unknown` and take the fallback's steps
+    // (`space::only_low_in_vm`).
+    if space_problem {
         if let Some(m) = model {
             let ps = m.prescribe();
             if !ps.is_empty() {
@@ -468,27 +471,31 @@ mod tests {
     /// layer's settings alone, for the model's prescriptions and the
     /// fallback's steps alike; one that names none keeps the generic
     /// lines.
+    const Q35: &str = "Standard PC (Q35 + ICH9, 2009)";
+
+    /// A QEMU 7.2 q35 guest of two GPUs with 128 GiB BARs, one placed,
+    /// in a 64-bit window too small for both; DMI as given.
+    fn guest(vendor: &str, product: &str, board: Option<(&str, &str)>, bios: &str) -> Evidence {
+        use crate::model::platform::{CpuVendor, Firmware};
+        let mut ev = metal(40, 2);
+        ev.windows[0].range = crate::model::range::Range::new(0x20_0000_0000, 0x3f_ffff_ffff);
+        ev.firmware = Firmware {
+            bios_vendor: Some(bios.into()),
+            bios_version: Some("1.16.3-debian-1.16.3-2".into()),
+            sys_vendor: Some(vendor.into()),
+            product_name: Some(product.into()),
+            product_version: Some("pc-q35-7.2".into()),
+            board_vendor: board.map(|b| b.0.into()),
+            board_name: board.map(|b| b.1.into()),
+            ..Firmware::default()
+        };
+        ev.cpu.vendor = Some(CpuVendor::Amd);
+        ev
+    }
+
     #[test]
     fn a_guest_is_told_the_syntax_of_the_layer_its_dmi_names() {
-        use crate::model::platform::{CpuVendor, Firmware};
-        let guest = |vendor: &str, product: &str, board: Option<(&str, &str)>, bios: &str| {
-            let mut ev = metal(40, 2);
-            // A window too small for the two 128 GiB BARs.
-            ev.windows[0].range = crate::model::range::Range::new(0x20_0000_0000, 0x3f_ffff_ffff);
-            ev.firmware = Firmware {
-                bios_vendor: Some(bios.into()),
-                bios_version: Some("1.16.3-debian-1.16.3-2".into()),
-                sys_vendor: Some(vendor.into()),
-                product_name: Some(product.into()),
-                product_version: Some("pc-q35-7.2".into()),
-                board_vendor: board.map(|b| b.0.into()),
-                board_name: board.map(|b| b.1.into()),
-                ..Firmware::default()
-            };
-            ev.cpu.vendor = Some(CpuVendor::Amd);
-            ev
-        };
-        let q35 = "Standard PC (Q35 + ICH9, 2009)";
+        let q35 = Q35;
         for bios in ["SeaBIOS", "Unknown BIOS"] {
             for (ev, own, restart) in [
                 (
@@ -545,6 +552,44 @@ mod tests {
             assert!(h.text.contains("Proxmox: "), "{}", h.text);
             assert!(h.text.contains("libvirt: "), "{}", h.text);
         }
+    }
+
+    /// A guest whose only failed BAR is below 4 GiB, or is NVIDIA's BAR 0
+    /// known from `NVRM: BAR0 is 0M` alone, is not the model's to
+    /// prescribe for even where its setup is known: the fallback decides,
+    /// the 64-bit window first for the driver's line in a VM
+    /// (`space::only_low_in_vm`), the port's room for a typed register BAR
+    /// (the GPU is on bus 1).
+    #[test]
+    fn a_guests_register_bar_is_the_fallbacks_not_the_models() {
+        use crate::decide::diagnosis::DiagnosisKind;
+        let run = |ev: &Evidence| {
+            let d = crate::decide::diagnosis::diagnose(ev);
+            let m = crate::decide::origin::infer(ev);
+            assert!(m.is_some(), "the setup is known");
+            let ids: Vec<HintId> = hints(ev, &d, m.as_ref()).iter().map(|h| h.id).collect();
+            (d.kind, ids)
+        };
+        let mut ev = guest("QEMU", Q35, None, "SeaBIOS");
+        assert_eq!(
+            run(&ev),
+            (
+                DiagnosisKind::WindowTooSmall,
+                vec![HintId::CpuPhysBits, HintId::GuestPciRealloc]
+            )
+        );
+        let b = &mut ev.gpus[0].bars[0];
+        (b.index, b.mem64, b.prefetchable, b.type_known) = (0, false, false, false);
+        (b.size, b.size_source) = (None, None);
+        let (kind, ids) = run(&ev);
+        assert_eq!(kind, DiagnosisKind::Unknown);
+        // The vCPU's 40 bits are the window's reach here.
+        assert_eq!(ids[0], HintId::CpuPhysBits, "{ids:?}");
+        let b = &mut ev.gpus[0].bars[0];
+        (b.type_known, b.size) = (true, Some(16 << 20));
+        let (kind, ids) = run(&ev);
+        assert_eq!(kind, DiagnosisKind::Unknown);
+        assert_eq!(ids[0], HintId::VmHotplugReserve, "{ids:?}");
     }
 
     #[test]
