@@ -1,13 +1,15 @@
 //! Which space fell short, where that changes the first step: the windows
 //! below 4 GiB (a 32-bit BAR, or NVIDIA's register BAR 0), which no
-//! 64-bit setting grows, and a board's own host bridge window (an ARM or
+//! 64-bit setting grows, a board's own host bridge window (an ARM or
 //! PowerPC board booted with a device tree), which no PC firmware setup
-//! has.
+//! has, and two contiguous root windows a kernel did not join.
 
 use crate::decide::hint::{Change, Hint, HintId, Restart, Side};
+use crate::decide::sizing::align_up;
 use crate::decide::syntax;
 use crate::evidence::Evidence;
 use crate::model::bar::BarState;
+use crate::model::range::Range;
 use crate::model::size::{human, pow2_ceil};
 
 const NVIDIA: u16 = 0x10de;
@@ -71,6 +73,54 @@ fn largest_failed(ev: &Evidence) -> Option<u64> {
         .filter_map(|b| b.size)
         .chain(ev.other_failed.iter().filter_map(|o| o.size))
         .max()
+}
+
+/// Two contiguous windows of one root bus, and the failed BAR that fits
+/// across their join but in neither alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SplitWindow {
+    pub first: Range,
+    pub second: Range,
+    pub bar: u64,
+}
+
+/// The kernel places a BAR inside one window of its bus, never across two.
+/// From 5.16 it joins a host bridge's contiguous windows before it prints
+/// them (drivers/pci/probe.c `pci_register_host_bridge()`, "Coalesce
+/// contiguous windows", commit 7c3855c423b1 "PCI: Coalesce host bridge
+/// contiguous apertures", in 5.15's stable updates too), so a log or
+/// /proc/iomem that shows two contiguous windows of one bus is from a
+/// kernel without it. tests/corpus 393: an APU's 256 MiB BAR on an HP
+/// EliteDesk 805 G6 (kernel bugzilla 212013), the case that commit fixed.
+pub(crate) fn split_root_window(ev: &Evidence) -> Option<SplitWindow> {
+    let mut windows: Vec<&crate::evidence::Window> =
+        ev.windows.iter().filter(|w| w.bus.is_some()).collect();
+    windows.sort_by_key(|w| (w.bus, w.range.start));
+    let pairs: Vec<(Range, Range)> = windows
+        .windows(2)
+        .filter(|p| p[0].bus == p[1].bus && p[0].range.end.checked_add(1) == Some(p[1].range.start))
+        .map(|p| (p[0].range, p[1].range))
+        .collect();
+    let fits = |r: Range, size: u64| {
+        align_up(r.start, size)
+            .and_then(|a| a.checked_add(size - 1))
+            .is_some_and(|end| end <= r.end)
+    };
+    let failed = ev
+        .gpus
+        .iter()
+        .flat_map(|g| g.bars.iter())
+        .filter(|b| !b.io && b.state != BarState::Assigned)
+        .filter_map(|b| b.size)
+        .chain(ev.other_failed.iter().filter_map(|o| o.size))
+        .filter(|s| *s > 0)
+        .map(pow2_ceil);
+    failed
+        .flat_map(|bar| pairs.iter().map(move |(a, b)| (*a, *b, bar)))
+        .find(|(a, b, bar)| {
+            !fits(*a, *bar) && !fits(*b, *bar) && fits(Range::new(a.start, b.end), *bar)
+        })
+        .map(|(first, second, bar)| SplitWindow { first, second, bar })
 }
 
 fn plain(id: HintId, text: String, side: Side, restart: Restart) -> Hint {

@@ -1,13 +1,16 @@
 //! What the drivers' and the kernel's own messages say, which comes
 //! before the space: a BAR the kernel lost in a failed resize, a device a
 //! rescan long after boot failed, a BAR NVIDIA's driver refuses for its
-//! type. None of these is fixed by a larger window.
+//! type, two contiguous root windows the kernel kept apart. None of these
+//! is fixed by a larger window.
 
 use super::{plain, Ctx};
 use crate::decide::hint::{Hint, HintId, Restart, Side};
+use crate::decide::space;
 use crate::evidence::Evidence;
 use crate::model::pci::PciAddress;
 use crate::model::platform::Platform;
+use crate::model::size::human;
 
 /// Every failing GPU has the sign: a sign of one GPU does not lead the
 /// hints where another failed without it (its space may be short).
@@ -116,4 +119,27 @@ pub(super) fn window_sizing(c: &Ctx, bridge: PciAddress) -> Hint {
         Side::Guest,
         Some(Restart::Reboot),
     )
+}
+
+/// Two contiguous root windows this kernel did not join, and a BAR that
+/// fits only across them (`space::split_root_window`): the kernel's to
+/// fix, not the firmware's, whose windows are right.
+pub(super) fn split_window(c: &Ctx) -> Option<Hint> {
+    let s = space::split_root_window(c.ev)?;
+    Some(plain(
+        HintId::KernelWindowSizing,
+        format!(
+            "{} The root bus windows {:#x}-{:#x} and {:#x}-{:#x} are contiguous: a {} BAR fits across their join but in neither alone, and this kernel keeps them apart, placing no BAR across two windows. \
+             Linux joins a host bridge's contiguous windows from 5.16 (commit 7c3855c423b1, \"PCI: Coalesce host bridge contiguous apertures\"; 5.15's stable updates have it too): boot a kernel with it. \
+             The firmware's windows are right; pci=realloc re-places BARs inside one window and does not join them.",
+            c.why,
+            s.first.start,
+            s.first.end,
+            s.second.start,
+            s.second.end,
+            human(s.bar)
+        ),
+        Side::Guest,
+        Some(Restart::Reboot),
+    ))
 }

@@ -26,7 +26,7 @@ use crate::evidence::{Evidence, ShortHow};
 use crate::model::platform::Platform;
 use crate::model::size::{human, pow2_ceil};
 use crate::parse::hypervisor::HostMessage;
-use messages::{rescan, resize_rollback, vmm_prefetchable, window_sizing};
+use messages::{rescan, resize_rollback, split_window, vmm_prefetchable, window_sizing};
 use metal::{above_4g, bare_metal, smaller_bars};
 use vm::{at_40_bits, hyperv, phys_bits, qemu_window, vm, vmware};
 
@@ -138,9 +138,11 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     };
     let platform = ev.platform();
     // What the drivers' own messages say comes before the space: a BAR the
-    // kernel lost in a failed resize, or one NVIDIA's driver refuses for
+    // kernel lost in a failed resize, one that fits only across two root
+    // windows the kernel kept apart, or one NVIDIA's driver refuses for
     // its type, is not fixed by a larger window.
     let mut out: Vec<Hint> = resize_rollback(&c).into_iter().collect();
+    out.extend(split_window(&c));
     if platform != Platform::BareMetal {
         out.extend(vmm_prefetchable(&c));
     }

@@ -445,3 +445,68 @@ fn a_board_with_room_in_its_window_gets_the_kernels_step_alone() {
     let d = diagnose(&ev);
     assert_eq!(ids(&ev, &d), [HintId::CollectEvidence]);
 }
+
+/// Two contiguous windows of one root bus that the kernel printed apart
+/// and a BAR that fits only across their join: the kernel that joins them
+/// first (tests/corpus 393's numbers). A BAR that fits one window, windows
+/// with a gap between them, or windows of two buses say nothing of it.
+#[test]
+fn a_bar_that_fits_only_across_two_contiguous_windows_is_the_kernels() {
+    use crate::evidence::{Window, WindowSource};
+    use crate::model::pci::RootBus;
+    use crate::model::range::Range;
+    let root = |bus: u8| Some(RootBus { domain: 0, bus });
+    let case = |second_start: u64, second_bus: u8, size: u64| {
+        let mut ev = typed(
+            Signs {
+                cpu_flag: Some(false),
+                ..Signs::default()
+            },
+            7,
+            true,
+            true,
+        );
+        ev.gpus[0].bars[0].size = Some(size);
+        ev.windows = vec![
+            Window {
+                range: Range::new(0x100_2020_0000, 0x100_303f_ffff),
+                source: WindowSource::KernelLog,
+                bus: root(0),
+            },
+            Window {
+                range: Range::new(second_start, 0x100_401f_ffff),
+                source: WindowSource::KernelLog,
+                bus: root(second_bus),
+            },
+        ];
+        ev
+    };
+    let ev = case(0x100_3040_0000, 0, 256 << 20);
+    let split = crate::decide::space::split_root_window(&ev).expect("split");
+    assert_eq!(
+        (split.first.end, split.second.start, split.bar),
+        (0x100_303f_ffff, 0x100_3040_0000, 256 << 20)
+    );
+    let d = diagnose(&ev);
+    let h = &crate::decide::hints::hints(&ev, &d, None)[0];
+    assert_eq!(h.id, HintId::KernelWindowSizing, "{}", h.text);
+    assert!(h.text.contains("0x10020200000-0x100303fffff"), "{}", h.text);
+    assert!(h.text.contains("256 MiB"), "{}", h.text);
+    assert!(h.text.contains("5.16"), "{}", h.text);
+    for (what, ev) in [
+        ("fits one window", case(0x100_3040_0000, 0, 128 << 20)),
+        ("a gap between", case(0x100_3050_0000, 0, 256 << 20)),
+        ("two buses", case(0x100_3040_0000, 0x80, 256 << 20)),
+    ] {
+        assert_eq!(crate::decide::space::split_root_window(&ev), None, "{what}");
+        let d = diagnose(&ev);
+        let ids: Vec<HintId> = crate::decide::hints::hints(&ev, &d, None)
+            .iter()
+            .map(|h| h.id)
+            .collect();
+        assert!(
+            !ids.contains(&HintId::KernelWindowSizing),
+            "{what}: {ids:?}"
+        );
+    }
+}
