@@ -18,7 +18,12 @@ pub(crate) enum DriverCause {
     /// driver holds.
     RegionTaken,
     /// `ignoring the legacy GPU`, `installed in this system is not
-    /// supported by`: the driver does not take this GPU.
+    /// supported by`: the driver does not take this GPU. The message opens
+    /// `The NVIDIA GPU <address> (PCI ID: <ids>)` on a line of its own,
+    /// and the open module's says `nvidia.ko because it does not include
+    /// the required GPU System Processor` (kernel-open/nvidia/nv.c and
+    /// nv-pci.c; the driver prints no other message that opens so with
+    /// the ids on its first line), so either line read alone says it.
     Unsupported,
     /// `This is a 64-bit BAR mapped above 4GB`: an old driver refuses a
     /// BAR that has an address.

@@ -207,6 +207,8 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
         DriverCause::RegionTaken
     } else if msg.contains("ignoring the legacy GPU")
         || msg.contains("installed in this system is not supported by")
+        || msg.contains("nvidia.ko because it does not include the required GPU")
+        || (msg.starts_with("The NVIDIA GPU ") && msg.contains("(PCI ID: "))
     {
         DriverCause::Unsupported
     } else if msg.contains("64-bit BAR mapped above 4GB") {

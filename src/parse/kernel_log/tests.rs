@@ -1251,6 +1251,17 @@ fn corpus_wordings_line_by_line() {
         ),
         ("[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!", Some(Event::DriverCause { bdf: None, cause: DriverCause::Irq })),
         ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
+        // The unsupported-GPU message's first line alone, and the open
+        // module's third; the fallen-off-bus message opens without the ids.
+        (
+            "[   19.870736] NVRM: The NVIDIA GPU 48e0:00:00.0 (PCI ID: 10de:1b06)",
+            Some(Event::DriverCause { bdf: Some(bdf("48e0:00:00.0")), cause: DriverCause::Unsupported }),
+        ),
+        (
+            "               NVRM: nvidia.ko because it does not include the required GPU",
+            Some(Event::DriverCause { bdf: None, cause: DriverCause::Unsupported }),
+        ),
+        ("NVRM: The NVIDIA GPU 0000:01:00.0", None),
         ("NVRM: This is a 64-bit BAR mapped above 4GB by the system", Some(Event::DriverCause { bdf: None, cause: DriverCause::BarAbove4g })),
         ("NVRM: RmInitAdapter: Cannot initialize GSP firmware RM", Some(Event::DriverCause { bdf: None, cause: DriverCause::InitStep })),
         // radeon without the card's video BIOS (a Raspberry Pi's slot).
