@@ -1,7 +1,8 @@
 //! amdgpu's resize of its VRAM BAR, followed to its outcome: a failed
 //! resize (`Problem resizing BAR0 (-16).`, `Not enough PCI address space
 //! for a large BAR.`) that the memory controller's start then fails on
-//! with -ENODEV (`sw_init of IP block <gmc_v9_0> failed -19`) lost a BAR.
+//! with -ENODEV (`sw_init of IP block <gmc_v9_0> failed -19`), or that a
+//! mapping of length 0 follows (`Event::EmptyMapping`), lost a BAR.
 
 use super::replay::{DeviceSeen, Outcome};
 use crate::model::pci::{PciAddress, VENDOR_AMD};
@@ -43,6 +44,19 @@ pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSee
                 }
                 out.seen |= matches!(e, Event::AmdgpuResizeProblem { .. });
             }
+            // A range of length 0 mapped after a failed resize: the
+            // latest resize's VRAM BAR, emptied by its rollback and mapped
+            // anyway (no -ENODEV follows then).
+            Event::EmptyMapping => {
+                let Some(resized) = pending.pop() else {
+                    continue;
+                };
+                match resized {
+                    Some(b) => lost(devs.entry(b).or_default()),
+                    None => out.lost_unnamed = true,
+                }
+                out.seen = true;
+            }
             Event::AmdgpuGmcFailed { bdf, errno } => {
                 // Its own resize first, else one the text does not name;
                 // an unnamed start takes the one resize there is.
@@ -59,13 +73,7 @@ pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSee
                     continue;
                 }
                 match bdf.or(resized) {
-                    Some(b) => {
-                        let d = devs.entry(b).or_default();
-                        amd(d);
-                        d.resized = true;
-                        d.resize_fell_back = true;
-                        d.note(0, Outcome::Failed, None);
-                    }
+                    Some(b) => lost(devs.entry(b).or_default()),
                     None => out.lost_unnamed = true,
                 }
                 out.seen = true;
@@ -73,7 +81,31 @@ pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSee
             _ => {}
         }
     }
+    // An older kernel's message names no device (`[drm:amdgpu_device_
+    // resize_fb_bar [amdgpu]] *ERROR* ...`): the one AMD GPU the text has,
+    // where it has one (as NVIDIA's unnamed region goes to its one GPU).
+    if out.lost_unnamed {
+        let amd: Vec<PciAddress> = devs
+            .iter()
+            .filter(|(_, d)| d.driver_vendor == Some(VENDOR_AMD) && !d.is_bridge())
+            .map(|(a, _)| *a)
+            .collect();
+        if let [one] = amd[..] {
+            if let Some(d) = devs.get_mut(&one) {
+                lost(d);
+                out.lost_unnamed = false;
+            }
+        }
+    }
     out
+}
+
+/// The resize lost the device's VRAM BAR.
+fn lost(d: &mut DeviceSeen) {
+    amd(d);
+    d.resized = true;
+    d.resize_fell_back = true;
+    d.note(0, Outcome::Failed, None);
 }
 
 fn amd(d: &mut DeviceSeen) {

@@ -119,6 +119,25 @@ fn amdgpu_failing_to_start_after_a_failed_resize_lost_its_bar() {
         let ev = gather(text, &[], None).unwrap();
         assert!(ev.resize_lost.is_empty(), "{text}");
     }
+    // A 6.15 kernel's rollback emptied BAR 0 and amdgpu mapped it anyway:
+    // a range of length 0 requested after the resize (the seventh
+    // collection's c01). Its older message names no device: the text's one
+    // AMD GPU.
+    let released =
+        "[12.1] amdgpu 0000:06:00.0: BAR 2 [mem 0x6000000000-0x60001fffff 64bit pref]: releasing\n\
+        [12.2] [drm:amdgpu_device_resize_fb_bar [amdgpu]] *ERROR* Problem resizing BAR0 (-16).\n\
+        [12.3] amdgpu 0000:06:00.0: BAR 2 [mem 0x6000000000-0x60001fffff 64bit pref]: assigned\n";
+    let mapped = "[12.4] resource: resource sanity check: requesting [mem 0x0000000000000000-0xffffffffffffffff], which spans more than PCI Bus 0000:00 [mem 0x000a0000-0x000bffff window]\n";
+    let ev = gather(&format!("{released}{mapped}"), &[], None).unwrap();
+    assert_eq!(ev.resize_lost, ["0000:06:00.0".parse().unwrap()]);
+    assert!(ev.unnamed_failed.is_empty());
+    // Without the mapping, or the mapping without a resize: nothing lost.
+    let ev = gather(released, &[], None).unwrap();
+    assert!(ev.resize_lost.is_empty() && ev.gpus.iter().all(|g| g.ok()));
+    let other =
+        "[12.1] amdgpu 0000:06:00.0: BAR 2 [mem 0x6000000000-0x60001fffff 64bit pref]: assigned\n";
+    let ev = gather(&format!("{other}{mapped}"), &[], None).unwrap();
+    assert!(ev.resize_lost.is_empty() && ev.gpus.iter().all(|g| g.ok()));
 }
 
 #[test]

@@ -10,8 +10,8 @@ use super::driver::{
 };
 use super::early::old_pci_message;
 use super::messages::{
-    amdgpu, command_line, e820_entry, no_video_bios, not_cpu_addressable, nvidia_running, nvrm,
-    nvrm_cause, nvrm_header, realloc_messages, vgaarb_added,
+    amdgpu, command_line, e820_entry, empty_mapping, no_video_bios, not_cpu_addressable,
+    nvidia_running, nvrm, nvrm_cause, nvrm_header, realloc_messages, vgaarb_added,
 };
 use super::resource::resource;
 use super::{DriverCause, Event, FailReason, Parsed};
@@ -313,6 +313,7 @@ pub(super) fn classify_anchored(
         .or_else(|| e820_entry(line))
         .or_else(|| nvrm(line))
         .or_else(|| amdgpu(line))
+        .or_else(|| empty_mapping(line))
         .or_else(|| not_cpu_addressable(line))
         .or_else(|| realloc_messages(line))
         .or_else(|| vgaarb_added(line))

@@ -131,6 +131,15 @@ pub(super) fn amdgpu(line: &str) -> Option<Event> {
     })
 }
 
+/// `resource sanity check: requesting [mem
+/// 0x0000000000000000-0xffffffffffffffff]` (`Event::EmptyMapping`).
+pub(super) fn empty_mapping(line: &str) -> Option<Event> {
+    static EMPTY: Needle = Needle::new(
+        "resource sanity check: requesting [mem 0x0000000000000000-0xffffffffffffffff]",
+    );
+    EMPTY.is_in(line).then_some(Event::EmptyMapping)
+}
+
 /// The forms this takes:
 /// `host bridge window [mem A-B window] ([C-D] ignored, not CPU addressable)`,
 /// `host bridge window [mem A-B window] (ignored, not CPU addressable)`,

@@ -196,6 +196,14 @@ pub(crate) enum Event {
         /// The error, positive (`None` where the line is cut before it).
         errno: Option<u32>,
     },
+    /// `resource sanity check: requesting [mem
+    /// 0x0000000000000000-0xffffffffffffffff], ...` (kernel/resource.c
+    /// `iomem_map_sanity_check()`, from ioremap): a driver mapped a range
+    /// of length 0 at address 0, a BAR whose resource was emptied. After
+    /// amdgpu's failed resize it is the VRAM BAR the rollback lost, mapped
+    /// anyway (a 6.15 regression, 67f9085596ee, fixed by 6e460c3d6110; the
+    /// seventh collection's c01).
+    EmptyMapping,
     /// NVIDIA's `NVRM: This PCI I/O region assigned to your NVIDIA device is
     /// invalid`, the header its `BARn is 0M` line follows (where a report
     /// kept it).

@@ -1262,6 +1262,11 @@ fn corpus_wordings_line_by_line() {
             Some(Event::DriverCause { bdf: None, cause: DriverCause::Unsupported }),
         ),
         ("NVRM: The NVIDIA GPU 0000:01:00.0", None),
+        (
+            "[   12.135536] resource: resource sanity check: requesting [mem 0x0000000000000000-0xffffffffffffffff], which spans more than PCI Bus 0000:00 [mem 0x000a0000-0x000bffff window]",
+            Some(Event::EmptyMapping),
+        ),
+        ("resource sanity check: requesting [mem 0x000c0000-0x000dffff], which spans more than PCI Bus 0000:00 [mem 0x000c0000-0x000c3fff window]", None),
         ("NVRM: This is a 64-bit BAR mapped above 4GB by the system", Some(Event::DriverCause { bdf: None, cause: DriverCause::BarAbove4g })),
         ("NVRM: RmInitAdapter: Cannot initialize GSP firmware RM", Some(Event::DriverCause { bdf: None, cause: DriverCause::InitStep })),
         // radeon without the card's video BIOS (a Raspberry Pi's slot).
