@@ -80,6 +80,7 @@ pub(crate) fn gather(
     } = replay(&events);
     let amdgpu = amdgpu::resize(&events, &mut devs);
     evidence |= amdgpu.seen;
+    evidence |= nvidia::resize(&events, &mut devs);
     let (listed, headless_failed) = lspci::merge_listings(text, &mut devs);
     evidence |= listed;
     let hyperv_mmio_short = platform::hyperv_mmio_need(text);
@@ -404,6 +405,11 @@ fn unproven(
                 return None;
             } else if d.probe_failed || d.init_failed {
                 "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its video BIOS, its power, an unsupported GPU, its own graphics table), and the text shows none of its BARs with an address"
+            } else if d
+                .resize_tried
+                .is_some_and(|i| g.bars.iter().any(|b| b.index == i && b.start.is_none()))
+            {
+                "NVIDIA's driver tried to resize its BAR 1 and found no space for the larger size; the driver then steps back to the size the BAR had, and says `NVRM: FATAL: Failed to re-allocate BAR1` only if that fails too, and the text shows no address for the BAR"
             } else if !listed {
                 "no memory BAR of it is shown"
             } else if g.bars.iter().any(|b| !b.io && b.start.is_none()) {

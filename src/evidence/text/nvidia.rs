@@ -3,6 +3,7 @@
 
 use super::replay::{DeviceSeen, Outcome};
 use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
+use crate::parse::kernel_log::Event;
 use std::collections::BTreeMap;
 
 /// What the driver's messages add to the replay.
@@ -172,4 +173,50 @@ fn missing_region(d: &DeviceSeen) -> Option<u8> {
             .get(i)
             .is_none_or(|b| b.outcome == Outcome::Failed || (b.start.is_none() && !b.had_address))
     })
+}
+
+/// NVIDIA's resize of BAR 1 (`Event::NvidiaResizeTried`): an attempt,
+/// whose outcome is the driver's fallback; `Event::NvidiaResizeLost` says
+/// the fallback failed too, for the device whose attempt the text shows,
+/// else for the one NVIDIA GPU it has. Whether the text shows an attempt.
+pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSeen>) -> bool {
+    let mut seen = false;
+    for e in events {
+        resize_event(e, devs, &mut seen);
+    }
+    seen
+}
+
+fn resize_event(e: &Event, devs: &mut BTreeMap<PciAddress, DeviceSeen>, seen: &mut bool) {
+    match e {
+        Event::NvidiaResizeTried { bdf, bar } => {
+            let d = devs.entry(*bdf).or_default();
+            d.driver_vendor = Some(VENDOR_NVIDIA);
+            d.vendor.get_or_insert(VENDOR_NVIDIA);
+            d.resize_tried = Some(*bar);
+            d.note(*bar, Outcome::Probed, None);
+            *seen = true;
+        }
+        Event::NvidiaResizeLost => {
+            let tried: Vec<PciAddress> = devs
+                .iter()
+                .filter(|(_, d)| d.resize_tried.is_some())
+                .map(|(a, _)| *a)
+                .collect();
+            let nvidia: Vec<PciAddress> = devs
+                .iter()
+                .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
+                .map(|(a, _)| *a)
+                .collect();
+            let one = match (&tried[..], &nvidia[..]) {
+                ([a], _) | ([], [a]) => Some(*a),
+                _ => None,
+            };
+            if let Some(d) = one.and_then(|a| devs.get_mut(&a)) {
+                d.resize_tried = None;
+                d.note(1, Outcome::Failed, None);
+            }
+        }
+        _ => {}
+    }
 }

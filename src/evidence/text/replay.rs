@@ -63,6 +63,10 @@ pub(super) struct DeviceSeen {
     /// address (`DriverCause`).
     pub(super) probe_explained: bool,
     pub(super) init_explained: bool,
+    /// NVIDIA's driver tried to resize this BAR and found no space
+    /// (`Event::NvidiaResizeTried`): the BAR's outcome is the driver's
+    /// fallback, which the text may not show.
+    pub(super) resize_tried: Option<u8>,
     /// NVIDIA's driver refused a 64-bit BAR of it above 4 GiB: the BAR
     /// has an address.
     pub(super) above_4g: bool,

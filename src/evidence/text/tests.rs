@@ -545,3 +545,32 @@ fn region_lines_in_html_markup_are_read() {
 fn nothing_pci_is_no_evidence() {
     assert!(gather("hello\nworld\n", &[], None).is_none());
 }
+
+#[test]
+fn nvidias_resize_that_found_no_space_is_an_attempt_not_the_bars_outcome() {
+    // The PCI core prints a bound device through its driver: this is
+    // nv_resize_pcie_bars() asking for 32 GiB (the seventh collection's
+    // d07, whose GPUs kept their 256 MiB BAR 1).
+    let tried =
+        "nvidia 0000:c3:00.0: BAR 1 [mem size 0x800000000 64bit pref]: can't assign; no space\n";
+    let ev = gather(tried, &[], None).unwrap();
+    assert_eq!(ev.gpus.len(), 1);
+    assert!(ev.gpus[0].ok());
+    assert_eq!(ev.unproven.len(), 1);
+    assert!(ev.unproven[0].1.contains("resize"), "{}", ev.unproven[0].1);
+    // The driver's own word that even the old size was lost.
+    let lost = format!("{tried}NVRM: FATAL: Failed to re-allocate BAR1.\n");
+    let ev = gather(&lost, &[], None).unwrap();
+    assert!(!ev.gpus[0].ok());
+    // The fallback placed: assigned.
+    let kept = format!("{tried}nvidia 0000:c3:00.0: BAR 1 [mem 0x38000000000-0x3800fffffff 64bit pref]: assigned\n");
+    let ev = gather(&kept, &[], None).unwrap();
+    assert!(
+        ev.gpus[0].ok() && ev.unproven.is_empty(),
+        "{:?}",
+        ev.unproven
+    );
+    // The same failure through `pci` (enumeration, no driver yet): failed.
+    let ev = gather(&tried.replace("nvidia ", "pci "), &[], None).unwrap();
+    assert_eq!(ev.other_failed.len(), 1);
+}

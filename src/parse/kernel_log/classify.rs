@@ -4,10 +4,7 @@
 //! second line, joined again.
 
 use super::device::device_message;
-use super::driver::{
-    amdgpu_started, driver_mapped, framebuffer_bar, nouveau_firmware, resized, xe_visible_vram,
-    ProbeDoubt,
-};
+use super::driver::{amdgpu_started, driver_note, nouveau_firmware, nvidia_resize, ProbeDoubt};
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, empty_mapping, no_video_bios, not_cpu_addressable,
@@ -102,34 +99,6 @@ fn opens_message(line: &str, word: &str) -> bool {
     };
     let head = head.trim_end();
     head.is_empty() || head.ends_with(']') || head.ends_with("kernel:") || head.ends_with(';')
-}
-
-/// A GPU driver's own words on its BARs, through its device
-/// (`driver`): a BAR it lists with its address, or one it mapped or
-/// resized.
-fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Event> {
-    let xe = (vendor == VENDOR_INTEL)
-        .then(|| xe_visible_vram(msg))
-        .flatten();
-    if let Some((bar, start, size)) = framebuffer_bar(msg).or(xe) {
-        return Some(Event::DriverBar {
-            bdf,
-            vendor,
-            bar,
-            start,
-            size,
-        });
-    }
-    if driver_mapped(msg) {
-        return Some(Event::DriverMapped {
-            bdf,
-            fell_back: true,
-        });
-    }
-    resized(msg).then_some(Event::DriverMapped {
-        bdf,
-        fell_back: false,
-    })
 }
 
 /// The driver core's word that a driver's probe of a device failed, as it
@@ -279,7 +248,10 @@ pub(super) fn classify_anchored(
                 .and_then(|_| gpu_driver(driver))
                 .map(|vendor| Parsed::Event(Event::ProbeFailed { bdf, vendor }));
         }
-        return device_message(bdf, msg);
+        return nvidia_resize(word, bdf, device_message(bdf, msg));
+    }
+    if line.contains("NVRM: FATAL: Failed to re-allocate BAR1") {
+        return Some(Parsed::Event(Event::NvidiaResizeLost));
     }
     if let Some(e) = nvrm_header(line) {
         return Some(Parsed::Event(e));

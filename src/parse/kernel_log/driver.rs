@@ -3,6 +3,8 @@
 //! run the GPU (each a sign the BARs had addresses), or why it gave up on
 //! it where that is no BAR (`DriverCause`).
 
+use super::{Event, Parsed, ResourceRef};
+use crate::model::pci::{PciAddress, VENDOR_INTEL};
 use crate::parse::words::Needle;
 
 /// Why NVIDIA's driver gave up on a GPU, where it says and where that is
@@ -22,8 +24,8 @@ pub(crate) enum DriverCause {
     /// `The NVIDIA GPU <address> (PCI ID: <ids>)` on a line of its own,
     /// and the open module's says `nvidia.ko because it does not include
     /// the required GPU System Processor` (kernel-open/nvidia/nv.c and
-    /// nv-pci.c; the driver prints no other message that opens so with
-    /// the ids on its first line), so either line read alone says it.
+    /// nv-pci.c), so either line read alone says it
+    /// (`messages::opens_gpu_message`).
     Unsupported,
     /// `This is a 64-bit BAR mapped above 4GB`: an old driver refuses a
     /// BAR that has an address.
@@ -31,8 +33,9 @@ pub(crate) enum DriverCause {
     /// A step of the adapter's initialisation that is no BAR: GSP firmware
     /// (`Cannot initialize GSP firmware RM`, `_kgspBootGspRm`, `No firmware
     /// image found`), a driver assertion (`Assertion failed`), the GPU
-    /// fallen off the bus, its auxiliary power not connected (`GPU does not
-    /// have the necessary power cables connected`).
+    /// fallen off the bus (`... installed in this system has` / `fallen off
+    /// the bus`), its auxiliary power not connected (`GPU does not have
+    /// the necessary power cables connected`).
     InitStep,
     /// radeon's `Expecting atombios for evergreen GPU` (r600.c, rv770.c,
     /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the ROM image radeon
@@ -191,4 +194,44 @@ pub(super) fn framebuffer_bar(msg: &str) -> Option<(u8, u64, u64)> {
     let hex = |t: &str| u64::from_str_radix(t.strip_prefix("0x")?, 16).ok();
     let (start, end) = (hex(start)?, hex(end)?);
     (start != 0 && end > start).then(|| (bar, start, end - start + 1))
+}
+
+/// A GPU driver's own words on its BARs, through its device
+/// (`driver`): a BAR it lists with its address, or one it mapped or
+/// resized.
+pub(super) fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Event> {
+    let xe = (vendor == VENDOR_INTEL)
+        .then(|| xe_visible_vram(msg))
+        .flatten();
+    if let Some((bar, start, size)) = framebuffer_bar(msg).or(xe) {
+        return Some(Event::DriverBar {
+            bdf,
+            vendor,
+            bar,
+            start,
+            size,
+        });
+    }
+    if driver_mapped(msg) {
+        return Some(Event::DriverMapped {
+            bdf,
+            fell_back: true,
+        });
+    }
+    resized(msg).then_some(Event::DriverMapped {
+        bdf,
+        fell_back: false,
+    })
+}
+
+/// A BAR's failure the PCI core printed through NVIDIA's driver is its
+/// resize attempt (`Event::NvidiaResizeTried`); every other line as parsed.
+pub(super) fn nvidia_resize(word: &str, bdf: PciAddress, parsed: Option<Parsed>) -> Option<Parsed> {
+    match parsed {
+        Some(Parsed::Event(Event::AssignFailed {
+            res: ResourceRef::Bar(bar),
+            ..
+        })) if word == "nvidia" => Some(Parsed::Event(Event::NvidiaResizeTried { bdf, bar })),
+        other => other,
+    }
 }

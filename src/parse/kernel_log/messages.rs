@@ -217,7 +217,7 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
     } else if msg.contains("ignoring the legacy GPU")
         || msg.contains("installed in this system is not supported by")
         || msg.contains("nvidia.ko because it does not include the required GPU")
-        || (msg.starts_with("The NVIDIA GPU ") && msg.contains("(PCI ID: "))
+        || (opens_gpu_message(msg) && !msg.contains("installed in this system has"))
     {
         DriverCause::Unsupported
     } else if msg.contains("64-bit BAR mapped above 4GB") {
@@ -227,6 +227,7 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
         || msg.contains("No firmware image found")
         || msg.contains("Assertion failed")
         || msg.contains("fallen off the bus")
+        || (opens_gpu_message(msg) && msg.contains("installed in this system has"))
         || msg.contains("does not have the necessary power cables connected")
     {
         DriverCause::InitStep
@@ -239,6 +240,17 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
             .ok()
     });
     Some(Event::DriverCause { bdf, cause })
+}
+
+/// `The NVIDIA GPU <address> (PCI ID: <ids>)`: the first line of NVIDIA's
+/// messages that name a GPU and a reason that is no BAR
+/// (kernel-open/nvidia/nv.c, nv-pci.c): not supported by this driver
+/// (`installed in this system is not supported by ...` on the next line),
+/// or, where the line goes on `installed in this system has`, fallen off
+/// the bus (a driver from 580 prints the ids on the first line of that
+/// one too, the seventh collection's d10).
+fn opens_gpu_message(msg: &str) -> bool {
+    msg.starts_with("The NVIDIA GPU ") && msg.contains("(PCI ID: ")
 }
 
 /// amdgpu's and radeon's `Unable to locate a BIOS ROM`

@@ -204,6 +204,17 @@ pub(crate) enum Event {
     /// anyway (a 6.15 regression, 67f9085596ee, fixed by 6e460c3d6110; the
     /// seventh collection's c01).
     EmptyMapping,
+    /// A BAR failure the PCI core printed through NVIDIA's driver
+    /// (`nvidia 0000:c3:00.0: BAR 1 [mem size 0x800000000 64bit pref]:
+    /// can't assign; no space`): the device was bound, so this is the
+    /// driver's resize of BAR 1 (kernel-open/nvidia/nv-pci.c
+    /// `nv_resize_pcie_bars()`), which steps down to the old size on
+    /// -ENOSPC and says `NVRM: FATAL: Failed to re-allocate BAR1.` only
+    /// when even that fails. Not the BAR's outcome.
+    NvidiaResizeTried { bdf: PciAddress, bar: u8 },
+    /// `NVRM: FATAL: Failed to re-allocate BAR1.`: the resize above lost
+    /// BAR 1 (the line names no device).
+    NvidiaResizeLost,
     /// NVIDIA's `NVRM: This PCI I/O region assigned to your NVIDIA device is
     /// invalid`, the header its `BARn is 0M` line follows (where a report
     /// kept it).

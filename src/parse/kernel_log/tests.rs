@@ -1252,7 +1252,8 @@ fn corpus_wordings_line_by_line() {
         ("[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!", Some(Event::DriverCause { bdf: None, cause: DriverCause::Irq })),
         ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
         // The unsupported-GPU message's first line alone, and the open
-        // module's third; the fallen-off-bus message opens without the ids.
+        // module's third; the fallen-off-bus message's first line (580's
+        // wording) is another cause.
         (
             "[   19.870736] NVRM: The NVIDIA GPU 48e0:00:00.0 (PCI ID: 10de:1b06)",
             Some(Event::DriverCause { bdf: Some(bdf("48e0:00:00.0")), cause: DriverCause::Unsupported }),
@@ -1262,6 +1263,10 @@ fn corpus_wordings_line_by_line() {
             Some(Event::DriverCause { bdf: None, cause: DriverCause::Unsupported }),
         ),
         ("NVRM: The NVIDIA GPU 0000:01:00.0", None),
+        (
+            "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::InitStep }),
+        ),
         (
             "[   12.135536] resource: resource sanity check: requesting [mem 0x0000000000000000-0xffffffffffffffff], which spans more than PCI Bus 0000:00 [mem 0x000a0000-0x000bffff window]",
             Some(Event::EmptyMapping),
