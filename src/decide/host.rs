@@ -102,7 +102,11 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::VfioMmapFailed { .. }
         | HostMessage::VfioRegionAccess { .. }
         | HostMessage::VfioResetDepends
-        | HostMessage::VfioCantReserve { .. } => Weight::Note,
+        | HostMessage::VfioCantReserve { .. }
+        | HostMessage::VmwareHostModule
+        | HostMessage::HypervFeatureUnavailable
+        | HostMessage::IommuDirectMapping
+        | HostMessage::VfioRegionInfo { .. } => Weight::Note,
     }
 }
 
@@ -268,17 +272,16 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "the guest wrote a new address for a BAR of {} ({from:#x} to {to:#x}) and Cloud Hypervisor's allocator could not give it that range (outside the VMM's MMIO ranges, or taken), so the VMM still serves the BAR at its old address while the guest uses the new one; which device it is, the line does not say",
             human(*len)
         ),
-        HostMessage::HypervGpuPartition => {
-            "Hyper-V's listing of a GPU it partitions (GPU-P): the VM gets a share of it through a virtual render function with no BARs, reached over VMBus, so no BAR of the GPU's is placed in the VM; the listing does not show whether the VM's MMIO gaps (Set-VM -LowMemoryMappedIoSpace, -HighMemoryMappedIoSpace) hold what it needs: where they do not, the VM's start error or dxgkrnl's \"Unable to allocate mmio memory\" says so".into()
-        }
-        HostMessage::HypervNotAssignable => {
-            "Hyper-V's DDA survey lists devices it cannot assign (the firmware keeps control of them, or they are no PCI Express endpoint): whether a device can be passed through, not BAR space; for an assignable one the survey prints the MMIO space it needs".into()
-        }
+        m @ (HostMessage::VmwareHostModule
+        | HostMessage::HypervFeatureUnavailable
+        | HostMessage::HypervNotAssignable
+        | HostMessage::HypervGpuPartition) => platform_sentence(m),
         HostMessage::NvidiaNotProbed { .. }
         | HostMessage::NvidiaXid { .. }
         | HostMessage::VfioRomInvalid { .. }
         | HostMessage::MapsMultipleBars
-        | HostMessage::IommuRmrr => driver_sentence(m),
+        | HostMessage::IommuRmrr
+        | HostMessage::IommuDirectMapping => driver_sentence(m),
         HostMessage::SeabiosWindow64 { start, end } => format!(
             "SeaBIOS placed its 64-bit MMIO window at {start:#x}-{end:#x} ({}) (its debug log), each BAR it maps there listed after it: the firmware's side, no device's failure; whether the guest's CPU reaches that far (its physical address bits) and the guest kernel keeps the BARs, the guest's own log says",
             human(end.saturating_sub(*start))
@@ -291,6 +294,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         | HostMessage::VfioRegionAccess { .. }
         | HostMessage::VfioResetDepends
         | HostMessage::VfioCantReserve { .. }
+        | HostMessage::VfioRegionInfo { .. }
         | HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
         | HostMessage::XenPtInterrupts { .. }) => passthrough::sentence(m),
@@ -298,6 +302,25 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
             "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",
             human(*bytes)
         ),
+    }
+}
+
+/// `sentence` for VMware's and Hyper-V's notes on the host's own set-up.
+fn platform_sentence(m: &HostMessage) -> String {
+    match m {
+        HostMessage::HypervGpuPartition => {
+            "Hyper-V's listing of a GPU it partitions (GPU-P): the VM gets a share of it through a virtual render function with no BARs, reached over VMBus, so no BAR of the GPU's is placed in the VM; the listing does not show whether the VM's MMIO gaps (Set-VM -LowMemoryMappedIoSpace, -HighMemoryMappedIoSpace) hold what it needs: where they do not, the VM's start error or dxgkrnl's \"Unable to allocate mmio memory\" says so".into()
+        }
+        HostMessage::VmwareHostModule => {
+            "VMware Workstation could not open its host module's device (/dev/vmci, /dev/vmmon): VMware's kernel modules are not loaded for the host's running kernel (build them again, `sudo vmware-modconfig --console --install-all`, and sign them where Secure Boot is on), so the VM does not power on: the host's VMware installation, not BAR space".into()
+        }
+        HostMessage::HypervFeatureUnavailable => {
+            "Hyper-V did not power on the VM's virtual PCI Express port: \"A hypervisor feature is not available to the user\" (0xC035001E), a feature device assignment needs is not offered on this host (DDA is a feature of Windows Server and Azure Local, not of the client editions; the host's IOMMU, VT-d or AMD-Vi, must be on in its firmware): where the host can assign the device, not BAR space".into()
+        }
+        HostMessage::HypervNotAssignable => {
+            "Hyper-V's DDA survey lists devices it cannot assign (the firmware keeps control of them, or they are no PCI Express endpoint): whether a device can be passed through, not BAR space; for an assignable one the survey prints the MMIO space it needs".into()
+        }
+        _ => String::new(),
     }
 }
 
@@ -324,6 +347,9 @@ fn driver_sentence(m: &HostMessage) -> String {
         }
         HostMessage::IommuRmrr => {
             "the host's Intel IOMMU would not hand the device to a VM: the firmware reserves memory for it (an RMRR, common on HPE and older Dell servers), so VFIO cannot take it (QEMU: \"failed to set iommu for container\"); a firmware setting or update that drops the reservation, or another slot, not BAR space".into()
+        }
+        HostMessage::IommuDirectMapping => {
+            "the host's IOMMU would not hand the device to a VM: its firmware's tables ask for a 1:1 mapping of memory for it (Intel's RMRR, AMD's IVMD, ARM's RMR), which a VM's domain cannot keep, so VFIO cannot take it (QEMU: \"failed to setup container\"); a firmware update or setting (on some AMD boards \"Pre-boot DMA Protection\" off with the IOMMU enabled), or another slot, not BAR space".into()
         }
         _ => String::new(),
     }
@@ -461,6 +487,10 @@ mod tests {
             HostMessage::VfioRomInvalid { got: 0xffff },
             HostMessage::MapsMultipleBars,
             HostMessage::IommuRmrr,
+            HostMessage::IommuDirectMapping,
+            HostMessage::VmwareHostModule,
+            HostMessage::HypervFeatureUnavailable,
+            HostMessage::VfioRegionInfo { region: Some(0) },
         ] {
             assert_eq!(weight(&note), Weight::Note, "{note:?}");
             assert!(sentence(&note).contains("not"), "{}", sentence(&note));

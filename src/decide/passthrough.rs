@@ -12,6 +12,7 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::VfioGroup { .. } => vfio_group(m),
         HostMessage::VfioPciProbe { .. }
         | HostMessage::VfioMsixLayout
+        | HostMessage::VfioRegionInfo { .. }
         | HostMessage::KubevirtHostDevices => refusal(m),
         HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
@@ -99,6 +100,10 @@ fn refusal(m: &HostMessage) -> String {
         HostMessage::VfioMsixLayout => {
             "QEMU refused a passed-through device: the MSI-X table or pending-bit array its capability places do not fit its BARs (or overlap, or are misaligned), as QEMU's MSI-X setup checks: most often the device's own layout (its firmware, or a device that does not pass through cleanly), which vfio-pci's `x-msix-relocation` option may move to a BAR of its own; a BAR without an address on the host (vfio then reports it empty) fails the same check, so the host's log of the device's BARs says which".into()
         }
+        HostMessage::VfioRegionInfo { region } => format!(
+            "QEMU could not read {} of a passed-through device from the host's VFIO driver and did not add the device: the host's side (for an NVIDIA vGPU, the mdev's host driver: its vGPU type and licence, and on Proxmox VE before qemu-server 7.2-4 the VM's UUID, `args: -uuid <the mdev's UUID>`), not BAR space",
+            region.map(|r| format!("region {r}'s description")).unwrap_or_else(|| "a region's description".into())
+        ),
         HostMessage::KubevirtHostDevices => {
             "KubeVirt's virt-launcher could not build the VM's host devices: the GPUs or host devices the VMI asks for and the devices the pod was given differ in number (with a device plugin, its PCI_RESOURCE_<NAME> or MDEV_PCI_RESOURCE_<NAME> variable unset: the resource name in the VMI, in KubeVirt's permittedHostDevices and in the device plugin must be the same, and the plugin must have a free device on the node; with DRA, the VMI's resource claim and what it allocated); the VM does not start: the cluster's configuration, not BAR space".into()
         }

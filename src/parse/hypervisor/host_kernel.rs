@@ -97,7 +97,11 @@ pub(super) fn vfio_pci_probe(line: &str) -> Option<HostMessage> {
 /// driver's `Device is ineligible for IOMMU domain attach due to platform
 /// RMRR requirement.` (drivers/iommu/intel/iommu.c
 /// `intel_iommu_attach_device()`, -EPERM for an unmanaged domain, which is
-/// VFIO's; QEMU then says `failed to set iommu for container`), once.
+/// VFIO's; QEMU then says `failed to set iommu for container`), once; the
+/// IOMMU core's `Firmware has requested this device have a 1:1 IOMMU
+/// mapping, rejecting configuring the device without a 1:1 mapping.`
+/// (drivers/iommu/iommu.c, a device with IOMMU_RESV_DIRECT regions: RMRR,
+/// IVMD or RMR), once.
 pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
     let mut out = Vec::new();
     let mut not_probed = false;
@@ -125,6 +129,11 @@ pub(super) fn driver_messages(lines: &[&str]) -> Vec<HostMessage> {
         }
         if line.contains("caller ") && line.trim_end().ends_with(" mapping multiple BARs") {
             out.push(HostMessage::MapsMultipleBars);
+        }
+        if line.contains("Firmware has requested this device have a 1:1 IOMMU mapping")
+            && !out.contains(&HostMessage::IommuDirectMapping)
+        {
+            out.push(HostMessage::IommuDirectMapping);
         }
         if line.contains("Device is ineligible for IOMMU domain attach due to platform RMRR")
             && !out.contains(&HostMessage::IommuRmrr)

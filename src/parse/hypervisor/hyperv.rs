@@ -22,6 +22,17 @@ pub(super) fn hyperv_upper_mmio(flat: &str) -> Option<HostMessage> {
     Some(HostMessage::HypervUpperMmio { top, limit })
 }
 
+/// Hyper-V's start error for a VM's virtual PCI Express port: `Virtual
+/// Pci Express Port (Instance ID ...): Failed to Power on with Error 'A
+/// hypervisor feature is not available to the user'. (0xC035001E)` (the
+/// seventh collection's d03: DDA on a client edition of Windows). The
+/// status code, or the sentence after the port's power-on failure.
+pub(super) fn hyperv_feature_unavailable(flat: &str) -> bool {
+    flat.contains("0xC035001E")
+        || (flat.contains("Failed to Power on with Error")
+            && flat.contains("A hypervisor feature is not available to the user"))
+}
+
 /// SurveyDDA.ps1's verdicts on a device it cannot assign; each ends in
 /// `Not assignable` (one or two spaces before it, a full stop or none).
 pub(super) fn hyperv_not_assignable(line: &str) -> bool {

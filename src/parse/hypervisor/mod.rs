@@ -29,7 +29,7 @@ use host_kernel::{device_reset, iommu_width, memlock, vfio_pci_probe};
 use hyperv::{hyperv_not_assignable, hyperv_upper_mmio};
 pub(crate) use qemu::VfioStage;
 use qemu::{dma_mappings_limit, kvm_memslot, qemu_phys_bits, vfio_dma_maps, vfio_group};
-use vmware::{esxi_hotplug_removed, vmware_pages, vmware_power_on, vmware_slot};
+use vmware::{vmware_pages, vmware_power_on};
 
 /// A message of the host side, with its numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +220,22 @@ pub(crate) enum HostMessage {
     /// The host's vfio-pci could not reserve BAR `bar` of its device
     /// (`host_kernel::vfio_cant_reserve`): another driver holds part of it.
     VfioCantReserve { bar: u8 },
+    /// VMware Workstation could not open its host module's device
+    /// (`vmware::vmware_host_module`): the host's VMware kernel modules are
+    /// not loaded. The VM does not power on.
+    VmwareHostModule,
+    /// Hyper-V did not power on a VM's virtual PCI Express port: `A
+    /// hypervisor feature is not available to the user. (0xC035001E)`
+    /// (`hyperv::hyperv_feature_unavailable`).
+    HypervFeatureUnavailable,
+    /// The host's IOMMU core would not let VFIO take a device whose
+    /// firmware tables ask for a 1:1 mapping (`host_kernel::driver_messages`,
+    /// drivers/iommu/iommu.c, IOMMU_RESV_DIRECT).
+    IommuDirectMapping,
+    /// QEMU could not read a VFIO device's region description
+    /// (`qemu::vfio_region_info`): the host's device or its driver, most
+    /// often an mdev vGPU's.
+    VfioRegionInfo { region: Option<u32> },
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -252,11 +268,8 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
             push(m);
         }
         power_on |= vmware_power_on(line);
-        if vmware_slot(line) {
-            push(HostMessage::VmwareSlot);
-        }
-        if esxi_hotplug_removed(line) {
-            push(HostMessage::EsxiHotplugRemoved);
+        for m in vmware::notes(line) {
+            push(m);
         }
         if let Some(m) = qemu_phys_bits(line, passthrough) {
             push(m);
@@ -357,6 +370,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
     if let Some(m) = hyperv_upper_mmio(&flat) {
         push(m);
     }
+    if hyperv::hyperv_feature_unavailable(&flat) {
+        push(HostMessage::HypervFeatureUnavailable);
+    }
     for m in vfio_dma_maps(&flat) {
         push(m);
     }
@@ -370,6 +386,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
                 HostMessage::VmwarePages { .. }
                     | HostMessage::VmwareSlot
                     | HostMessage::EsxiHotplugRemoved
+                    | HostMessage::VmwareHostModule
             )
         });
     }
@@ -866,6 +883,9 @@ mod tests {
             ("qemu-system-x86_64: vfio_region_read(0000:01:00.0:region0+0x88000, 4) failed: Input/output error", HostMessage::VfioRegionAccess { errno: Some(5) }),
             ("kvm: vfio: Cannot reset device 0000:01:00.1, depends on group 13 which is not owned.", HostMessage::VfioResetDepends),
             ("[Thu May 26 17:04:45 2022] vfio-pci 0000:0d:00.0: BAR 1: can't reserve [mem 0xd0000000-0xdfffffff 64bit pref]", HostMessage::VfioCantReserve { bar: 1 }),
+            // The seventh collection's d05, d06.
+            ("vfio-pci 0000:01:00.0: Firmware has requested this device have a 1:1 IOMMU mapping,", HostMessage::IommuDirectMapping),
+            ("vfio 00000000-0000-0000-0000-000000000102: failed to get region 0 info: Input/output error", HostMessage::VfioRegionInfo { region: Some(0) }),
         ] {
             assert_eq!(one(line), want, "{line}");
         }
@@ -873,6 +893,24 @@ mod tests {
             "I failed to mmap the file\nnvme 0000:03:00.0: BAR 0: can't reserve [mem 0x1-0x2]\n"
         )
         .is_empty());
+        // VMware Workstation's host modules missing (b04): the power-on
+        // failure is explained. Hyper-V's port that did not power on (d03),
+        // wrapped.
+        assert_eq!(
+            host_messages("Unable to change virtual machine power state: Failed to open device \"/dev/vmci\": ?????????\nPlease make sure that the kernel module 'vmci' is loaded.\nModule 'DevicePowerOn' power on failed.\n"),
+            [HostMessage::VmwareHostModule, HostMessage::VmwarePowerOn { explained: true }]
+        );
+        assert_eq!(
+            host_messages("Virtual Pci Express Port (Instance ID ...): Failed to Power on with Error\n'A hypervisor feature is not available to the user'. (0xC035001E).\n"),
+            [HostMessage::HypervFeatureUnavailable]
+        );
+        for prose in [
+            "make sure that the kernel module is loaded\n",
+            "a hypervisor feature is missing\n",
+            "failed to get region info\n",
+        ] {
+            assert!(host_messages(prose).is_empty(), "{prose}");
+        }
         // Hyper-V's GPU partitioning listing, one message for its lines.
         assert_eq!(
             host_messages("MinPartitionVRAM        : 0\nMaxPartitionVRAM        : 1000000000\nOptimalPartitionVRAM    : 1000000000\n"),

@@ -45,6 +45,10 @@ impl HostMessage {
             HostMessage::VfioRegionAccess { .. } => "vfio-region-access",
             HostMessage::VfioResetDepends => "vfio-reset-depends",
             HostMessage::VfioCantReserve { .. } => "vfio-pci-cant-reserve",
+            HostMessage::VmwareHostModule => "vmware-host-module",
+            HostMessage::HypervFeatureUnavailable => "hyperv-feature-unavailable",
+            HostMessage::IommuDirectMapping => "iommu-direct-mapping",
+            HostMessage::VfioRegionInfo { .. } => "vfio-region-info",
         }
     }
 
@@ -54,7 +58,8 @@ impl HostMessage {
             HostMessage::VmwarePages { .. }
             | HostMessage::VmwarePowerOn { .. }
             | HostMessage::VmwareSlot
-            | HostMessage::EsxiHotplugRemoved => "vmware",
+            | HostMessage::EsxiHotplugRemoved
+            | HostMessage::VmwareHostModule => "vmware",
             HostMessage::HypervUpperMmio { .. } | HostMessage::DxgkrnlIospace { .. } => "hyperv",
             HostMessage::QemuPhysBits { .. }
             | HostMessage::VfioDmaMap { .. }
@@ -64,13 +69,15 @@ impl HostMessage {
             | HostMessage::VfioMsixLayout
             | HostMessage::VfioMmapFailed { .. }
             | HostMessage::VfioRegionAccess { .. }
-            | HostMessage::VfioResetDepends => "qemu",
+            | HostMessage::VfioResetDepends
+            | HostMessage::VfioRegionInfo { .. } => "qemu",
             HostMessage::KubevirtHostDevices => "kubevirt",
             HostMessage::Memlock { .. }
             | HostMessage::IommuWidth { .. }
             | HostMessage::VfioRomInvalid { .. }
             | HostMessage::MapsMultipleBars
             | HostMessage::IommuRmrr
+            | HostMessage::IommuDirectMapping
             | HostMessage::VfioPciProbe { .. }
             | HostMessage::VfioCantReserve { .. } => "host_kernel",
             HostMessage::NvidiaNotProbed { .. } | HostMessage::NvidiaXid { .. } => "nvidia_driver",
@@ -83,7 +90,9 @@ impl HostMessage {
             | HostMessage::XenSharedRmrr
             | HostMessage::XenIgdPassthru
             | HostMessage::XenPtInterrupts { .. } => "xen",
-            HostMessage::HypervNotAssignable | HostMessage::HypervGpuPartition => "hyperv",
+            HostMessage::HypervNotAssignable
+            | HostMessage::HypervGpuPartition
+            | HostMessage::HypervFeatureUnavailable => "hyperv",
             HostMessage::OvmfMmioWindow { .. } => "ovmf",
             HostMessage::SeabiosWindow64 { .. } => "seabios",
             HostMessage::DeviceReset { stuck_d3: true } => "qemu",

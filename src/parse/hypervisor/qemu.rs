@@ -219,9 +219,25 @@ pub(super) fn join_container_lines(
 /// a reset it could not do.
 pub(super) fn vfio_device_note(line: &str) -> Option<HostMessage> {
     vfio_mmap_failed(line)
+        .or_else(|| vfio_region_info(line))
         .or_else(|| vfio_region_access(line))
         .or_else(|| vfio_reset_depends(line).then_some(HostMessage::VfioResetDepends))
         .or_else(|| vfio_msix_layout(line).then_some(HostMessage::VfioMsixLayout))
+}
+
+/// QEMU could not read a region's description from a VFIO device:
+/// hw/vfio/pci.c `vfio_populate_device()`'s `failed to get region %d
+/// info`, behind the device's name (`vfio <address or mdev UUID>: `). An
+/// mdev vGPU's host driver answers it (the seventh collection's d06).
+fn vfio_region_info(line: &str) -> Option<HostMessage> {
+    let at = line.find(": failed to get region ")?;
+    let head = &line[..at];
+    if !head.contains("vfio ") || !line[at..].contains(" info") {
+        return None;
+    }
+    let region =
+        decimal_after(&line[at..], "failed to get region ").and_then(|n| u32::try_from(n).ok());
+    Some(HostMessage::VfioRegionInfo { region })
 }
 
 /// QEMU refused a passed-through device whose MSI-X table or pending-bit

@@ -47,8 +47,26 @@ pub(super) fn vmware_power_on(line: &str) -> bool {
 /// VMware could not give a virtual device a PCI Express slot: `Vmxnet3
 /// PCI: failed to reserve slot for vmxnet3 PCIe device` (`vmware.log`,
 /// corpus 215), after which the power-on fails.
-pub(super) fn vmware_slot(line: &str) -> bool {
+fn vmware_slot(line: &str) -> bool {
     line.contains("PCI: failed to reserve slot for")
+}
+
+/// VMware Workstation's power-on error when its host modules are not
+/// loaded for the running kernel: `Failed to open device "/dev/vmci": ...
+/// Please make sure that the kernel module 'vmci' is loaded.` (and the
+/// same for `/dev/vmmon`; the seventh collection's b04, Workstation 17.6).
+/// The device's path, or the module advice with one of VMware's module
+/// names.
+fn vmware_host_module(line: &str) -> bool {
+    let device = ["/dev/vmci", "/dev/vmmon"].iter().any(|d| {
+        line.contains(&format!("open device \"{d}\""))
+            || line.contains(&format!("Could not open {d}"))
+    });
+    let advice = line.contains("Please make sure that the kernel module ")
+        && ["vmci", "vmmon", "vmnet"]
+            .iter()
+            .any(|m| line.contains(&format!("'{m}'")) || line.contains(&format!("`{m}'")));
+    device || advice
 }
 
 /// ESXi's own PCIe hot-plug driver took a passed-through device out of its
@@ -57,9 +75,21 @@ pub(super) fn vmware_slot(line: &str) -> bool {
 /// "VM with GPU in passthrough mode fails to start on HPE server" quotes it:
 /// the slot's hot-plug events at power-on, avoided by turning ESXi's PCIe
 /// device hot-plug off).
-pub(super) fn esxi_hotplug_removed(line: &str) -> bool {
+fn esxi_hotplug_removed(line: &str) -> bool {
     line.find("PCIEHP: ")
         .is_some_and(|at| line[at..].contains(" Adapter removed"))
+}
+
+/// VMware's messages a line is by its words alone: a slot it could not
+/// reserve, ESXi's hot-plug removal, Workstation's host module missing.
+pub(super) fn notes(line: &str) -> impl Iterator<Item = HostMessage> {
+    [
+        (vmware_slot(line), HostMessage::VmwareSlot),
+        (esxi_hotplug_removed(line), HostMessage::EsxiHotplugRemoved),
+        (vmware_host_module(line), HostMessage::VmwareHostModule),
+    ]
+    .into_iter()
+    .filter_map(|(said, m)| said.then_some(m))
 }
 
 #[cfg(test)]
