@@ -404,7 +404,7 @@ fn unproven(
             } else if d.resized || d.bound || d.running {
                 return None;
             } else if d.probe_failed || d.init_failed {
-                "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its video BIOS, its power, an unsupported GPU, its own graphics table), and the text shows none of its BARs with an address"
+                "its driver gave up on it for a reason the driver names that is no BAR (an IRQ, firmware, its video BIOS, its power, an unsupported GPU, its own graphics table, a device that does not answer), and the text shows none of its BARs with an address"
             } else if d
                 .resize_tried
                 .is_some_and(|i| g.bars.iter().any(|b| b.index == i && b.start.is_none()))

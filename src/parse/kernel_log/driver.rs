@@ -52,6 +52,13 @@ pub(crate) enum DriverCause {
     /// missing is the driver's, not a BAR's. Intel's driver, which
     /// starts the adapter inside its probe.
     GgttNoRoom,
+    /// The PCI core could not bring the device back to D0, printed through
+    /// its driver (drivers/pci/pci.c: `Unable to change power state from
+    /// D3cold to D0, device inaccessible`, and `pci_dev_wait()`'s `not
+    /// ready 65535ms after resume; giving up`): its config space does not
+    /// answer, so nothing of it works, BARs or not (the seventh
+    /// collection's a02, a host's GPU left in D3cold). The driver's vendor.
+    Inaccessible { vendor: u16 },
 }
 
 impl DriverCause {
@@ -67,6 +74,7 @@ impl DriverCause {
         match self {
             DriverCause::NoVideoBios => crate::model::pci::VENDOR_AMD,
             DriverCause::GgttNoRoom => crate::model::pci::VENDOR_INTEL,
+            DriverCause::Inaccessible { vendor } => vendor,
             _ => crate::model::pci::VENDOR_NVIDIA,
         }
     }
@@ -74,7 +82,10 @@ impl DriverCause {
     /// The driver starts the adapter inside its probe (radeon, i915), so
     /// the cause explains both the probe's failure and the start's.
     pub(crate) fn ends_probe_and_start(self) -> bool {
-        matches!(self, DriverCause::NoVideoBios | DriverCause::GgttNoRoom)
+        matches!(
+            self,
+            DriverCause::NoVideoBios | DriverCause::GgttNoRoom | DriverCause::Inaccessible { .. }
+        )
     }
 }
 
@@ -198,8 +209,16 @@ pub(super) fn framebuffer_bar(msg: &str) -> Option<(u8, u64, u64)> {
 
 /// A GPU driver's own words on its BARs, through its device
 /// (`driver`): a BAR it lists with its address, or one it mapped or
-/// resized.
+/// resized; or the PCI core's word that the device does not answer.
 pub(super) fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Event> {
+    if msg.starts_with("Unable to change power state from D3cold to D0, device inaccessible")
+        || (msg.starts_with("not ready ") && msg.contains(" after ") && msg.contains("; giving up"))
+    {
+        return Some(Event::DriverCause {
+            bdf: Some(bdf),
+            cause: DriverCause::Inaccessible { vendor },
+        });
+    }
     let xe = (vendor == VENDOR_INTEL)
         .then(|| xe_visible_vram(msg))
         .flatten();

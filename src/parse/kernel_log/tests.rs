@@ -1263,6 +1263,18 @@ fn corpus_wordings_line_by_line() {
             Some(Event::DriverCause { bdf: None, cause: DriverCause::Unsupported }),
         ),
         ("NVRM: The NVIDIA GPU 0000:01:00.0", None),
+        // A GPU that does not come back from D3cold, through its driver
+        // (the seventh collection's a02); the same through `pci` is none.
+        (
+            "[   87.412759] nvidia 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::Inaccessible { vendor: 0x10de } }),
+        ),
+        (
+            "[   87.412701] nvidia 0000:01:00.0: not ready 65535ms after resume; giving up",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::Inaccessible { vendor: 0x10de } }),
+        ),
+        ("[   26.485239] nvidia 0000:01:00.0: not ready 8191ms after resume; waiting", None),
+        ("pci 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible", None),
         (
             "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has",
             Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::InitStep }),
