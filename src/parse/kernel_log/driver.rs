@@ -30,12 +30,17 @@ pub(crate) enum DriverCause {
     /// `This is a 64-bit BAR mapped above 4GB`: an old driver refuses a
     /// BAR that has an address.
     BarAbove4g,
+    /// The GPU's registers read all ones at the probe: `The NVIDIA GPU
+    /// <address> (PCI ID: <ids>) installed in this system has fallen off
+    /// the bus and is not responding to commands.` (kernel-open/nvidia/
+    /// nv-pci.c, after BAR 0 was mapped): the device does not answer.
+    Unresponsive,
     /// A step of the adapter's initialisation that is no BAR: GSP firmware
     /// (`Cannot initialize GSP firmware RM`, `_kgspBootGspRm`, `No firmware
     /// image found`), a driver assertion (`Assertion failed`), the GPU
-    /// fallen off the bus (`... installed in this system has` / `fallen off
-    /// the bus`), its auxiliary power not connected (`GPU does not have
-    /// the necessary power cables connected`).
+    /// fallen off the bus at run time (`fallen off the bus`), its
+    /// auxiliary power not connected (`GPU does not have the necessary
+    /// power cables connected`).
     InitStep,
     /// radeon's `Expecting atombios for evergreen GPU` (r600.c, rv770.c,
     /// evergreen.c, ni.c, si.c, cik.c `*_init()`): the ROM image radeon

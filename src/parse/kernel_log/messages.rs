@@ -222,12 +222,16 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
         DriverCause::Unsupported
     } else if msg.contains("64-bit BAR mapped above 4GB") {
         DriverCause::BarAbove4g
+    } else if (opens_gpu_message(msg) || msg.starts_with("(PCI ID: "))
+        && msg.contains("installed in this system has")
+        || msg.contains("fallen off the bus and is not responding to commands")
+    {
+        DriverCause::Unresponsive
     } else if msg.contains("Cannot initialize GSP firmware RM")
         || msg.contains("_kgspBootGspRm")
         || msg.contains("No firmware image found")
         || msg.contains("Assertion failed")
         || msg.contains("fallen off the bus")
-        || (opens_gpu_message(msg) && msg.contains("installed in this system has"))
         || msg.contains("does not have the necessary power cables connected")
     {
         DriverCause::InitStep
@@ -247,8 +251,9 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
 /// (kernel-open/nvidia/nv.c, nv-pci.c): not supported by this driver
 /// (`installed in this system is not supported by ...` on the next line),
 /// or, where the line goes on `installed in this system has`, fallen off
-/// the bus (a driver from 580 prints the ids on the first line of that
-/// one too, the seventh collection's d10).
+/// the bus at probe (`DriverCause::Unresponsive`; a driver from 580
+/// prints the ids on the first line of that one too, the seventh
+/// collection's d10, older ones on the second).
 fn opens_gpu_message(msg: &str) -> bool {
     msg.starts_with("The NVIDIA GPU ") && msg.contains("(PCI ID: ")
 }

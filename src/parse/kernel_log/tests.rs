@@ -1277,8 +1277,10 @@ fn corpus_wordings_line_by_line() {
         ("pci 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible", None),
         (
             "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has",
-            Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::InitStep }),
+            Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::Unresponsive }),
         ),
+        ("NVRM: fallen off the bus and is not responding to commands.", Some(Event::DriverCause { bdf: None, cause: DriverCause::Unresponsive })),
+        ("NVRM: (PCI ID: 10de:1b80) installed in this system has", Some(Event::DriverCause { bdf: None, cause: DriverCause::Unresponsive })),
         (
             "[   12.135536] resource: resource sanity check: requesting [mem 0x0000000000000000-0xffffffffffffffff], which spans more than PCI Bus 0000:00 [mem 0x000a0000-0x000bffff window]",
             Some(Event::EmptyMapping),
