@@ -579,11 +579,16 @@ fn nvidias_resize_that_found_no_space_is_an_attempt_not_the_bars_outcome() {
 fn a_gpu_fallen_off_the_bus_at_probe_explains_the_probes_failure() {
     // 580's wording, the ids on the first line (the seventh collection's
     // d10): the registers read all ones, so the probe's -1 is no region's.
-    let text = "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has\n\
+    let text =
+        "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has\n\
                 NVRM: fallen off the bus and is not responding to commands.\n\
                 nvidia: probe of 0000:01:00.0 failed with error -1\n";
     let ev = gather(text, &[], None).unwrap();
     assert!(ev.gpus[0].ok());
-    assert!(ev.unproven.iter().all(|(_, _, complaint)| !complaint), "{:?}", ev.unproven);
+    assert!(
+        ev.unproven.iter().all(|(_, _, complaint)| !complaint),
+        "{:?}",
+        ev.unproven
+    );
     assert_eq!(ev.driver_gave_up.len(), 1);
 }

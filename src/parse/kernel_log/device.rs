@@ -384,8 +384,13 @@ fn cannot_fit(parent: PciAddress, r: &str) -> Option<Event> {
 /// and a verdict. `r` follows the name.
 fn new_wording(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
     let (resource, rest) = resource(r)?;
-    // A typeless resource is no BAR's (only a window lost its type).
-    if resource.space == Space::Other && res != ResourceRef::BridgeWindow {
+    // A typeless resource is no BAR's: only a window lost its type
+    // (6.18), and an expansion ROM the kernel left unset prints so (`ROM
+    // [??? 0x00000000 flags 0x20000000]: can't assign; bogus alignment`,
+    // corpus 254, the seventh collection's a01).
+    if resource.space == Space::Other
+        && !matches!(res, ResourceRef::BridgeWindow | ResourceRef::Rom)
+    {
         return None;
     }
     let rest = rest.trim();

@@ -313,13 +313,18 @@ fn bridge_window_sizing_lines_of_2025_and_2026() {
         }) => assert_eq!(r.space, Space::Other),
         other => panic!("{other:?}"),
     }
-    // A BAR never prints typeless: such a line is no BAR's.
+    // A BAR never prints typeless: such a line is no BAR's. An unset
+    // expansion ROM does.
     assert_eq!(
         parse_line(
             "pci 0000:01:00.0: BAR 0 [??? 0x00001000-0x00001fff flags 0x0]: can't assign; no space"
         ),
         None
     );
+    assert!(matches!(
+        parse_line("[Sun Apr 13 00:43:11 2025] vfio-pci 0000:c7:00.0: ROM [??? 0x00000000 flags 0x20000000]: can't assign; bogus alignment"),
+        Some(Event::AssignFailed { res: ResourceRef::Rom, .. })
+    ));
 }
 
 #[test]
