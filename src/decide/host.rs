@@ -84,6 +84,7 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::XenIgdPassthru
         | HostMessage::HypervNotAssignable
         | HostMessage::XenPtInterrupts { .. }
+        | HostMessage::XenPtRegistered
         | HostMessage::HypervGpuPartition
         | HostMessage::VmwarePowerOn { explained: true }
         | HostMessage::VmwareSlot
@@ -297,7 +298,8 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         | HostMessage::VfioRegionInfo { .. }
         | HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
-        | HostMessage::XenPtInterrupts { .. }) => passthrough::sentence(m),
+        | HostMessage::XenPtInterrupts { .. }
+        | HostMessage::XenPtRegistered) => passthrough::sentence(m),
         HostMessage::OvmfMmioWindow { bytes } => format!(
             "OVMF made a {} 64-bit MMIO window (its debug log): the firmware's side, no device's failure",
             human(*bytes)
@@ -491,6 +493,7 @@ mod tests {
             HostMessage::VmwareHostModule,
             HostMessage::HypervFeatureUnavailable,
             HostMessage::VfioRegionInfo { region: Some(0) },
+            HostMessage::XenPtRegistered,
         ] {
             assert_eq!(weight(&note), Weight::Note, "{note:?}");
             assert!(sentence(&note).contains("not"), "{}", sentence(&note));

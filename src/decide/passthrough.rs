@@ -16,7 +16,8 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         | HostMessage::KubevirtHostDevices => refusal(m),
         HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
-        | HostMessage::XenPtInterrupts { .. } => xen(m),
+        | HostMessage::XenPtInterrupts { .. }
+        | HostMessage::XenPtRegistered => xen(m),
         _ => access(m),
     }
 }
@@ -33,6 +34,9 @@ fn xen(m: &HostMessage) -> String {
         }
         HostMessage::XenPtInterrupts { failed: true } => {
             "Xen's device model (QEMU's xen_pt, or qemu-traditional) could not map or bind a passed-through device's interrupts (INTx, MSI, MSI-X); the error number on its line says why: interrupt delivery, not BAR space".into()
+        }
+        HostMessage::XenPtRegistered => {
+            "Xen's device model took a passed-through device for the guest, each of its regions registered at the host's address: the passthrough's trace, no failure, not BAR space".into()
         }
         HostMessage::XenPtInterrupts { failed: false } => {
             "Xen's device model (QEMU's xen_pt, or qemu-traditional) logged setting up (and tearing down) a passed-through device's interrupts (INTx, MSI, MSI-X), with no failure: interrupt delivery, not BAR space".into()

@@ -180,6 +180,9 @@ pub(crate) enum HostMessage {
     /// map or bind one (`Binding of interrupt ... failed`, `Mapping of MSI
     /// ...`).
     XenPtInterrupts { failed: bool },
+    /// Xen's device model took a passed-through device, its regions
+    /// registered (`xen::registered`).
+    XenPtRegistered,
     /// Hyper-V's listing of a GPU it partitions (GPU-P:
     /// `Get-VMHostPartitionableGpu`, `Get-VMGpuPartitionAdapter`, their
     /// `...PartitionVRAM : N` properties): the VM gets a share of the GPU
@@ -346,6 +349,9 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         }
         if let Some(m) = xen::refusal(line) {
             push(m);
+        }
+        if xen::registered(line) {
+            push(HostMessage::XenPtRegistered);
         }
         if let Some(failed) = xen::interrupts(line) {
             xen_pt = Some(xen_pt.unwrap_or(false) || failed);
@@ -916,6 +922,11 @@ mod tests {
             host_messages("MinPartitionVRAM        : 0\nMaxPartitionVRAM        : 1000000000\nOptimalPartitionVRAM    : 1000000000\n"),
             [HostMessage::HypervGpuPartition]
         );
+        assert_eq!(
+            host_messages("[2025-08-26 12:57:42] [00:06.0] xen_pt_realize: Real physical device 03:00.0 registered successfully\n"),
+            [HostMessage::XenPtRegistered]
+        );
+        assert!(host_messages("the device registered successfully\n").is_empty());
         // A report's heading quoting a title is not the log.
         assert!(
             host_messages("# SOURCE: issue \"bhyve: pci_passthru: map_pptdev_mmio failed\"\n")

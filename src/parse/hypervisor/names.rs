@@ -33,6 +33,7 @@ impl HostMessage {
             HostMessage::HypervNotAssignable => "hyperv-dda-not-assignable",
             HostMessage::HypervGpuPartition => "hyperv-gpu-partition",
             HostMessage::XenPtInterrupts { .. } => "xen-pt-interrupts",
+            HostMessage::XenPtRegistered => "xen-pt-registered",
             HostMessage::NvidiaNotProbed { .. } => "nvidia-not-probed",
             HostMessage::NvidiaXid { .. } => "nvidia-xid",
             HostMessage::VfioRomInvalid { .. } => "vfio-rom-invalid",
@@ -89,7 +90,8 @@ impl HostMessage {
             HostMessage::XenPcifrontClaim
             | HostMessage::XenSharedRmrr
             | HostMessage::XenIgdPassthru
-            | HostMessage::XenPtInterrupts { .. } => "xen",
+            | HostMessage::XenPtInterrupts { .. }
+            | HostMessage::XenPtRegistered => "xen",
             HostMessage::HypervNotAssignable
             | HostMessage::HypervGpuPartition
             | HostMessage::HypervFeatureUnavailable => "hyperv",

@@ -83,6 +83,16 @@ pub(super) fn interrupts(line: &str) -> Option<bool> {
     }
 }
 
+/// QEMU's xen_pt took a device for the guest: hw/xen/xen_pt.c
+/// `xen_pt_realize()`'s `Real physical device %02x:%02x.%d registered
+/// successfully`, after it registered each of the device's regions at
+/// the host's addresses (`xen_pt_register_regions`; the seventh
+/// collection's e02).
+pub(super) fn registered(line: &str) -> bool {
+    line.find("xen_pt_realize: Real physical device ")
+        .is_some_and(|at| line[at..].contains(" registered successfully"))
+}
+
 /// Where `needle` (ASCII) starts in `hay`, ignoring ASCII case:
 /// qemu-traditional writes "msi" where QEMU writes "MSI".
 fn find_nocase(hay: &str, needle: &str) -> Option<usize> {
