@@ -49,11 +49,13 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis, model: Option<&Model>) -> Vec<
             | DiagnosisKind::WindowTooSmall
             | DiagnosisKind::PhysBitsTooSmall
     );
-    // The model predicts a VM's 64-bit window. A space problem always has
-    // a failed 64-bit prefetchable BAR (`diagnosis::classify`): register
-    // BARs below 4 GiB alone, or NVIDIA's BAR 0 known from its driver
-    // alone, are diagnosed `unknown` and take the fallback's steps
-    // (`space::only_low_in_vm`).
+    // The model predicts a VM's 64-bit window. A space problem of the
+    // GPUs' own always has a failed 64-bit prefetchable BAR
+    // (`diagnosis::classify`): register BARs below 4 GiB alone, or NVIDIA's
+    // BAR 0 known from its driver alone, are diagnosed `unknown` and take
+    // the fallback's steps (`space::only_low_in_vm`). The host's word on
+    // the window (QEMU's, Hyper-V's) is one too, whatever device failed
+    // beside it: the model's window is what it names.
     if space_problem {
         if let Some(m) = model {
             let ps = m.prescribe();

@@ -351,7 +351,7 @@ fn driver_sentence(m: &HostMessage) -> String {
             "the host's Intel IOMMU would not hand the device to a VM: the firmware reserves memory for it (an RMRR, common on HPE and older Dell servers), so VFIO cannot take it (QEMU: \"failed to set iommu for container\"); a firmware setting or update that drops the reservation, or another slot, not BAR space".into()
         }
         HostMessage::IommuDirectMapping => {
-            "the host's IOMMU would not hand the device to a VM: its firmware's tables ask for a 1:1 mapping of memory for it (Intel's RMRR, AMD's IVMD, ARM's RMR), which a VM's domain cannot keep, so VFIO cannot take it (QEMU: \"failed to setup container\"); a firmware update or setting (on some AMD boards \"Pre-boot DMA Protection\" off with the IOMMU enabled), or another slot, not BAR space".into()
+            "the host's IOMMU would not take the device out of its 1:1 mapping: its firmware's tables ask for one (Intel's RMRR, AMD's IVMD, ARM's RMR), which a VM's domain cannot keep, so VFIO cannot take it for a VM (QEMU: \"failed to setup container\"; newer kernels print the same line when such a device is reset); a firmware update or setting (on some AMD boards \"Pre-boot DMA Protection\" off with the IOMMU enabled), or another slot, not BAR space".into()
         }
         _ => String::new(),
     }

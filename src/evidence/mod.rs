@@ -272,6 +272,8 @@ pub(crate) struct Evidence {
     /// The platform the user named (`explain --platform`): it beats the
     /// signs the text shows (`platform_conflict` says where they differ).
     pub platform_told: Option<Platform>,
+    /// The kernel's release (major, minor) where the log's banner gives it.
+    pub kernel: Option<(u32, u32)>,
 }
 
 /// Where the platform judgement came from: named by the user, seen in the

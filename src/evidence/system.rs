@@ -181,6 +181,7 @@ fn gather_bars(
         other_failed: Vec::new(),
         bridges,
         hyperv_mmio_short: platform::hyperv_mmio_need(&log_text),
+        kernel: platform::kernel_release(&log_text),
         hotplug: platform::hotplug_signs(&log_text),
         // sysfs shows every BAR with its address.
         unproven: Vec::new(),

@@ -90,6 +90,19 @@ pub(crate) fn log_hypervisor_seen(log: &str) -> Option<Option<String>> {
     }
 }
 
+/// The kernel's release from its banner (`Linux version 5.13.0-52-generic
+/// (...)`): major and minor. `None` where the text has no banner.
+pub(crate) fn kernel_release(log: &str) -> Option<(u32, u32)> {
+    let at = log.find("Linux version ")?;
+    let word = log[at + "Linux version ".len()..]
+        .split_whitespace()
+        .next()?;
+    let mut parts = word.split(['.', '-', '+']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 /// Boot-time PCI enumeration runs in the kernel's first seconds (the
 /// host bridge scan is a subsys initcall): a PCI line stamped later than
 /// this came with a rescan or a hot-add, not with the boot.
@@ -574,6 +587,21 @@ mod tests {
             proptest::prop_assert_eq!(hotplug_signs(&text), hotplug_signs_line_by_line(&text));
             proptest::prop_assert_eq!(log_hypervisor(&text), log_hypervisor_line_by_line(&text));
         }
+    }
+
+    #[test]
+    fn the_kernels_release_from_its_banner() {
+        assert_eq!(
+            kernel_release("[    0.000000] Linux version 5.13.0-52-generic (buildd@lcy02) #59"),
+            Some((5, 13))
+        );
+        assert_eq!(
+            kernel_release("kernel: Linux version 6.8.0 (gcc)"),
+            Some((6, 8))
+        );
+        assert_eq!(kernel_release("Linux version 6.18+deb14 x"), Some((6, 18)));
+        assert_eq!(kernel_release("Linux version unknown"), None);
+        assert_eq!(kernel_release("no banner"), None);
     }
 
     #[test]

@@ -80,7 +80,8 @@ pub(crate) fn gather(
     } = replay(&events);
     let amdgpu = amdgpu::resize(&events, &mut devs);
     evidence |= amdgpu.seen;
-    evidence |= nvidia::resize(&events, &mut devs);
+    let nvidia_resize = nvidia::resize(&events, &mut devs);
+    evidence |= nvidia_resize.seen;
     let (listed, headless_failed) = lspci::merge_listings(text, &mut devs);
     evidence |= listed;
     let hyperv_mmio_short = platform::hyperv_mmio_need(text);
@@ -94,11 +95,7 @@ pub(crate) fn gather(
             .iter()
             .filter_map(|(res, r)| unnamed_failure(*res, r.as_ref())),
     );
-    if amdgpu.lost_unnamed {
-        unnamed_failed.push(
-            "the VRAM or doorbell BAR of an AMD GPU the text does not name (amdgpu's memory controller could not start after its failed resize)".to_string(),
-        );
-    }
+    unnamed_failed.extend(lost_in_resize(&nvidia_resize, &amdgpu));
     let Nvidia {
         third_region_only: nvrm_third_region_only,
         complaints,
@@ -194,6 +191,7 @@ pub(crate) fn gather(
         other_failed,
         bridges: Vec::new(),
         hyperv_mmio_short,
+        kernel: platform::kernel_release(text),
         unproven,
         driver_gave_up,
         driver_runs,
@@ -420,6 +418,22 @@ fn unproven(
             Some((g.addr, why.to_string(), complaint))
         })
         .collect()
+}
+
+/// The BARs a failed resize lost of a GPU the text does not name.
+fn lost_in_resize(nvidia: &nvidia::Resize, amdgpu: &amdgpu::Resize) -> Vec<String> {
+    let mut out = Vec::new();
+    if nvidia.lost_unnamed {
+        out.push(
+            "BAR 1 of an NVIDIA GPU the text does not name (its driver could not place it again after a resize: `Failed to re-allocate BAR1`)".to_string(),
+        );
+    }
+    if amdgpu.lost_unnamed {
+        out.push(
+            "the VRAM or doorbell BAR of an AMD GPU the text does not name (amdgpu's memory controller could not start after its failed resize)".to_string(),
+        );
+    }
+    out
 }
 
 /// A sign of a VM's hot-plug: a device with a failed 64-bit BAR in slot

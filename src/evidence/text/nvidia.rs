@@ -175,48 +175,61 @@ fn missing_region(d: &DeviceSeen) -> Option<u8> {
     })
 }
 
-/// NVIDIA's resize of BAR 1 (`Event::NvidiaResizeTried`): an attempt,
-/// whose outcome is the driver's fallback; `Event::NvidiaResizeLost` says
-/// the fallback failed too, for the device whose attempt the text shows,
-/// else for the one NVIDIA GPU it has. Whether the text shows an attempt.
-pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSeen>) -> bool {
-    let mut seen = false;
-    for e in events {
-        resize_event(e, devs, &mut seen);
-    }
-    seen
+/// What the text shows of NVIDIA's resizes of BAR 1.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Resize {
+    /// A resize was tried (PCI evidence).
+    pub(super) seen: bool,
+    /// The driver lost BAR 1 of a GPU the text does not name.
+    pub(super) lost_unnamed: bool,
 }
 
-fn resize_event(e: &Event, devs: &mut BTreeMap<PciAddress, DeviceSeen>, seen: &mut bool) {
-    match e {
-        Event::NvidiaResizeTried { bdf, bar } => {
-            let d = devs.entry(*bdf).or_default();
-            d.driver_vendor = Some(VENDOR_NVIDIA);
-            d.vendor.get_or_insert(VENDOR_NVIDIA);
-            d.resize_tried = Some(*bar);
-            d.note(*bar, Outcome::Probed, None);
-            *seen = true;
-        }
-        Event::NvidiaResizeLost => {
-            let tried: Vec<PciAddress> = devs
-                .iter()
-                .filter(|(_, d)| d.resize_tried.is_some())
-                .map(|(a, _)| *a)
-                .collect();
-            let nvidia: Vec<PciAddress> = devs
-                .iter()
-                .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
-                .map(|(a, _)| *a)
-                .collect();
-            let one = match (&tried[..], &nvidia[..]) {
-                ([a], _) | ([], [a]) => Some(*a),
-                _ => None,
-            };
-            if let Some(d) = one.and_then(|a| devs.get_mut(&a)) {
-                d.resize_tried = None;
-                d.note(1, Outcome::Failed, None);
+/// NVIDIA's resize of BAR 1 (`Event::NvidiaResizeTried`): an attempt,
+/// whose outcome is the driver's fallback. `Event::NvidiaResizeLost` says
+/// the fallback failed too; nv_resize_pcie_bars() prints it in the same
+/// call as its device's attempt, so it is the latest attempt's, else the
+/// one NVIDIA GPU's the text has, else a GPU's the text does not name.
+pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSeen>) -> Resize {
+    let mut out = Resize::default();
+    let mut latest: Option<PciAddress> = None;
+    // The probe's `Fatal Error while attempting to resize` follows the
+    // driver's `FATAL` line of the same attempt: one loss.
+    let mut just_lost = false;
+    for e in events {
+        match e {
+            Event::NvidiaResizeTried { bdf, bar } => {
+                let d = devs.entry(*bdf).or_default();
+                d.driver_vendor = Some(VENDOR_NVIDIA);
+                d.vendor.get_or_insert(VENDOR_NVIDIA);
+                d.resize_tried = Some(*bar);
+                d.note(*bar, Outcome::Probed, None);
+                latest = Some(*bdf);
+                just_lost = false;
+                out.seen = true;
             }
+            Event::NvidiaResizeLost if latest.is_none() && just_lost => {}
+            Event::NvidiaResizeLost => {
+                just_lost = true;
+                let nvidia: Vec<PciAddress> = devs
+                    .iter()
+                    .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
+                    .map(|(a, _)| *a)
+                    .collect();
+                let one = latest.take().or(match nvidia[..] {
+                    [a] => Some(a),
+                    _ => None,
+                });
+                match one.and_then(|a| devs.get_mut(&a)) {
+                    Some(d) => {
+                        d.resize_tried = None;
+                        d.note(1, Outcome::Failed, None);
+                    }
+                    None => out.lost_unnamed = true,
+                }
+                out.seen = true;
+            }
+            _ => {}
         }
-        _ => {}
     }
+    out
 }

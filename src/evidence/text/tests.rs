@@ -577,8 +577,9 @@ fn nvidias_resize_that_found_no_space_is_an_attempt_not_the_bars_outcome() {
 
 #[test]
 fn a_gpu_fallen_off_the_bus_at_probe_explains_the_probes_failure() {
-    // 580's wording, the ids on the first line (the seventh collection's
-    // d10): the registers read all ones, so the probe's -1 is no region's.
+    // As the seventh collection's d10 shows it (the ids on the first line,
+    // rewrapped): the registers read all ones, so the probe's -1 is no
+    // region's.
     let text =
         "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has\n\
                 NVRM: fallen off the bus and is not responding to commands.\n\
@@ -591,4 +592,45 @@ fn a_gpu_fallen_off_the_bus_at_probe_explains_the_probes_failure() {
         ev.unproven
     );
     assert_eq!(ev.driver_gave_up.len(), 1);
+}
+
+#[test]
+fn nvidias_lost_bar_1_is_the_latest_attempts() {
+    // Two GPUs tried; the second's fallback failed too (review of the
+    // resize reading: with two attempts the loss went to nobody, a false
+    // ok).
+    let enum_ = "pci 0000:c3:00.0: [10de:2204] type 00 class 0x030000\npci 0000:c4:00.0: [10de:2204] type 00 class 0x030000\n";
+    let tried = |b: &str| {
+        format!("nvidia {b}: BAR 1 [mem size 0x800000000 64bit pref]: can't assign; no space\n")
+    };
+    let text = format!(
+        "{enum_}{}{}NVRM: FATAL: Failed to re-allocate BAR1.\nNVRM: Fatal Error while attempting to resize PCIe BARs.\n",
+        tried("0000:c3:00.0"),
+        tried("0000:c4:00.0")
+    );
+    let ev = gather(&text, &[], None).unwrap();
+    let failed: Vec<String> = ev
+        .gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .map(|g| g.addr.to_string())
+        .collect();
+    assert_eq!(failed, ["0000:c4:00.0"]);
+    assert!(ev.unnamed_failed.is_empty(), "{:?}", ev.unnamed_failed);
+    // With no attempt and two GPUs: a loss of a GPU the text does not name.
+    let ev = gather(
+        &format!("{enum_}NVRM: FATAL: Failed to re-allocate BAR1.\n"),
+        &[],
+        None,
+    )
+    .unwrap();
+    assert_eq!(ev.unnamed_failed.len(), 1);
+    // A quoted line is not the log.
+    let ev = gather(
+        &format!("{enum_}$ grep 'NVRM: FATAL: Failed to re-allocate BAR1' log\n"),
+        &[],
+        None,
+    )
+    .unwrap();
+    assert!(ev.unnamed_failed.is_empty());
 }

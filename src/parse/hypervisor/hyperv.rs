@@ -26,11 +26,13 @@ pub(super) fn hyperv_upper_mmio(flat: &str) -> Option<HostMessage> {
 /// Pci Express Port (Instance ID ...): Failed to Power on with Error 'A
 /// hypervisor feature is not available to the user'. (0xC035001E)` (the
 /// seventh collection's d03: DDA on a client edition of Windows). The
-/// status code, or the sentence after the port's power-on failure.
+/// port, with the status code or its sentence.
 pub(super) fn hyperv_feature_unavailable(flat: &str) -> bool {
-    flat.contains("0xC035001E")
-        || (flat.contains("Failed to Power on with Error")
-            && flat.contains("A hypervisor feature is not available to the user"))
+    // The code alone is no port's: WSL 2 and nested virtualisation print it
+    // too.
+    let port = flat.to_ascii_lowercase().contains("pci express port");
+    port && (flat.contains("0xC035001E")
+        || flat.contains("A hypervisor feature is not available to the user"))
 }
 
 /// SurveyDDA.ps1's verdicts on a device it cannot assign; each ends in

@@ -911,6 +911,7 @@ mod tests {
             [HostMessage::HypervFeatureUnavailable]
         );
         for prose in [
+            "WslRegisterDistribution failed with error: 0xc035001e\n",
             "make sure that the kernel module is loaded\n",
             "a hypervisor feature is missing\n",
             "failed to get region info\n",

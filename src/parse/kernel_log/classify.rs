@@ -4,7 +4,9 @@
 //! second line, joined again.
 
 use super::device::device_message;
-use super::driver::{amdgpu_started, driver_note, nouveau_firmware, nvidia_resize, ProbeDoubt};
+use super::driver::{
+    amdgpu_started, driver_note, nouveau_firmware, nvidia_resize, nvidia_resize_lost, ProbeDoubt,
+};
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, empty_mapping, no_video_bios, not_cpu_addressable,
@@ -250,7 +252,7 @@ pub(super) fn classify_anchored(
         }
         return nvidia_resize(word, bdf, device_message(bdf, msg));
     }
-    if line.contains("NVRM: FATAL: Failed to re-allocate BAR1") {
+    if nvidia_resize_lost(line) {
         return Some(Parsed::Event(Event::NvidiaResizeLost));
     }
     if let Some(e) = nvrm_header(line) {

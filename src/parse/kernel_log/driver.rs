@@ -23,17 +23,18 @@ pub(crate) enum DriverCause {
     /// supported by`: the driver does not take this GPU. The message opens
     /// `The NVIDIA GPU <address> (PCI ID: <ids>)` on a line of its own,
     /// and the open module's says `nvidia.ko because it does not include
-    /// the required GPU System Processor` (kernel-open/nvidia/nv.c and
-    /// nv-pci.c), so either line read alone says it
-    /// (`messages::opens_gpu_message`).
+    /// the required GPU System Processor` (src/nvidia/arch/nvalloc/unix/
+    /// src/osapi.c `rm_is_supported_device()`), so either line read alone
+    /// says it (`messages::opens_gpu_message`).
     Unsupported,
     /// `This is a 64-bit BAR mapped above 4GB`: an old driver refuses a
     /// BAR that has an address.
     BarAbove4g,
     /// The GPU's registers read all ones at the probe: `The NVIDIA GPU
-    /// <address> (PCI ID: <ids>) installed in this system has fallen off
-    /// the bus and is not responding to commands.` (kernel-open/nvidia/
-    /// nv-pci.c, after BAR 0 was mapped): the device does not answer.
+    /// <address>` / `(PCI ID: <ids>) installed in this system has` /
+    /// `fallen off the bus and is not responding to commands.`
+    /// (osapi.c `rm_is_supported_device()`, from the probe after BAR 0 was
+    /// mapped): the device does not answer.
     Unresponsive,
     /// A step of the adapter's initialisation that is no BAR: GSP firmware
     /// (`Cannot initialize GSP firmware RM`, `_kgspBootGspRm`, `No firmware
@@ -58,8 +59,9 @@ pub(crate) enum DriverCause {
     /// starts the adapter inside its probe.
     GgttNoRoom,
     /// The PCI core could not bring the device back to D0, printed through
-    /// its driver (drivers/pci/pci.c: `Unable to change power state from
-    /// D3cold to D0, device inaccessible`, and `pci_dev_wait()`'s `not
+    /// its driver (drivers/pci/pci.c `pci_power_up()`: `Unable to change
+    /// power state from D3cold to D0, device inaccessible`, or from D3hot,
+    /// and `pci_dev_wait()`'s `not
     /// ready 65535ms after resume; giving up`): its config space does not
     /// answer, so nothing of it works, BARs or not (the seventh
     /// collection's a02, a host's GPU left in D3cold). The driver's vendor.
@@ -216,7 +218,8 @@ pub(super) fn framebuffer_bar(msg: &str) -> Option<(u8, u64, u64)> {
 /// (`driver`): a BAR it lists with its address, or one it mapped or
 /// resized; or the PCI core's word that the device does not answer.
 pub(super) fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Event> {
-    if msg.starts_with("Unable to change power state from D3cold to D0, device inaccessible")
+    if (msg.starts_with("Unable to change power state from ")
+        && msg.contains(" to D0, device inaccessible"))
         || (msg.starts_with("not ready ") && msg.contains(" after ") && msg.contains("; giving up"))
     {
         return Some(Event::DriverCause {
@@ -258,4 +261,18 @@ pub(super) fn nvidia_resize(word: &str, bdf: PciAddress, parsed: Option<Parsed>)
         })) if word == "nvidia" => Some(Parsed::Event(Event::NvidiaResizeTried { bdf, bar })),
         other => other,
     }
+}
+
+/// NVIDIA's driver lost BAR 1 in its resize (`Event::NvidiaResizeLost`):
+/// `NVRM: FATAL: Failed to re-allocate BAR1.` (nv_resize_pcie_bars()), or
+/// the probe's `NVRM: Fatal Error while attempting to resize PCIe BARs.`
+/// after it (kernel-open/nvidia/nv-pci.c). A shell command or a heading
+/// that quotes it is not the log.
+pub(super) fn nvidia_resize_lost(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with(['#', '$']) || t.contains("grep ") {
+        return false;
+    }
+    line.contains("NVRM: FATAL: Failed to re-allocate BAR1")
+        || line.contains("NVRM: Fatal Error while attempting to resize PCIe BARs")
 }

@@ -248,12 +248,14 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
 
 /// `The NVIDIA GPU <address> (PCI ID: <ids>)`: the first line of NVIDIA's
 /// messages that name a GPU and a reason that is no BAR
-/// (kernel-open/nvidia/nv.c, nv-pci.c): not supported by this driver
-/// (`installed in this system is not supported by ...` on the next line),
-/// or, where the line goes on `installed in this system has`, fallen off
-/// the bus at probe (`DriverCause::Unresponsive`; a driver from 580
-/// prints the ids on the first line of that one too, the seventh
-/// collection's d10, older ones on the second).
+/// (src/nvidia/arch/nvalloc/unix/src/osapi.c `rm_is_supported_device()`,
+/// which the probe in kernel-open/nvidia/nv-pci.c calls): not supported by
+/// this driver (`installed in this system is not supported by ...` on the
+/// next line), or, where the line goes on `installed in this system has`,
+/// fallen off the bus at probe (`DriverCause::Unresponsive`). The driver
+/// prints that one's ids on its second line (`(PCI ID: ...) installed in
+/// this system has`); the seventh collection's d10, a write-up, shows them
+/// on the first, most likely rewrapped by its author: both are read.
 fn opens_gpu_message(msg: &str) -> bool {
     msg.starts_with("The NVIDIA GPU ") && msg.contains("(PCI ID: ")
 }

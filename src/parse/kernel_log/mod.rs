@@ -201,8 +201,9 @@ pub(crate) enum Event {
     /// `iomem_map_sanity_check()`, from ioremap): a driver mapped a range
     /// of length 0 at address 0, a BAR whose resource was emptied. After
     /// amdgpu's failed resize it is the VRAM BAR the rollback lost, mapped
-    /// anyway (a 6.15 regression, 67f9085596ee, fixed by 6e460c3d6110; the
-    /// seventh collection's c01).
+    /// anyway (the seventh collection's c01: 6.15, and 6.14's stable
+    /// updates, after 67f9085596ee "PCI: Allow relaxed bridge window tail
+    /// sizing for optional resources"; its fix is 6e460c3d6110).
     EmptyMapping,
     /// A BAR failure the PCI core printed through NVIDIA's driver
     /// (`nvidia 0000:c3:00.0: BAR 1 [mem size 0x800000000 64bit pref]:

@@ -1257,8 +1257,8 @@ fn corpus_wordings_line_by_line() {
         ("[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!", Some(Event::DriverCause { bdf: None, cause: DriverCause::Irq })),
         ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
         // The unsupported-GPU message's first line alone, and the open
-        // module's third; the fallen-off-bus message's first line (580's
-        // wording) is another cause.
+        // module's third; the fallen-off-bus message, its ids on either
+        // line, is another cause.
         (
             "[   19.870736] NVRM: The NVIDIA GPU 48e0:00:00.0 (PCI ID: 10de:1b06)",
             Some(Event::DriverCause { bdf: Some(bdf("48e0:00:00.0")), cause: DriverCause::Unsupported }),
@@ -1280,6 +1280,10 @@ fn corpus_wordings_line_by_line() {
         ),
         ("[   26.485239] nvidia 0000:01:00.0: not ready 8191ms after resume; waiting", None),
         ("pci 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible", None),
+        (
+            "amdgpu 0000:03:00.0: Unable to change power state from D3hot to D0, device inaccessible",
+            Some(Event::DriverCause { bdf: Some(bdf("0000:03:00.0")), cause: DriverCause::Inaccessible { vendor: 0x1002 } }),
+        ),
         (
             "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:2d04) installed in this system has",
             Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::Unresponsive }),
