@@ -62,6 +62,9 @@ pub(crate) enum HintId {
     /// The kernel sized a bridge window smaller than the devices below it
     /// need (shrank it, or could not fit it): a kernel without that fault.
     KernelWindowSizing,
+    /// A failed BAR fits only across two contiguous windows of one root bus
+    /// that the kernel keeps apart: a kernel that joins them (5.16 on).
+    KernelRootWindowJoin,
     /// The VMM could not map a passed-through device's BAR (into the host
     /// IOMMU, or into the guest) and refused the device: the VMM's side.
     VmmBarMapping,
@@ -88,7 +91,7 @@ impl HintId {
     /// Every id, in the order above (for the tests that go through them
     /// all).
     #[cfg(test)]
-    pub(crate) const ALL: [HintId; 28] = [
+    pub(crate) const ALL: [HintId; 29] = [
         HintId::CpuPdpe1gb,
         HintId::CpuPhysBits,
         HintId::OvmfMmio64Aperture,
@@ -108,6 +111,7 @@ impl HintId {
         HintId::KernelResizeRollback,
         HintId::KernelRescanSizing,
         HintId::KernelWindowSizing,
+        HintId::KernelRootWindowJoin,
         HintId::VmmBarMapping,
         HintId::VmmMmioRange,
         HintId::P2pGpudirectClique,
@@ -141,6 +145,7 @@ impl HintId {
             HintId::KernelResizeRollback => "kernel-resize-rollback",
             HintId::KernelRescanSizing => "kernel-rescan-sizing",
             HintId::KernelWindowSizing => "kernel-window-sizing",
+            HintId::KernelRootWindowJoin => "kernel-root-window-join",
             HintId::VmmBarMapping => "vmm-bar-mapping",
             HintId::VmmMmioRange => "vmm-mmio-range",
             HintId::P2pGpudirectClique => "p2p-gpudirect-clique",
@@ -187,6 +192,9 @@ impl HintId {
             HintId::KernelRescanSizing => "boot with the device rather than rescanning it",
             HintId::KernelWindowSizing => {
                 "boot a kernel that sizes the bridge window for its devices"
+            }
+            HintId::KernelRootWindowJoin => {
+                "boot a kernel that joins the root bus's contiguous windows (5.16 or later)"
             }
             HintId::VmmBarMapping => "fix the VMM's mapping of the device's BAR (update it)",
             HintId::VmmMmioRange => "widen the VMM's MMIO range for the devices",

@@ -480,6 +480,20 @@ fn every_path() -> Vec<(&'static str, Hint)> {
     rescanned.rescanned = vec![(rescanned.gpus[0].addr, 150)];
     let mut inferred = nvrm_only(Signs::default(), false);
     inferred.inferred = vec![inferred.gpus[0].addr];
+    // A BAR that fits only across two contiguous root windows (corpus 393).
+    let mut joined = typed(bare(), 7, true, true);
+    joined.gpus[0].bars[0].size = Some(256 << 20);
+    let root = Some(crate::model::pci::RootBus { domain: 0, bus: 0 });
+    joined.windows = [
+        (0x100_2020_0000, 0x100_303f_ffff),
+        (0x100_3040_0000, 0x100_401f_ffff),
+    ]
+    .map(|(a, b)| crate::evidence::Window {
+        range: crate::model::range::Range::new(a, b),
+        source: crate::evidence::WindowSource::KernelLog,
+        bus: root,
+    })
+    .to_vec();
     let mut shrunk = nvrm_only(bare(), false);
     shrunk.gpus.clear();
     shrunk.unproven.clear();
@@ -520,6 +534,7 @@ fn every_path() -> Vec<(&'static str, Hint)> {
         lost,
         rescanned,
         inferred,
+        joined,
         shrunk,
         metal(40, 8),
         metal(46, 8),
@@ -710,6 +725,7 @@ fn every_hint_carries_the_change_its_text_names() {
                 I::KernelResizeRollback,
                 I::KernelRescanSizing,
                 I::KernelWindowSizing,
+                I::KernelRootWindowJoin,
             ],
         ),
         ("space", &[I::PlatformWindowTooSmall, I::VmHotplugReserve]),

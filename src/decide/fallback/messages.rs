@@ -126,12 +126,16 @@ pub(super) fn window_sizing(c: &Ctx, bridge: PciAddress) -> Hint {
 /// fix, not the firmware's, whose windows are right.
 pub(super) fn split_window(c: &Ctx) -> Option<Hint> {
     let s = space::split_root_window(c.ev)?;
+    let which = match c.ev.kernel {
+        Some((major, minor)) => format!("This kernel ({major}.{minor}) is older than 5.16: boot 5.16 or later."),
+        None => "Boot 5.16 or later (`uname -r` says which this is); where this already is one, the two windows differ in type, which no kernel joins, and the firmware's windows are what is short.".to_string(),
+    };
     Some(plain(
-        HintId::KernelWindowSizing,
+        HintId::KernelRootWindowJoin,
         format!(
-            "{} The root bus windows {:#x}-{:#x} and {:#x}-{:#x} are contiguous: a {} BAR fits across their join but in neither alone, and this kernel keeps them apart, placing no BAR across two windows. \
-             Linux joins a host bridge's contiguous windows from 5.16 (commit 7c3855c423b1, \"PCI: Coalesce host bridge contiguous apertures\"; 5.15's stable updates have it too): boot a kernel with it. \
-             The firmware's windows are right; pci=realloc re-places BARs inside one window and does not join them.",
+            "{} The root bus windows {:#x}-{:#x} and {:#x}-{:#x} are contiguous: a {} BAR fits across their join but in no window alone, and the kernel placed no BAR across two windows. \
+             Linux joins a host bridge's contiguous windows of one type from 5.16 (commit 7c3855c423b1, \"PCI: Coalesce host bridge contiguous apertures\"; 5.15's stable updates have it too). {which} \
+             pci=realloc re-places BARs inside one window and does not join them.",
             c.why,
             s.first.start,
             s.first.end,

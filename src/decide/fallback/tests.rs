@@ -448,8 +448,9 @@ fn a_board_with_room_in_its_window_gets_the_kernels_step_alone() {
 
 /// Two contiguous windows of one root bus that the kernel printed apart
 /// and a BAR that fits only across their join: the kernel that joins them
-/// first (tests/corpus 393's numbers). A BAR that fits one window, windows
-/// with a gap between them, or windows of two buses say nothing of it.
+/// first (tests/corpus 393's numbers). A BAR that fits one window (of the
+/// pair or another), windows with a gap between them, windows of two
+/// buses, or a kernel of 5.16 on say nothing of it.
 #[test]
 fn a_bar_that_fits_only_across_two_contiguous_windows_is_the_kernels() {
     use crate::evidence::{Window, WindowSource};
@@ -489,14 +490,30 @@ fn a_bar_that_fits_only_across_two_contiguous_windows_is_the_kernels() {
     );
     let d = diagnose(&ev);
     let h = &crate::decide::hints::hints(&ev, &d, None)[0];
-    assert_eq!(h.id, HintId::KernelWindowSizing, "{}", h.text);
+    assert_eq!(h.id, HintId::KernelRootWindowJoin, "{}", h.text);
     assert!(h.text.contains("0x10020200000-0x100303fffff"), "{}", h.text);
     assert!(h.text.contains("256 MiB"), "{}", h.text);
-    assert!(h.text.contains("5.16"), "{}", h.text);
+    assert!(h.text.contains("uname -r"), "{}", h.text);
+    // The banner's release: an older kernel is told so.
+    let mut old = case(0x100_3040_0000, 0, 256 << 20);
+    old.kernel = Some((5, 13));
+    let d = diagnose(&old);
+    let h = &crate::decide::hints::hints(&old, &d, None)[0];
+    assert!(h.text.contains("(5.13) is older than 5.16"), "{}", h.text);
+    let mut new = case(0x100_3040_0000, 0, 256 << 20);
+    new.kernel = Some((6, 8));
+    let mut elsewhere = case(0x100_3040_0000, 0, 256 << 20);
+    elsewhere.windows.push(Window {
+        range: Range::new(0x200_0000_0000, 0x20f_ffff_ffff),
+        source: WindowSource::KernelLog,
+        bus: root(0),
+    });
     for (what, ev) in [
         ("fits one window", case(0x100_3040_0000, 0, 128 << 20)),
         ("a gap between", case(0x100_3050_0000, 0, 256 << 20)),
         ("two buses", case(0x100_3040_0000, 0x80, 256 << 20)),
+        ("a kernel that joins them: they differ in type", new),
+        ("another window holds it", elsewhere),
     ] {
         assert_eq!(crate::decide::space::split_root_window(&ev), None, "{what}");
         let d = diagnose(&ev);
@@ -505,7 +522,7 @@ fn a_bar_that_fits_only_across_two_contiguous_windows_is_the_kernels() {
             .map(|h| h.id)
             .collect();
         assert!(
-            !ids.contains(&HintId::KernelWindowSizing),
+            !ids.contains(&HintId::KernelRootWindowJoin),
             "{what}: {ids:?}"
         );
     }

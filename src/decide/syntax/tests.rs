@@ -250,6 +250,7 @@ fn change_of(id: HintId) -> Option<Change> {
         | HintId::KernelResizeRollback
         | HintId::KernelRescanSizing
         | HintId::KernelWindowSizing
+        | HintId::KernelRootWindowJoin
         | HintId::VmmBarMapping
         | HintId::VmmMmioRange
         | HintId::P2pHostBarMapping => None,
