@@ -1203,6 +1203,33 @@ amdgpu 0000:01:00.0: amdgpu: Detected VRAM RAM=16368M, BAR=16384M
         verdict("nouveau: probe of 0000:01:00.0 failed with error -12\n"),
         Verdict::Fail
     );
+    // NVIDIA naming the GPU with a reason no reader here knows by name,
+    // in none of its region messages' words: the probe's -1 after it is a
+    // doubt, not an invented region (the seventh collection's b02 and d10
+    // read FAIL at their first run for reasons so worded). The region's
+    // own message still fails it, and BARs shown placed make it ok.
+    let reason = "\
+[    5.101] NVRM: GPU 0000:01:00.0: GPU is lost, skipping nv_pci_probe
+[    5.102] nvidia: probe of 0000:01:00.0 failed with error -1
+";
+    assert_eq!(verdict(reason), Verdict::Unknown);
+    let ev = gather(reason, &[], None).unwrap();
+    let said = summary::summary(&ev, &diagnose(&ev));
+    assert!(
+        said.contains("NVIDIA's driver named it with a reason"),
+        "{said}"
+    );
+    let region = format!(
+        "[    5.100] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n[    5.100] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\n{reason}"
+    );
+    assert_eq!(verdict(&region), Verdict::Fail);
+    let placed = format!(
+        "pci 0000:01:00.0: [10de:2684] type 00 class 0x030000\n\
+         pci 0000:01:00.0: BAR 0 [mem 0xfb000000-0xfbffffff]\n\
+         pci 0000:01:00.0: BAR 1 [mem 0x7000000000-0x77ffffffff 64bit pref]\n\
+         pci 0000:01:00.0: BAR 3 [mem 0x7800000000-0x7801ffffff 64bit pref]\n{reason}"
+    );
+    assert_eq!(verdict(&placed), Verdict::Ok);
     // The host side refusing a device for another reason than BAR space
     // is `ok` for the BARs (corpus 400, 408, 414, 426).
     for host in [

@@ -395,6 +395,7 @@ fn unproven(
                 match doubt {
                     ProbeDoubt::AmdgpuStarted => "amdgpu started its IP blocks (the PSP, its rings) before its probe failed, so its register BAR has an address; its doorbell and VRAM BARs are not shown (amdgpu goes on without them and its rings then time out), nor any other BAR of it",
                     ProbeDoubt::NouveauFirmware => "nouveau found no firmware for it before its probe failed, which missing firmware does; a BAR 1 or 3 without an address fails the probe the same way (-ENOMEM), and the text shows none of its BARs",
+                    ProbeDoubt::NvidiaReason => "NVIDIA's driver named it with a reason before its probe failed, in words none of its region messages use (`NVRM: GPU ...`); the probe fails the same way (-1) for a region, and the text shows none of its BARs",
                 }
             } else if d.probe_doubted().is_some() {
                 // Every memory BAR of it is shown with an address.

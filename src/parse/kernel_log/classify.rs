@@ -5,12 +5,14 @@
 
 use super::device::device_message;
 use super::driver::{
-    amdgpu_started, driver_note, nouveau_firmware, nvidia_resize, nvidia_resize_lost, ProbeDoubt,
+    amdgpu_started, driver_note, nouveau_firmware, nvidia_reason, nvidia_resize,
+    nvidia_resize_lost, ProbeDoubt,
 };
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, empty_mapping, no_video_bios, not_cpu_addressable,
-    nvidia_running, nvrm, nvrm_cause, nvrm_header, realloc_messages, vgaarb_added,
+    nvidia_running, nvrm, nvrm_cause, nvrm_header, nvrm_named_reason, realloc_messages,
+    record_head, vgaarb_added,
 };
 use super::resource::resource;
 use super::{DriverCause, Event, FailReason, Parsed};
@@ -148,6 +150,44 @@ static NEEDLES: [Needle; 7] = [
     Needle::new("unassigned res"),
 ];
 
+/// NVIDIA's messages through the GPU (`NV_DEV_PRINTF`: `NVRM: GPU
+/// 0000:01:00.0: ...`): the adapter's start, a reason `nvrm_cause` names,
+/// a region, or a reason none of those (`ProbeDoubt::NvidiaReason`).
+fn nvrm_through_gpu(line: &str, bdf: PciAddress, msg: &str) -> Option<Parsed> {
+    if msg.contains("RmInitAdapter failed") || msg.contains("rm_init_adapter failed") {
+        return Some(Parsed::Event(Event::InitFailed { bdf }));
+    }
+    if let Some(Event::DriverCause { cause, .. }) = nvrm_cause(line) {
+        return Some(Parsed::Event(Event::DriverCause {
+            bdf: Some(bdf),
+            cause,
+        }));
+    }
+    if let Some(Event::NvrmBar {
+        bdf: named,
+        bar,
+        zero,
+    }) = nvrm(&format!("NVRM: {msg}"))
+    {
+        return Some(Parsed::Event(Event::NvrmBar {
+            bdf: named.or(Some(bdf)),
+            bar,
+            zero,
+        }));
+    }
+    let record = line
+        .find("NVRM: GPU ")
+        .is_some_and(|at| record_head(&line[..at]));
+    if record && nvidia_reason(msg) {
+        return Some(Parsed::Event(Event::DriverDoubt {
+            bdf,
+            vendor: VENDOR_NVIDIA,
+            doubt: ProbeDoubt::NvidiaReason,
+        }));
+    }
+    None
+}
+
 fn classify(line: &str) -> Option<Parsed> {
     classify_anchored(line, device_anchor(line))
 }
@@ -182,28 +222,7 @@ pub(super) fn classify_anchored(
         // Newer NVIDIA drivers name the GPU first: `NVRM: GPU
         // 0000:01:00.0: BAR0 is 0M @ 0x0 (PCI:0000:01:00.0)`.
         if word == "GPU" && line.contains("NVRM: GPU ") {
-            if msg.contains("RmInitAdapter failed") || msg.contains("rm_init_adapter failed") {
-                return Some(Parsed::Event(Event::InitFailed { bdf }));
-            }
-            if let Some(Event::DriverCause { cause, .. }) = nvrm_cause(line) {
-                return Some(Parsed::Event(Event::DriverCause {
-                    bdf: Some(bdf),
-                    cause,
-                }));
-            }
-            if let Some(Event::NvrmBar {
-                bdf: named,
-                bar,
-                zero,
-            }) = nvrm(&format!("NVRM: {msg}"))
-            {
-                return Some(Parsed::Event(Event::NvrmBar {
-                    bdf: named.or(Some(bdf)),
-                    bar,
-                    zero,
-                }));
-            }
-            return None;
+            return nvrm_through_gpu(line, bdf, msg);
         }
         if word == "amdgpu" && amdgpu_started(msg) {
             return Some(Parsed::Event(Event::DriverDoubt {
@@ -270,7 +289,7 @@ pub(super) fn classify_anchored(
             cause: DriverCause::NoVideoBios,
         }));
     }
-    if let Some(e) = nvrm_cause(line) {
+    if let Some(e) = nvrm_cause(line).or_else(|| nvrm_named_reason(line)) {
         return Some(Parsed::Event(e));
     }
     // amdgpu's memory controller start names no PCI word.

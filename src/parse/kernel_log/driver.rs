@@ -131,6 +131,38 @@ pub(crate) enum ProbeDoubt {
     /// or 3 without an address fails its probe too (-ENOMEM from
     /// `gf100_bar_oneinit_bar()`; corpus 420, fixed by the firmware).
     NouveauFirmware,
+    /// NVIDIA's driver named the GPU with a reason this reader does not
+    /// know and that is no region's (`nvidia_reason`). The probe prints its
+    /// reason before each way out, through `NV_DEV_PRINTF` (`NVRM: GPU
+    /// 0000:01:00.0: ...`, kernel-open/common/inc/os-interface.h) where it
+    /// has the device's state, and returns -1 on every path
+    /// (kernel-open/nvidia/nv-pci.c `nv_pci_probe()`, 515.43.04 to
+    /// 595.45.04); a region's failure is worded as one (`BARn is 0M`,
+    /// `request_mem_region failed`, the resize's `Fatal Error`). The
+    /// seventh collection's b02 and d10 were FAIL at their first run for
+    /// reasons worded so (an unsupported GPU, one fallen off the bus),
+    /// each read by name since.
+    NvidiaReason,
+}
+
+/// A message NVIDIA's driver prints through the GPU (`NVRM: GPU
+/// 0000:01:00.0: <msg>`) that gives a reason which is no region's
+/// (`ProbeDoubt::NvidiaReason`): none of the words NVIDIA's region
+/// messages use, and not the adapter's start (`RmInitAdapter`) nor the
+/// GPU another driver holds (`is already bound to vfio-pci`, where no
+/// probe runs), each read apart. A probe failure after it is a doubt.
+pub(super) fn nvidia_reason(msg: &str) -> bool {
+    static REGION: [Needle; 7] = [
+        Needle::new("BAR"),
+        Needle::new("region"),
+        Needle::new("resiz"),
+        Needle::new("aperture"),
+        Needle::new("RmInitAdapter"),
+        Needle::new("rm_init_adapter"),
+        Needle::new(" is already bound to "),
+    ];
+    let msg = msg.trim();
+    !msg.is_empty() && !REGION.iter().any(|n| n.is_in(msg))
 }
 
 /// amdgpu past the start of its IP blocks' hardware (`ProbeDoubt`): a

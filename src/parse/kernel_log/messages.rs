@@ -2,8 +2,9 @@
 //! complaints (NVIDIA, amdgpu), the part of a host bridge window the CPU
 //! cannot address, and the kernel's reallocation notes.
 
+use super::driver::nvidia_reason;
 use super::resource::{decimal, hex_range, split_bdf};
-use super::{DriverCause, Event};
+use super::{DriverCause, Event, ProbeDoubt};
 use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
 use crate::model::range::Range;
 use crate::parse::hex::{decimal_after, hex_u64};
@@ -57,16 +58,9 @@ pub(super) fn nvrm(line: &str) -> Option<Event> {
 pub(super) fn nvrm_header(line: &str) -> Option<Event> {
     static HEADER: Needle = Needle::new("NVRM: This PCI I/O region assigned to your ");
     let at = HEADER.find(line)?;
-    // The log's own record, not a command or a sentence that quotes it
-    // (`grep "NVRM: ..."`, `I no longer get "NVRM: ..."`): what comes
-    // before it ends as a record's prefix does (a dmesg stamp's `]`,
-    // syslog's or `dmesg -x`'s `:`, kmsg's `;`, a priority's or a mail's
-    // `>`, journal's `MESSAGE=`, RFC 5424's `-`), or is a bare stamp.
-    let head = line[..at].trim();
-    let record = head.is_empty()
-        || head.ends_with([']', ':', ';', '>', '=', '-'])
-        || head.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    if !record {
+    // The log's own record (`grep "NVRM: ..."` and `I no longer get
+    // "NVRM: ..."` are not).
+    if !record_head(&line[..at]) {
         return None;
     }
     // The vendor's word as typed, `device` in any case (`NVIDIA`,
@@ -81,6 +75,48 @@ pub(super) fn nvrm_header(line: &str) -> Option<Event> {
         Some(e @ Event::NvrmBar { .. }) => Some(e),
         _ => Some(Event::NvrmInvalid),
     }
+}
+
+/// What precedes a message ends as a record's prefix does (a dmesg
+/// stamp's `]`, syslog's or `dmesg -x`'s `:`, kmsg's `;`, a priority's or a
+/// mail's `>`, journal's `MESSAGE=`, RFC 5424's `-`), or is a bare stamp:
+/// the log's own record, not a command or a sentence that quotes it.
+pub(super) fn record_head(head: &str) -> bool {
+    let head = head.trim();
+    head.is_empty()
+        || head.ends_with([']', ':', ';', '>', '=', '-'])
+        || head.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
+/// An `NVRM:` record that names a GPU by its address with a reason this
+/// reader does not know and that is no region's (`nvidia_reason`,
+/// `ProbeDoubt::NvidiaReason`): `NVRM: GPU 0000:01:00.0 is already bound
+/// to vfio-pci.`, `NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: ...) ...` in
+/// a wording `nvrm_cause` does not read. An address without its function
+/// (`NVRM: GPU at PCI:0000:01:00: GPU-<uuid>`, the adapter's start) is
+/// not taken.
+pub(super) fn nvrm_named_reason(line: &str) -> Option<Event> {
+    static NVRM: Needle = Needle::new("NVRM: ");
+    let at = NVRM.find(line)?;
+    if !record_head(&line[..at]) {
+        return None;
+    }
+    let msg = &line[at + "NVRM: ".len()..];
+    if !nvidia_reason(msg) {
+        return None;
+    }
+    let bdf = msg.split_whitespace().find_map(|w| {
+        w.trim_start_matches('(')
+            .trim_start_matches("PCI:")
+            .trim_end_matches([':', ',', '.', ')'])
+            .parse::<PciAddress>()
+            .ok()
+    })?;
+    Some(Event::DriverDoubt {
+        bdf,
+        vendor: VENDOR_NVIDIA,
+        doubt: ProbeDoubt::NvidiaReason,
+    })
 }
 
 /// `0000:56:00.0`, or the old `0002:00.0` (bus 02).

@@ -1267,7 +1267,9 @@ fn corpus_wordings_line_by_line() {
             "               NVRM: nvidia.ko because it does not include the required GPU",
             Some(Event::DriverCause { bdf: None, cause: DriverCause::Unsupported }),
         ),
-        ("NVRM: The NVIDIA GPU 0000:01:00.0", None),
+        // Its opener without the ids: none of the two messages so opened
+        // is a region's, so a doubt, not a named cause.
+        ("NVRM: The NVIDIA GPU 0000:01:00.0", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NvidiaReason })),
         // A GPU that does not come back from D3cold, through its driver
         // (the seventh collection's a02); the same through `pci` is none.
         (
@@ -1375,6 +1377,20 @@ fn corpus_wordings_line_by_line() {
         ("[  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
         ("nouveau 0000:01:00.0: Direct firmware load for nvidia/tu104/gr/sw_nonctx.bin failed with error -2", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
         ("nouveau 0000:01:00.0: disp ctor failed, -12", None),
+        // NVIDIA naming a GPU with a reason this reader has no name for
+        // and no region's words: a doubt for its probe failure after it.
+        // Its region messages, the adapter's start, a GPU vfio-pci holds
+        // (a host message), an address without its function and a quoted
+        // line are not.
+        ("[    5.1] NVRM: GPU 0000:01:00.0: GPU is lost, skipping nv_pci_probe", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NvidiaReason })),
+        ("NVRM: GPU 0000:41:00.0: nv_linux_init_open_q() failed!", Some(Event::DriverDoubt { bdf: bdf("0000:41:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NvidiaReason })),
+        ("kernel: NVRM: GPU 0000:02:00.0: rm_init_private_state() failed!", Some(Event::DriverDoubt { bdf: bdf("0000:02:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NvidiaReason })),
+        ("NVRM: Aborting probe for VF 0000:3b:00.4 since PF is not bound to nvidia driver.", Some(Event::DriverDoubt { bdf: bdf("0000:3b:00.4"), vendor: 0x10de, doubt: ProbeDoubt::NvidiaReason })),
+        ("NVRM: GPU 0000:01:00.0: Fatal Error while attempting to resize PCIe BARs.", None),
+        ("NVRM: 0000:01:00.0: BAR1 already at requested size.", None),
+        ("NVRM: GPU 0000:01:00.0 is already bound to vfio-pci.", None),
+        ("NVRM: GPU at PCI:0000:01:00: GPU-29689fa2-005b-bfbd-b7ad-94fde3bc2b16", None),
+        ("$ dmesg | grep \"NVRM: GPU 0000:01:00.0: GPU is lost\"", None),
         // The framebuffer hand-over's list of the BARs (corpus 247, 417);
         // a BAR without an address (`0x0 -> ...`) says nothing.
         ("[ 4.567114] amdgpu 0000:40:00.0: remove_conflicting_pci_framebuffers: bar 0: 0x6000000000 -> 0x600fffffff", Some(Event::DriverBar { bdf: bdf("0000:40:00.0"), vendor: 0x1002, bar: 0, start: 0x60_0000_0000, size: 0x1000_0000 })),
