@@ -1223,6 +1223,47 @@ amdgpu 0000:01:00.0: amdgpu: Detected VRAM RAM=16368M, BAR=16384M
         "[    5.100] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n[    5.100] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\n{reason}"
     );
     assert_eq!(verdict(&region), Verdict::Fail);
+    // NVIDIA's count of failed probes stands for the driver core's line
+    // an excerpt left out, given to the one NVIDIA GPU the text names (the
+    // eighth collection's a01, an OpenStack guest): with the reason NVIDIA
+    // named it is ok for the BARs; with the region's message it fails; with
+    // two NVIDIA GPUs it is neither's.
+    let unsupported = "\
+[99083.966246] NVRM: The NVIDIA GPU 0000:05:00.0 (PCI ID: 10de:26b9)
+               NVRM: installed in this system is not supported by the
+               NVRM: NVIDIA 570.86.15 driver release.
+[99083.967530] NVRM: The NVIDIA probe routine failed for 1 device(s).
+[99083.967531] NVRM: None of the NVIDIA devices were initialized.
+";
+    assert_eq!(verdict(unsupported), Verdict::Ok);
+    assert_eq!(
+        verdict(&unsupported.replace("failed for 1 device", "was not called for 1 device")),
+        Verdict::Unknown
+    );
+    let region_counted = "\
+NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:
+NVRM: BAR1 is 0M @ 0x0 (PCI:0000:05:00.0)
+NVRM: The NVIDIA probe routine failed for 1 device(s).
+";
+    assert_eq!(verdict(region_counted), Verdict::Fail);
+    let two = format!(
+        "{unsupported}pci 0000:06:00.0: [10de:26b9] type 00 class 0x030200\npci 0000:06:00.0: BAR 0 [mem 0xfa000000-0xfaffffff]\n"
+    );
+    let ev = gather(&two, &[], None).unwrap();
+    assert_eq!(ev.gpus.len(), 2);
+    assert!(!summary::summary(&ev, &diagnose(&ev)).contains("0000:06:00.0: its driver gave up"));
+    // i915 reads all ones from the registers it mapped (the eighth
+    // collection's a02, a Proxmox guest): the device does not answer.
+    let mmio = "\
+[    3.646912] i915 0000:01:00.0: [drm] *ERROR* Device is non-operational; MMIO access returns 0xFFFFFFFF!
+[    3.650742] i915 0000:01:00.0: Device initialization failed (-5)
+[    3.650790] i915: probe of 0000:01:00.0 failed with error -5
+";
+    assert_eq!(verdict(mmio), Verdict::Ok);
+    assert_eq!(
+        verdict("[    3.650790] i915: probe of 0000:01:00.0 failed with error -5\n"),
+        Verdict::Fail
+    );
     let placed = format!(
         "pci 0000:01:00.0: [10de:2684] type 00 class 0x030000\n\
          pci 0000:01:00.0: BAR 0 [mem 0xfb000000-0xfbffffff]\n\

@@ -17,6 +17,7 @@ use crate::parse::kernel_log::{self, LogResource, ProbeDoubt, ResourceRef, Space
 use crate::parse::p2p_text::{self, P2pText};
 use crate::parse::{cmdline, paste, platform};
 use crate::read::root::read_lossy;
+use device_seen::vga_vendors;
 use nvidia::Nvidia;
 use replay::{replay, DeviceSeen, Outcome, Replay};
 use std::collections::BTreeMap;
@@ -24,6 +25,8 @@ use std::path::PathBuf;
 
 mod amdgpu;
 mod bar_seen;
+mod causes;
+mod device_seen;
 mod lspci;
 mod nvidia;
 mod replay;
@@ -477,25 +480,6 @@ fn sole_root_bus(windows: &[Window], dev: PciAddress) -> Option<RootBus> {
         .filter(|b| b.domain == dev.domain);
     let first = buses.next()?;
     (buses.all(|b| b == first) && first.bus <= dev.bus).then_some(first)
-}
-
-/// A VGA function the text names without its vendor: function 0 of a
-/// card whose other function (its audio) has ids is that vendor's.
-fn vga_vendors(devs: &mut BTreeMap<PciAddress, DeviceSeen>) {
-    let siblings: Vec<(PciAddress, u16)> = devs
-        .iter()
-        .filter_map(|(a, d)| Some((*a, d.vendor?)))
-        .collect();
-    for (addr, d) in devs.iter_mut() {
-        if d.vga && d.vendor.is_none() {
-            d.vendor = siblings
-                .iter()
-                .find(|(s, _)| {
-                    s.domain == addr.domain && s.bus == addr.bus && s.device == addr.device
-                })
-                .map(|(_, v)| *v);
-        }
-    }
 }
 
 #[cfg(test)]

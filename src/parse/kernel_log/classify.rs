@@ -11,8 +11,8 @@ use super::driver::{
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, empty_mapping, no_video_bios, not_cpu_addressable,
-    nvidia_running, nvrm, nvrm_cause, nvrm_header, nvrm_named_reason, realloc_messages,
-    record_head, vgaarb_added,
+    nvidia_probes_failed, nvidia_running, nvrm, nvrm_cause, nvrm_header, nvrm_named_reason,
+    realloc_messages, record_head, vgaarb_added,
 };
 use super::resource::resource;
 use super::{DriverCause, Event, FailReason, Parsed};
@@ -289,7 +289,10 @@ pub(super) fn classify_anchored(
             cause: DriverCause::NoVideoBios,
         }));
     }
-    if let Some(e) = nvrm_cause(line).or_else(|| nvrm_named_reason(line)) {
+    if let Some(e) = nvrm_cause(line)
+        .or_else(|| nvrm_named_reason(line))
+        .or_else(|| nvidia_probes_failed(line))
+    {
         return Some(Parsed::Event(e));
     }
     // amdgpu's memory controller start names no PCI word.

@@ -64,7 +64,12 @@ pub(crate) enum DriverCause {
     /// and `pci_dev_wait()`'s `not
     /// ready 65535ms after resume; giving up`): its config space does not
     /// answer, so nothing of it works, BARs or not (the seventh
-    /// collection's a02, a host's GPU left in D3cold). The driver's vendor.
+    /// collection's a02, a host's GPU left in D3cold). The same from i915:
+    /// `Device is non-operational; MMIO access returns 0xFFFFFFFF!`
+    /// (drivers/gpu/drm/i915/intel_uncore.c `sanity_check_mmio_access()`,
+    /// in 6.5 as the eighth collection's a02 shows, a Proxmox guest's iGPU
+    /// function; it reads the register BAR i915 has already mapped). The
+    /// driver's vendor.
     Inaccessible { vendor: u16 },
 }
 
@@ -253,6 +258,7 @@ pub(super) fn driver_note(vendor: u16, bdf: PciAddress, msg: &str) -> Option<Eve
     if (msg.starts_with("Unable to change power state from ")
         && msg.contains(" to D0, device inaccessible"))
         || (msg.starts_with("not ready ") && msg.contains(" after ") && msg.contains("; giving up"))
+        || msg.contains("Device is non-operational; MMIO access returns 0xFFFFFFFF")
     {
         return Some(Event::DriverCause {
             bdf: Some(bdf),

@@ -119,6 +119,19 @@ pub(super) fn nvrm_named_reason(line: &str) -> Option<Event> {
     })
 }
 
+/// `NVRM: The NVIDIA probe routine failed for N device(s).`
+/// (`Event::NvidiaProbesFailed`), the log's own record.
+pub(super) fn nvidia_probes_failed(line: &str) -> Option<Event> {
+    static COUNT: Needle = Needle::new("NVRM: The NVIDIA probe routine failed for ");
+    let at = COUNT.find(line)?;
+    if !record_head(&line[..at]) {
+        return None;
+    }
+    let (count, rest) = decimal(&line[at + "NVRM: The NVIDIA probe routine failed for ".len()..])?;
+    rest.starts_with(" device")
+        .then_some(Event::NvidiaProbesFailed { count })
+}
+
 /// `0000:56:00.0`, or the old `0002:00.0` (bus 02).
 fn nvrm_address(s: &str) -> Option<PciAddress> {
     if let Ok(a) = s.parse() {

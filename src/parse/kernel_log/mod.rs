@@ -223,6 +223,12 @@ pub(crate) enum Event {
     /// `nvidia: probe of 0000:01:00.0 failed with error -1`: a GPU driver
     /// gave up on the device.
     ProbeFailed { bdf: PciAddress, vendor: u16 },
+    /// `NVRM: The NVIDIA probe routine failed for 1 device(s).`: NVIDIA's
+    /// own count of the GPUs whose probe failed, printed once the module's
+    /// probes ran (kernel-open/nvidia/nv.c `nvidia_init_module()`,
+    /// 515.43.04 to 595.45.04). An excerpt may keep it and not the driver
+    /// core's line that names the GPU.
+    NvidiaProbesFailed { count: u32 },
     /// `NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0xffff:667)`:
     /// the driver bound the GPU and could not bring it up (a BAR it cannot
     /// use is one cause, not the only one).

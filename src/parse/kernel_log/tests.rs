@@ -619,9 +619,11 @@ fn realloc_messages_and_drivers() {
         parse_line("NVRM: This PCI I/O region assigned to your NVUDUA device is invalid:"),
         Some(Event::NvrmInvalid)
     );
+    // NVIDIA's count of failed probes says nothing of a region by itself
+    // (`Event::NvidiaProbesFailed`, given to a GPU only in the replay).
     assert_eq!(
         parse_line("NVRM: The NVIDIA probe routine failed for 2 device(s)."),
-        None
+        Some(Event::NvidiaProbesFailed { count: 2 })
     );
     assert_eq!(
         parse_line(
@@ -1377,6 +1379,13 @@ fn corpus_wordings_line_by_line() {
         ("[  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
         ("nouveau 0000:01:00.0: Direct firmware load for nvidia/tu104/gr/sw_nonctx.bin failed with error -2", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
         ("nouveau 0000:01:00.0: disp ctor failed, -12", None),
+        // NVIDIA's own count of failed probes; the count of probes not
+        // called (another driver holds the GPU) is not one.
+        ("[99083.967530] NVRM: The NVIDIA probe routine failed for 1 device(s).", Some(Event::NvidiaProbesFailed { count: 1 })),
+        ("NVRM: The NVIDIA probe routine was not called for 1 device(s).", None),
+        ("# NVRM: The NVIDIA probe routine failed for 1 device(s).", None),
+        // i915's registers read all ones: the device does not answer.
+        ("[    3.646912] i915 0000:01:00.0: [drm] *ERROR* Device is non-operational; MMIO access returns 0xFFFFFFFF!", Some(Event::DriverCause { bdf: Some(bdf("0000:01:00.0")), cause: DriverCause::Inaccessible { vendor: 0x8086 } })),
         // NVIDIA naming a GPU with a reason this reader has no name for
         // and no region's words: a doubt for its probe failure after it.
         // Its region messages, the adapter's start, a GPU vfio-pci holds
