@@ -1252,6 +1252,25 @@ NVRM: The NVIDIA probe routine failed for 1 device(s).
     let ev = gather(&two, &[], None).unwrap();
     assert_eq!(ev.gpus.len(), 2);
     assert!(!summary::summary(&ev, &diagnose(&ev)).contains("0000:06:00.0: its driver gave up"));
+    // amdgpu's IP blocks started, said without the device as 5.x prints
+    // it (the eighth collection's b05, a Xen guest's iGPU): the AMD probe
+    // failure after it is a doubt; one before it, or NVIDIA's, is not.
+    let psp = "\
+[    7.676213] [drm:psp_hw_init [amdgpu]] *ERROR* PSP firmware loading failed
+[    7.676371] [drm:amdgpu_device_fw_loading [amdgpu]] *ERROR* hw_init of IP block <psp> failed -22
+[    7.676563] amdgpu 0000:00:05.0: amdgpu: Fatal error during GPU init
+[    7.679044] amdgpu: probe of 0000:00:05.0 failed with error -22
+";
+    assert_eq!(verdict(psp), Verdict::Unknown);
+    let before = "\
+[    7.679044] amdgpu: probe of 0000:00:05.0 failed with error -22
+[    9.676213] [drm:psp_hw_init [amdgpu]] *ERROR* PSP firmware loading failed
+";
+    assert_eq!(verdict(before), Verdict::Fail);
+    assert_eq!(
+        verdict(&psp.replace("amdgpu: probe of", "nvidia: probe of")),
+        Verdict::Fail
+    );
     // i915 reads all ones from the registers it mapped (the eighth
     // collection's a02, a Proxmox guest): the device does not answer.
     let mmio = "\

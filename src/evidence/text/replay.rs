@@ -33,6 +33,7 @@ pub(super) fn replay(events: &[Event]) -> Replay {
     let mut causes = Causes::default();
     let mut unnamed = Vec::new();
     let mut nvidia_failed = 0;
+    let mut unnamed_doubt = None;
     for e in events {
         match e {
             Event::Function {
@@ -138,7 +139,16 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 evidence = true;
             }
             Event::NvidiaProbesFailed { count } => nvidia_failed = nvidia_failed.max(*count),
+            Event::UnnamedDoubt { vendor, doubt } => unnamed_doubt = Some((*vendor, *doubt)),
             e => {
+                // A doubt that named no device speaks for the next probe
+                // failure of its vendor's GPU.
+                if let Event::ProbeFailed { bdf, vendor } = e {
+                    if let Some((_, doubt)) = unnamed_doubt.filter(|(v, _)| v == vendor) {
+                        devs.entry(*bdf).or_default().doubt.get_or_insert(doubt);
+                        unnamed_doubt = None;
+                    }
+                }
                 causes.follow(&mut devs, e);
                 evidence |= driver_event(&mut devs, e);
             }

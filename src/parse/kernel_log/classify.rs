@@ -5,8 +5,8 @@
 
 use super::device::device_message;
 use super::driver::{
-    amdgpu_started, driver_note, nouveau_firmware, nvidia_reason, nvidia_resize,
-    nvidia_resize_lost, ProbeDoubt,
+    amdgpu_started, amdgpu_unnamed_doubt, driver_note, nouveau_firmware, nvidia_reason,
+    nvidia_resize, nvidia_resize_lost, ProbeDoubt,
 };
 use super::early::old_pci_message;
 use super::messages::{
@@ -292,6 +292,7 @@ pub(super) fn classify_anchored(
     if let Some(e) = nvrm_cause(line)
         .or_else(|| nvrm_named_reason(line))
         .or_else(|| nvidia_probes_failed(line))
+        .or_else(|| amdgpu_unnamed_doubt(line))
     {
         return Some(Parsed::Event(e));
     }

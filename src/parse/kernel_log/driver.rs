@@ -191,6 +191,18 @@ pub(super) fn amdgpu_started(msg: &str) -> bool {
     WORDS.iter().any(|m| m.is_in(msg)) || ring_test_failed(msg)
 }
 
+/// `amdgpu_started` in a `DRM_ERROR` that names no device, as older
+/// kernels print amdgpu's (`[drm:psp_hw_init [amdgpu]] *ERROR* PSP
+/// firmware loading failed`; 5.14 in the eighth collection's b05, a Xen
+/// guest): `Event::UnnamedDoubt`, for the next AMD probe failure.
+pub(super) fn amdgpu_unnamed_doubt(line: &str) -> Option<Event> {
+    (line.contains(" [amdgpu]] ") && amdgpu_started(line) && !line.trim_start().starts_with('#'))
+        .then_some(Event::UnnamedDoubt {
+            vendor: crate::model::pci::VENDOR_AMD,
+            doubt: ProbeDoubt::AmdgpuStarted,
+        })
+}
+
 /// xe's `[drm] VISIBLE VRAM: 0x0000381000000000, 0x0000000400000000`
 /// (drivers/gpu/drm/xe/xe_vram.c, `%pa, %pa` of the tile's `io_start`
 /// and `io_size`, read from the VRAM BAR, BAR 2): that BAR's start and

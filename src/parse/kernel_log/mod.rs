@@ -257,6 +257,10 @@ pub(crate) enum Event {
         vendor: u16,
         doubt: ProbeDoubt,
     },
+    /// The same said without the device, as older kernels print
+    /// amdgpu's errors (`[drm:psp_hw_init [amdgpu]] *ERROR* PSP firmware
+    /// loading failed`): for the next probe failure of its vendor's GPU.
+    UnnamedDoubt { vendor: u16, doubt: ProbeDoubt },
     /// NVIDIA's driver names why it gave up on a GPU, and the reason is
     /// not a region without an address (`DriverCause`); `bdf` where the
     /// message names the device.

@@ -1379,6 +1379,12 @@ fn corpus_wordings_line_by_line() {
         ("[  189.304662] nouveau 0000:01:00.0: pmu: firmware unavailable", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
         ("nouveau 0000:01:00.0: Direct firmware load for nvidia/tu104/gr/sw_nonctx.bin failed with error -2", Some(Event::DriverDoubt { bdf: bdf("0000:01:00.0"), vendor: 0x10de, doubt: ProbeDoubt::NouveauFirmware })),
         ("nouveau 0000:01:00.0: disp ctor failed, -12", None),
+        // amdgpu's IP blocks' start printed without the device (an older
+        // kernel's DRM_ERROR): a doubt for the next AMD probe failure.
+        ("[    7.676213] [drm:psp_hw_init [amdgpu]] *ERROR* PSP firmware loading failed", Some(Event::UnnamedDoubt { vendor: 0x1002, doubt: ProbeDoubt::AmdgpuStarted })),
+        ("[drm:amdgpu_device_fw_loading [amdgpu]] *ERROR* hw_init of IP block <psp> failed -22", Some(Event::UnnamedDoubt { vendor: 0x1002, doubt: ProbeDoubt::AmdgpuStarted })),
+        ("# [drm:psp_hw_init [amdgpu]] *ERROR* PSP firmware loading failed", None),
+        ("[drm:psp_hw_init] *ERROR* PSP firmware loading failed", None),
         // NVIDIA's own count of failed probes; the count of probes not
         // called (another driver holds the GPU) is not one.
         ("[99083.967530] NVRM: The NVIDIA probe routine failed for 1 device(s).", Some(Event::NvidiaProbesFailed { count: 1 })),
