@@ -107,7 +107,9 @@ pub(crate) fn weight(m: &HostMessage) -> Weight {
         | HostMessage::VmwareHostModule
         | HostMessage::HypervFeatureUnavailable
         | HostMessage::IommuDirectMapping
-        | HostMessage::VfioRegionInfo { .. } => Weight::Note,
+        | HostMessage::VfioRegionInfo { .. }
+        | HostMessage::VfioConfigRead { .. }
+        | HostMessage::HostIommuOff { .. } => Weight::Note,
     }
 }
 
@@ -296,6 +298,8 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         | HostMessage::VfioResetDepends
         | HostMessage::VfioCantReserve { .. }
         | HostMessage::VfioRegionInfo { .. }
+        | HostMessage::VfioConfigRead { .. }
+        | HostMessage::HostIommuOff { .. }
         | HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
         | HostMessage::XenPtInterrupts { .. }
@@ -493,6 +497,9 @@ mod tests {
             HostMessage::VmwareHostModule,
             HostMessage::HypervFeatureUnavailable,
             HostMessage::VfioRegionInfo { region: Some(0) },
+            HostMessage::VfioConfigRead { errno: Some(14) },
+            HostMessage::HostIommuOff { proxmox: false },
+            HostMessage::HostIommuOff { proxmox: true },
             HostMessage::XenPtRegistered,
         ] {
             assert_eq!(weight(&note), Weight::Note, "{note:?}");

@@ -13,6 +13,8 @@ pub(crate) fn sentence(m: &HostMessage) -> String {
         HostMessage::VfioPciProbe { .. }
         | HostMessage::VfioMsixLayout
         | HostMessage::VfioRegionInfo { .. }
+        | HostMessage::VfioConfigRead { .. }
+        | HostMessage::HostIommuOff { .. }
         | HostMessage::KubevirtHostDevices => refusal(m),
         HostMessage::XenSharedRmrr
         | HostMessage::XenIgdPassthru
@@ -107,6 +109,14 @@ fn refusal(m: &HostMessage) -> String {
         HostMessage::VfioRegionInfo { region } => format!(
             "QEMU could not read {} of a passed-through device from the host's VFIO driver and did not add the device: the host's side (for an NVIDIA vGPU, the mdev's host driver: its vGPU type and licence, and on Proxmox VE before qemu-server 7.2-4 the VM's UUID, `args: -uuid <the mdev's UUID>`), not BAR space",
             region.map(|r| format!("region {r}'s description")).unwrap_or_else(|| "a region's description".into())
+        ),
+        HostMessage::VfioConfigRead { errno } => format!(
+            "QEMU could not read a passed-through device's config space from the host's VFIO driver{} and did not add the device: the host's side (for an NVIDIA vGPU, the mdev's host driver, its vGPU type and licence; for a whole GPU, a device that does not answer: reset it, or power the host off and on), not BAR space",
+            errno.map(|e| format!(" ({})", errno_name(e))).unwrap_or_default()
+        ),
+        HostMessage::HostIommuOff { proxmox } => format!(
+            "{} no IOMMU on the host for passthrough and did not start the VM: turn on VT-d or AMD-Vi (AMD's \"IOMMU\") in the host's firmware setup, boot the host with `intel_iommu=on` on Intel (AMD's is on by default) and load vfio-pci; not BAR space",
+            if *proxmox { "Proxmox VE found" } else { "libvirt found" }
         ),
         HostMessage::KubevirtHostDevices => {
             "KubeVirt's virt-launcher could not build the VM's host devices: the GPUs or host devices the VMI asks for and the devices the pod was given differ in number (with a device plugin, its PCI_RESOURCE_<NAME> or MDEV_PCI_RESOURCE_<NAME> variable unset: the resource name in the VMI, in KubeVirt's permittedHostDevices and in the device plugin must be the same, and the plugin must have a free device on the node; with DRA, the VMI's resource claim and what it allocated); the VM does not start: the cluster's configuration, not BAR space".into()

@@ -239,6 +239,7 @@ fn host_sign(m: &HostMessage) -> Option<(Platform, &'static str)> {
         "vmware" => (Platform::Vmware, "VMware's own messages (vmx, vSphere)"),
         "hyperv" => (Platform::HyperV, "Hyper-V's own messages"),
         "qemu" => (Platform::Qemu, "QEMU's own messages"),
+        "libvirt" | "proxmox" => (Platform::Qemu, "its QEMU stack's own messages"),
         "ovmf" => (Platform::Qemu, "OVMF's debug log"),
         "seabios" => (Platform::Qemu, "SeaBIOS's debug log"),
         "cloud_hypervisor" => (Platform::OtherVm, "Cloud Hypervisor's messages"),

@@ -239,6 +239,13 @@ pub(crate) enum HostMessage {
     /// (`qemu::vfio_region_info`): the host's device or its driver, most
     /// often an mdev vGPU's.
     VfioRegionInfo { region: Option<u32> },
+    /// QEMU could not read a VFIO device's config space
+    /// (`qemu::vfio_config_read`): the host's device or its driver, most
+    /// often an mdev vGPU's.
+    VfioConfigRead { errno: Option<u32> },
+    /// The host has no IOMMU for passthrough, as libvirt or Proxmox VE's
+    /// qemu-server says before QEMU starts (`qemu::host_iommu_off`).
+    HostIommuOff { proxmox: bool },
     /// OVMF's debug log of the 64-bit window it chose
     /// (OvmfPkg/Library/PlatformInitLib, `PlatformDynamicMmioWindow:   MMIO
     /// Space 0x... (N GB)`).
@@ -295,7 +302,7 @@ pub(crate) fn host_messages(text: &str) -> Vec<HostMessage> {
         if let Some(m) = vfio_pci_probe(line) {
             push(m);
         }
-        if let Some(m) = qemu::vfio_device_note(line) {
+        if let Some(m) = qemu::vfio_device_note(line).or_else(|| qemu::host_iommu_off(line)) {
             push(m);
         }
         if kubevirt::host_devices_mismatch(line) {
@@ -892,6 +899,10 @@ mod tests {
             // The seventh collection's d05, d06.
             ("vfio-pci 0000:01:00.0: Firmware has requested this device have a 1:1 IOMMU mapping,", HostMessage::IommuDirectMapping),
             ("vfio 00000000-0000-0000-0000-000000000102: failed to get region 0 info: Input/output error", HostMessage::VfioRegionInfo { region: Some(0) }),
+            // The eighth collection's a03 and a10, and Proxmox VE's words.
+            ("kvm: -device vfio-pci,sysfsdev=/sys/bus/pci/devices/0000:06:00.0/00000000-0000-0000-0000-000000000100,id=hostpci0,bus=pci.0,addr=0x10: vfio 00000000-0000-0000-0000-000000000100: failed to read device config space: Bad address", HostMessage::VfioConfigRead { errno: Some(14) }),
+            ("Call to virDomainCreateWithFlags failed: unsupported configuration: host doesn't support passthrough of host PCI devices", HostMessage::HostIommuOff { proxmox: false }),
+            ("TASK ERROR: cannot prepare PCI pass-through, IOMMU not present", HostMessage::HostIommuOff { proxmox: true }),
         ] {
             assert_eq!(one(line), want, "{line}");
         }
@@ -915,6 +926,7 @@ mod tests {
             "make sure that the kernel module is loaded\n",
             "a hypervisor feature is missing\n",
             "failed to get region info\n",
+            "QEMU said it failed to read device config space\n",
         ] {
             assert!(host_messages(prose).is_empty(), "{prose}");
         }

@@ -50,6 +50,8 @@ impl HostMessage {
             HostMessage::HypervFeatureUnavailable => "hyperv-feature-unavailable",
             HostMessage::IommuDirectMapping => "iommu-direct-mapping",
             HostMessage::VfioRegionInfo { .. } => "vfio-region-info",
+            HostMessage::VfioConfigRead { .. } => "vfio-config-read",
+            HostMessage::HostIommuOff { .. } => "host-iommu-off",
         }
     }
 
@@ -71,7 +73,10 @@ impl HostMessage {
             | HostMessage::VfioMmapFailed { .. }
             | HostMessage::VfioRegionAccess { .. }
             | HostMessage::VfioResetDepends
-            | HostMessage::VfioRegionInfo { .. } => "qemu",
+            | HostMessage::VfioRegionInfo { .. }
+            | HostMessage::VfioConfigRead { .. } => "qemu",
+            HostMessage::HostIommuOff { proxmox: false } => "libvirt",
+            HostMessage::HostIommuOff { proxmox: true } => "proxmox",
             HostMessage::KubevirtHostDevices => "kubevirt",
             HostMessage::Memlock { .. }
             | HostMessage::IommuWidth { .. }

@@ -220,6 +220,7 @@ pub(super) fn join_container_lines(
 pub(super) fn vfio_device_note(line: &str) -> Option<HostMessage> {
     vfio_mmap_failed(line)
         .or_else(|| vfio_region_info(line))
+        .or_else(|| vfio_config_read(line))
         .or_else(|| vfio_region_access(line))
         .or_else(|| vfio_reset_depends(line).then_some(HostMessage::VfioResetDepends))
         .or_else(|| vfio_msix_layout(line).then_some(HostMessage::VfioMsixLayout))
@@ -238,6 +239,36 @@ fn vfio_region_info(line: &str) -> Option<HostMessage> {
     let region =
         decimal_after(&line[at..], "failed to get region ").and_then(|n| u32::try_from(n).ok());
     Some(HostMessage::VfioRegionInfo { region })
+}
+
+/// QEMU could not read a VFIO device's config space: hw/vfio/pci.c
+/// `failed to read device config space` (through `error_setg_errno()`,
+/// so the error's words follow), behind the device's name (`vfio <address
+/// or mdev UUID>: `). An mdev vGPU's host driver answers the read (the
+/// eighth collection's a03, `Bad address` from a patched vGPU driver).
+fn vfio_config_read(line: &str) -> Option<HostMessage> {
+    let at = line.find(": failed to read device config space")?;
+    if !line[..at].contains("vfio ") {
+        return None;
+    }
+    let errno = line[at + 2..]
+        .split_once(": ")
+        .and_then(|(_, w)| strerror_errno(w));
+    Some(HostMessage::VfioConfigRead { errno })
+}
+
+/// The host has no IOMMU for a device's passthrough, as the layer that
+/// starts QEMU checks before it does: libvirt's `host doesn't support
+/// passthrough of host PCI devices` (src/qemu/qemu_hostdev.c, VIR_ERR_
+/// CONFIG_UNSUPPORTED: no VFIO with an IOMMU group; relayed by Nova,
+/// KubeVirt and vagrant-libvirt, the eighth collection's a10), Proxmox VE's
+/// `cannot prepare PCI pass-through, IOMMU not present` (qemu-server).
+pub(super) fn host_iommu_off(line: &str) -> Option<HostMessage> {
+    if line.contains("host doesn't support passthrough of host PCI devices") {
+        return Some(HostMessage::HostIommuOff { proxmox: false });
+    }
+    line.contains("cannot prepare PCI pass-through, IOMMU not present")
+        .then_some(HostMessage::HostIommuOff { proxmox: true })
 }
 
 /// QEMU refused a passed-through device whose MSI-X table or pending-bit
