@@ -75,6 +75,10 @@ pub(crate) enum Case {
     /// MiB or more (`OtherFailure::SMALL_DEVICE`): whether a GPU is among
     /// them is not in the text.
     OnlySmallDevices,
+    /// Nothing failed that the text shows, but a device it gives no class
+    /// lost its claim of the firmware's address and its assignment after
+    /// that is not shown (`Evidence::claims_pending`).
+    ClaimPending,
     /// Only devices the text shows are no GPU failed (by their class, or
     /// a non-zero function of a device it says nothing else of): the GPUs
     /// are not in question.
@@ -366,6 +370,8 @@ fn classify(
             (DiagnosisKind::Ok, Case::DriverReason)
         } else if !ev.unproven.is_empty() {
             (DiagnosisKind::Unknown, Case::NoAddressEvidence)
+        } else if !ev.claims_pending.is_empty() {
+            (DiagnosisKind::Unknown, Case::ClaimPending)
         } else if n.found == 0 {
             (DiagnosisKind::Ok, Case::NoGpu)
         } else {

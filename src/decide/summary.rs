@@ -30,7 +30,10 @@ pub(crate) fn verdict(ev: &Evidence, d: &Diagnosis, p2p_refused: bool) -> Verdic
         Verdict::Ok
     } else if (d.case == Case::NoAddressEvidence
         && !ev.unproven.iter().any(|(_, _, complaint)| *complaint))
-        || matches!(d.case, Case::HostTrace { .. } | Case::OnlySmallDevices)
+        || matches!(
+            d.case,
+            Case::HostTrace { .. } | Case::OnlySmallDevices | Case::ClaimPending
+        )
     {
         Verdict::Unknown
     } else {
@@ -71,6 +74,15 @@ pub(crate) fn summary(ev: &Evidence, d: &Diagnosis) -> String {
     s
 }
 
+/// `Case::ClaimPending`'s sentence.
+fn claim_pending(ev: &Evidence) -> String {
+    let who: Vec<String> = ev.claims_pending.iter().map(|a| a.to_string()).collect();
+    format!(
+        "no BAR failure the text shows, but the firmware's address of a BAR of {} could not be claimed (`Cannot allocate resource region`) and the kernel's new assignment after it is not in the text (where that fails too the kernel says `Failed to allocate mem resource`); the device has no class in the text, so it may be a GPU",
+        who.join(", ")
+    )
+}
+
 /// The sentence that says why, with the numbers that decided it.
 pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
     let found = ev.gpus.len();
@@ -97,6 +109,7 @@ pub(crate) fn describe(ev: &Evidence, d: &Diagnosis) -> String {
             "{unassigned}, none on a device the text shows is a GPU; those that may be one ({}) show only BARs under 1 MiB, where a GPU has a register or VRAM BAR of 1 MiB or more: whether a GPU failed is not in the text",
             ev.maybe_gpus_failed().join(", ")
         ),
+        Case::ClaimPending => claim_pending(ev),
         Case::OnlyNonGpu => format!(
             "{}; not counted for the GPUs, as the text shows these devices are none: {}",
             if found == 0 {

@@ -1271,6 +1271,38 @@ NVRM: The NVIDIA probe routine failed for 1 device(s).
         verdict(&psp.replace("amdgpu: probe of", "nvidia: probe of")),
         Verdict::Fail
     );
+    // A 2.6 kernel refused the firmware's address of a device's BAR and
+    // the text stops there (the eighth collection's b02, whose thread
+    // found the BAR moved, and corpus 242): what the next pass did is not
+    // in it, so unknown with the step that shows it; the pass's own
+    // failure line fails it; the host bridge's refused claim is no GPU's.
+    let claim = "\
+PCI: Cannot allocate resource region 9 of bridge 0000:00:02.0
+PCI: Cannot allocate resource region 0 of device 0000:01:00.0
+";
+    assert_eq!(verdict(claim), Verdict::Unknown);
+    let ev = gather(claim, &[], None).unwrap();
+    assert_eq!(
+        ev.claims_pending,
+        ["0000:01:00.0".parse::<PciAddress>().unwrap()]
+    );
+    let hints = crate::decide::fallback::hints(&ev, &diagnose(&ev));
+    assert_eq!(hints[0].id, HintId::CollectEvidence);
+    assert!(
+        hints[0].text.contains("lspci -vv -s 0000:01:00.0"),
+        "{}",
+        hints[0].text
+    );
+    assert_eq!(
+        verdict(&format!(
+            "{claim}PCI: Failed to allocate mem resource #0:8000000@f0000000 for 0000:01:00.0\n"
+        )),
+        Verdict::Fail
+    );
+    assert_eq!(
+        verdict("PCI: Cannot allocate resource region 0 of device 0000:00:00.0\n"),
+        Verdict::Ok
+    );
     // i915 reads all ones from the registers it mapped (the eighth
     // collection's a02, a Proxmox guest): the device does not answer.
     let mmio = "\

@@ -266,6 +266,11 @@ pub(crate) struct Evidence {
     /// cut the device's address off a PCI core line, or `NVRM: BAR1 is 0M`
     /// with no address and no one NVIDIA GPU named), in words.
     pub unnamed_failed: Vec<String>,
+    /// Devices the text gives no class (a GPU, for all it says) whose BAR
+    /// lost its claim of the firmware's address (2.6's `Cannot allocate
+    /// resource region`) and whose assignment after it the text does not
+    /// show (`explain`).
+    pub claims_pending: Vec<PciAddress>,
     /// Bridges the kernel log shows with a window smaller than their
     /// devices need (`explain`; `check` sizes its own from sysfs).
     pub bridge_short: Vec<BridgeShort>,

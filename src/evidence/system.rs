@@ -198,6 +198,7 @@ fn gather_bars(
         host_messages: Vec::new(),
         vf_failed: Vec::new(),
         unnamed_failed: Vec::new(),
+        claims_pending: Vec::new(),
         bridge_short: Vec::new(),
         platform_told: None,
     };

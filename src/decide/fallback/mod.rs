@@ -62,6 +62,15 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     // region without an address, on that condition.
     let start_failed = !complaint && !ev.start_failed.is_empty();
     let complaint = complaint || start_failed;
+    // The outcome is the question: the kernel's next pass, not shown.
+    if d.case == Case::ClaimPending {
+        let who: Vec<String> = ev.claims_pending.iter().map(|a| a.to_string()).collect();
+        return vec![collect(format!(
+            "The kernel refused the firmware's address for a BAR of {} and then gave it one the text does not show: `lspci -vv -s {}` shows the address it has now, and the boot log says \"Failed to allocate mem resource\" for it where the kernel found none.",
+            who.join(", "),
+            who[0]
+        ))];
+    }
     // What the host side refused is fixed there, whatever else the input
     // shows of the guest.
     if let Case::Host { at } = d.case {

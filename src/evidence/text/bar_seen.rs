@@ -86,6 +86,11 @@ impl BarSeen {
         Bar {
             index,
             state: match self.outcome {
+                // Only its claim of the firmware's address was refused, and
+                // the assignment after it is not in the text (the kernel
+                // prints `Failed to allocate` where that fails too): not a
+                // failure the text shows, nor an address it gives.
+                Outcome::Failed if self.claim_only => BarState::Assigned,
                 Outcome::Failed if self.had_address => BarState::Ignored,
                 Outcome::Failed => BarState::Unassigned,
                 // Enumerated and never complained about: the kernel kept

@@ -127,3 +127,31 @@ pub(super) fn vga_vendors(devs: &mut BTreeMap<PciAddress, DeviceSeen>) {
         }
     }
 }
+
+/// The devices not taken for GPUs that the text gives no class, whose
+/// BAR's only failure is its claim of the firmware's address
+/// (`BarSeen::claim_only`): whether they got a new one is not in it. As
+/// in `select`, function 0 of a device with no driver named but a GPU's
+/// or none, and not device 00.0 of bus 0 (the host bridge, whose BARs a
+/// 2.6 kernel often could not claim: corpus 335).
+pub(super) fn claims_pending(
+    devs: &BTreeMap<PciAddress, DeviceSeen>,
+    gpus: &[crate::evidence::Gpu],
+) -> Vec<PciAddress> {
+    devs.iter()
+        .filter(|(a, d)| {
+            d.class.is_none()
+                && !d.is_bridge()
+                && a.function == 0
+                && (a.bus, a.device) != (0, 0)
+                && d.other_driver.is_none()
+                && !gpus.iter().any(|g| g.addr == **a)
+        })
+        .filter(|(_, d)| {
+            d.bars
+                .values()
+                .any(|b| !b.io && b.claim_only && b.outcome == Outcome::Failed)
+        })
+        .map(|(a, _)| *a)
+        .collect()
+}

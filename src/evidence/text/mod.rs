@@ -151,6 +151,7 @@ pub(crate) fn gather(
         .filter(|(_, secs)| *secs >= RESCAN_AFTER_SECS)
         .collect();
     let bridge_short = windows::short_bridges(&events, &devs);
+    let claims_pending = device_seen::claims_pending(&devs, &gpus);
     let mut hotplug = platform::hotplug_signs(text);
     hotplug.extend(bridge_slot_hotplug(&devs));
     let windows = facts.evidence_windows();
@@ -192,6 +193,7 @@ pub(crate) fn gather(
         realloc_advised: facts.realloc_advised,
         firmware,
         other_failed,
+        claims_pending,
         bridges: Vec::new(),
         hyperv_mmio_short,
         kernel: platform::kernel_release(text),

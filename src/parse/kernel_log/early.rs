@@ -22,6 +22,7 @@ pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
     static FAILED: Needle = Needle::new("Failed to allocate ");
     static GOT_RES: Needle = Needle::new("got res [");
     static MOVED: Needle = Needle::new("PCI: moved device ");
+    static UPDATING: Needle = Needle::new("Error while updating region ");
     if let Some(at) = CANNOT.find(line) {
         let (n, r) = decimal(&line[at + "Cannot allocate resource region ".len()..])?;
         let bdf = r.strip_prefix(" of device ")?.trim().parse().ok()?;
@@ -52,6 +53,21 @@ pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
                 mem64: false,
                 prefetchable: false,
             }),
+            reason: FailReason::FailedToAssign,
+        }));
+    }
+    // 2.4's drivers/pci/setup-res.c `pci_update_resource()`: the BAR read
+    // back other than the address the kernel wrote (`(new != check)`), so
+    // the device does not decode the range it was given (corpus 395).
+    if let Some(at) = UPDATING.find(line) {
+        let r = &line[at + "Error while updating region ".len()..];
+        let (bdf, r) = r.split_once('/')?;
+        let (n, r) = decimal(r)?;
+        r.trim_start().starts_with('(').then_some(())?;
+        return Some(Parsed::Event(Event::AssignFailed {
+            bdf: bdf.trim().parse().ok()?,
+            res: index_ref(n)?,
+            resource: None,
             reason: FailReason::FailedToAssign,
         }));
     }

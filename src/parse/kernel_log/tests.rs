@@ -1164,6 +1164,18 @@ fn corpus_wordings_line_by_line() {
                 reason: FailReason::CantClaim,
             }),
         ),
+        // 2.4: the BAR read back other than what the kernel wrote (corpus
+        // 395).
+        (
+            "PCI: Error while updating region 01:00.0/0 (b8000000 != a8000000)",
+            Some(Event::AssignFailed {
+                bdf: bdf("0000:01:00.0"),
+                res: ResourceRef::Bar(0),
+                resource: None,
+                reason: FailReason::FailedToAssign,
+            }),
+        ),
+        ("PCI: Error while updating region 01:00.0/0", None),
         (
             "PCI: Failed to allocate mem resource #1:10000000@f0000000 for 0000:41:00.0",
             failed("0000:41:00.0", ResourceRef::Bar(1), mem(None, 0x1000_0000, false, false), FailReason::FailedToAssign),
