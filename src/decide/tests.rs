@@ -1303,6 +1303,37 @@ PCI: Cannot allocate resource region 0 of device 0000:01:00.0
         verdict("PCI: Cannot allocate resource region 0 of device 0000:00:00.0\n"),
         Verdict::Ok
     );
+    // After review: NVIDIA's reason said of an address names no GPU by
+    // itself (a suspend's message), and a GPU whose BARs are shown placed
+    // stays ok; NVIDIA's count alone, with no reason given, fails nothing
+    // that shows its BARs and invents no region.
+    let placed = "\
+[    0.500000] pci 0000:01:00.0: [10de:2684] type 00 class 0x030000
+[    0.500100] pci 0000:01:00.0: BAR 0 [mem 0xfb000000-0xfbffffff]
+[    0.500200] pci 0000:01:00.0: BAR 1 [mem 0x7000000000-0x77ffffffff 64bit pref]
+[    0.500300] pci 0000:01:00.0: BAR 3 [mem 0x7800000000-0x7801ffffff 64bit pref]
+";
+    let suspend = format!("{placed}[ 1234.5] NVRM: GPU 0000:02:00.0: PreserveVideoMemoryAllocations module parameter is set.\n");
+    assert_eq!(verdict(&suspend), Verdict::Ok);
+    assert_eq!(gather(&suspend, &[], None).unwrap().gpus.len(), 1);
+    let counted =
+        format!("{placed}[    5.103000] NVRM: The NVIDIA probe routine failed for 1 device(s).\n");
+    assert_eq!(verdict(&counted), Verdict::Ok);
+    assert_eq!(
+        verdict("pci 0000:01:00.0: [10de:2684] type 00 class 0x030000\nNVRM: The NVIDIA probe routine failed for 1 device(s).\n"),
+        Verdict::Unknown
+    );
+    // The claim's refusal, then NVIDIA's own word that the region is
+    // empty: the driver's word fails it. A modern `can't claim` cut before
+    // its range is no old kernel's bare claim.
+    assert_eq!(
+        verdict("PCI: Cannot allocate resource region 1 of device 0000:01:00.0\nNVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\n"),
+        Verdict::Fail
+    );
+    assert_eq!(
+        verdict("pci 0000:01:00.0: [10de:2684] type 00 class 0x030000\npci 0000:01:00.0: can't claim BAR 1: no compatible bridge window\n"),
+        Verdict::Fail
+    );
     // i915 reads all ones from the registers it mapped (the eighth
     // collection's a02, a Proxmox guest): the device does not answer.
     let mmio = "\

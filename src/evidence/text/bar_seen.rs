@@ -51,6 +51,11 @@ impl BarSeen {
     /// assignment (a later boot in the same file, or the kernel releasing
     /// it) wins, and so does an assignment after a failure.
     pub(super) fn merge(&mut self, outcome: Outcome, r: Option<&LogResource>) {
+        // Any failure said of it is no longer only the claim's (a driver's
+        // `BAR1 is 0M` after it); a claim's own line sets it again.
+        if outcome == Outcome::Failed {
+            self.claim_only = false;
+        }
         if outcome != Outcome::Probed || self.outcome == Outcome::Probed {
             self.outcome = outcome;
         }

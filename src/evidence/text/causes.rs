@@ -4,7 +4,7 @@
 
 use super::device_seen::DeviceSeen;
 use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
-use crate::parse::kernel_log::{DriverCause, Event};
+use crate::parse::kernel_log::{DriverCause, Event, ProbeDoubt};
 use std::collections::BTreeMap;
 
 /// A driver's reasons that name no device, each given to the probe failure
@@ -76,18 +76,32 @@ fn nvidia_gpus(devs: &BTreeMap<PciAddress, DeviceSeen>) -> Vec<PciAddress> {
 
 /// NVIDIA counted one failed probe (`Event::NvidiaProbesFailed`) and the
 /// text names one NVIDIA GPU whose probe failure it does not show: that
-/// GPU's, as the driver core's line an excerpt left out would say.
+/// GPU's, as the driver core's line an excerpt left out would say, where
+/// NVIDIA gave a reason to explain it (a cause or a doubt, `named` holding
+/// the doubts said of an address). A count alone says nothing of a region,
+/// and is not made one.
 pub(super) fn counted_failure(
     devs: &BTreeMap<PciAddress, DeviceSeen>,
     counted: u32,
+    causes: &Causes,
+    named: &BTreeMap<PciAddress, ProbeDoubt>,
 ) -> Option<Event> {
-    match nvidia_gpus(devs).as_slice() {
-        [one] if counted == 1 && !devs[one].probe_failed => Some(Event::ProbeFailed {
-            bdf: *one,
-            vendor: VENDOR_NVIDIA,
-        }),
-        _ => None,
-    }
+    let mut gpus = nvidia_gpus(devs);
+    gpus.extend(named.keys().filter(|a| !devs.contains_key(a)));
+    let [one] = gpus.as_slice() else {
+        return None;
+    };
+    let d = devs.get(one);
+    let reason = named.contains_key(one)
+        || d.is_some_and(|d| d.probe_explained || d.doubt.is_some())
+        || causes
+            .pending
+            .iter()
+            .any(|c| c.at_probe() && c.vendor() == VENDOR_NVIDIA);
+    (counted == 1 && reason && !d.is_some_and(|d| d.probe_failed)).then_some(Event::ProbeFailed {
+        bdf: *one,
+        vendor: VENDOR_NVIDIA,
+    })
 }
 
 /// The driver's reason, given to its device.
@@ -104,4 +118,49 @@ pub(super) fn explain(d: &mut DeviceSeen, c: DriverCause) {
         d.init_explained = true;
     }
     d.above_4g |= c == DriverCause::BarAbove4g;
+}
+
+/// The doubts kept aside until a probe failure they speak for: one said
+/// without a device (`Event::UnnamedDoubt`), for the next probe failure of
+/// its vendor's GPU; NVIDIA's reasons said of an address
+/// (`ProbeDoubt::NvidiaReason`), for a probe failure of that address after
+/// it. Neither names a device by itself (a suspend's or a removal's
+/// message names one too).
+#[derive(Default)]
+pub(super) struct Doubts {
+    unnamed: Option<(u16, ProbeDoubt)>,
+    pub(super) named: BTreeMap<PciAddress, ProbeDoubt>,
+}
+
+impl Doubts {
+    /// Keeps `e` if it is such a doubt.
+    pub(super) fn keep(&mut self, e: &Event) -> bool {
+        match e {
+            Event::UnnamedDoubt { vendor, doubt } => self.unnamed = Some((*vendor, *doubt)),
+            Event::DriverDoubt {
+                bdf,
+                doubt: doubt @ ProbeDoubt::NvidiaReason,
+                ..
+            } => {
+                self.named.insert(*bdf, *doubt);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Gives a probe failure the doubt kept for it.
+    pub(super) fn apply(&mut self, devs: &mut BTreeMap<PciAddress, DeviceSeen>, e: &Event) {
+        let Event::ProbeFailed { bdf, vendor } = e else {
+            return;
+        };
+        let named = self.named.remove(bdf);
+        let unnamed = self.unnamed.filter(|(v, _)| v == vendor).map(|(_, d)| d);
+        if unnamed.is_some() {
+            self.unnamed = None;
+        }
+        if let Some(doubt) = named.or(unnamed) {
+            devs.entry(*bdf).or_default().doubt.get_or_insert(doubt);
+        }
+    }
 }

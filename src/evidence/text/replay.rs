@@ -3,7 +3,7 @@
 //! assignment after a failure (the kernel's realloc retry).
 
 pub(super) use super::bar_seen::{BarSeen, Outcome};
-use super::causes::{self, explain, Causes};
+use super::causes::{self, explain, Causes, Doubts};
 pub(super) use super::device_seen::DeviceSeen;
 use crate::model::pci::{PciAddress, VENDOR_AMD, VENDOR_NVIDIA};
 use crate::parse::kernel_log::{Event, FailReason, LogResource, ResourceRef};
@@ -33,7 +33,7 @@ pub(super) fn replay(events: &[Event]) -> Replay {
     let mut causes = Causes::default();
     let mut unnamed = Vec::new();
     let mut nvidia_failed = 0;
-    let mut unnamed_doubt = None;
+    let mut doubts = Doubts::default();
     for e in events {
         match e {
             Event::Function {
@@ -139,22 +139,16 @@ pub(super) fn replay(events: &[Event]) -> Replay {
                 evidence = true;
             }
             Event::NvidiaProbesFailed { count } => nvidia_failed = nvidia_failed.max(*count),
-            Event::UnnamedDoubt { vendor, doubt } => unnamed_doubt = Some((*vendor, *doubt)),
+            e if doubts.keep(e) => {}
             e => {
-                // A doubt that named no device speaks for the next probe
-                // failure of its vendor's GPU.
-                if let Event::ProbeFailed { bdf, vendor } = e {
-                    if let Some((_, doubt)) = unnamed_doubt.filter(|(v, _)| v == vendor) {
-                        devs.entry(*bdf).or_default().doubt.get_or_insert(doubt);
-                        unnamed_doubt = None;
-                    }
-                }
+                doubts.apply(&mut devs, e);
                 causes.follow(&mut devs, e);
                 evidence |= driver_event(&mut devs, e);
             }
         }
     }
-    if let Some(e) = causes::counted_failure(&devs, nvidia_failed) {
+    if let Some(e) = causes::counted_failure(&devs, nvidia_failed, &causes, &doubts.named) {
+        doubts.apply(&mut devs, &e);
         causes.follow(&mut devs, &e);
         driver_event(&mut devs, &e);
     }
@@ -190,7 +184,7 @@ fn failed(
         ResourceRef::Bar(i) => {
             d.note(i, Outcome::Failed, resource);
             if let Some(b) = d.bars.get_mut(&i) {
-                b.claim_only = reason == FailReason::CantClaim && resource.is_none();
+                b.claim_only = reason == FailReason::ClaimRefused && resource.is_none();
             }
             // `can't claim` with an address: the firmware had programmed
             // one, which the kernel refused.

@@ -245,7 +245,8 @@ fn vfio_region_info(line: &str) -> Option<HostMessage> {
 /// `failed to read device config space` (through `error_setg_errno()`,
 /// so the error's words follow), behind the device's name (`vfio <address
 /// or mdev UUID>: `). An mdev vGPU's host driver answers the read (the
-/// eighth collection's a03, `Bad address` from a patched vGPU driver).
+/// eighth collection's a03, an mdev of a patched vGPU driver; QEMU gives
+/// `Bad address`, -EFAULT, itself where the read comes back short).
 fn vfio_config_read(line: &str) -> Option<HostMessage> {
     let at = line.find(": failed to read device config space")?;
     if !line[..at].contains("vfio ") {

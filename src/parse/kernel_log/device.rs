@@ -260,7 +260,7 @@ fn bad_alignment(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
 /// (arch/x86/pci/i386.c `pcibios_allocate_resources()`, v2.6.28), which
 /// then keeps the size, drops the address ("We'll assign a new address
 /// later") and leaves the BAR to `pci_assign_unassigned_resources()`:
-/// `FailReason::CantClaim`, as today's `can't claim`. The typed forms are
+/// `FailReason::ClaimRefused`, as today's `can't claim`. The typed forms are
 /// that assignment failing (drivers/pci/setup-res.c
 /// `pci_assign_resource()`), as is `can't allocate resource (bogus
 /// alignment)`.
@@ -294,7 +294,7 @@ fn old_allocate(bdf: PciAddress, res: ResourceRef, r: &str) -> Option<Event> {
         _ => None,
     };
     let reason = if space.is_none() && r.is_empty() {
-        FailReason::CantClaim
+        FailReason::ClaimRefused
     } else {
         FailReason::FailedToAssign
     };

@@ -138,15 +138,18 @@ pub(crate) enum ProbeDoubt {
     NouveauFirmware,
     /// NVIDIA's driver named the GPU with a reason this reader does not
     /// know and that is no region's (`nvidia_reason`). The probe prints its
-    /// reason before each way out, through `NV_DEV_PRINTF` (`NVRM: GPU
-    /// 0000:01:00.0: ...`, kernel-open/common/inc/os-interface.h) where it
-    /// has the device's state, and returns -1 on every path
+    /// reason before most ways out (a few allocation and lock failures say
+    /// nothing, and leave no doubt behind), through `NV_DEV_PRINTF` (`NVRM:
+    /// GPU 0000:01:00.0: ...`, kernel-open/common/inc/os-interface.h) where
+    /// it has the device's state, and returns -1 on every path
     /// (kernel-open/nvidia/nv-pci.c `nv_pci_probe()`, 515.43.04 to
     /// 595.45.04); a region's failure is worded as one (`BARn is 0M`,
     /// `request_mem_region failed`, the resize's `Fatal Error`). The
     /// seventh collection's b02 and d10 were FAIL at their first run for
     /// reasons worded so (an unsupported GPU, one fallen off the bus),
-    /// each read by name since.
+    /// each read by name since. Kept aside in the replay until a probe
+    /// failure of that address: by itself it names no GPU (a suspend's or
+    /// a removal's message names one too).
     NvidiaReason,
 }
 

@@ -30,7 +30,7 @@ pub(super) fn old_pci_message(line: &str) -> Option<Parsed> {
             bdf,
             res: index_ref(n)?,
             resource: None,
-            reason: FailReason::CantClaim,
+            reason: FailReason::ClaimRefused,
         }));
     }
     if let Some(at) = FAILED.find(line) {

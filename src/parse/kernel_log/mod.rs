@@ -328,6 +328,11 @@ pub(crate) enum FailReason {
     /// `can't claim`: firmware's address did not fit any upstream window or
     /// conflicted; the kernel will try to assign a new one.
     CantClaim,
+    /// 2.6's bare claim failure, no resource given (`PCI: Cannot allocate
+    /// resource region N of device X`, `BAR N: can't allocate resource`):
+    /// the same claim, whose assignment pass prints only its own failures
+    /// (`early::old_pci_message`, `device::old_allocate`).
+    ClaimRefused,
 }
 
 /// Parses one line of kernel log text. Accepts dmesg (`[    5.23] `),
@@ -392,7 +397,7 @@ pub(crate) fn parse_log(text: &str) -> Vec<Event> {
             Some(Parsed::Event(mut e)) => {
                 if let Event::AssignFailed {
                     resource: resource @ None,
-                    reason: FailReason::CantClaim,
+                    reason: FailReason::CantClaim | FailReason::ClaimRefused,
                     ..
                 } = &mut e
                 {

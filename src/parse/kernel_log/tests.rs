@@ -1103,7 +1103,7 @@ fn corpus_wordings_line_by_line() {
                 bdf: bdf("0000:02:00.0"),
                 res: ResourceRef::Bar(1),
                 resource: None,
-                reason: FailReason::CantClaim,
+                reason: FailReason::ClaimRefused,
             }),
         ),
         // 2.6.28's enumeration, the range with a dash; and the assignment
@@ -1161,7 +1161,7 @@ fn corpus_wordings_line_by_line() {
                 bdf: bdf("0000:41:00.0"),
                 res: ResourceRef::Bar(1),
                 resource: None,
-                reason: FailReason::CantClaim,
+                reason: FailReason::ClaimRefused,
             }),
         ),
         // 2.4: the BAR read back other than what the kernel wrote (corpus
