@@ -2,7 +2,7 @@
 //! names the device goes to it; one that names none goes to the probe
 //! failure of its vendor's GPU that follows it (`Causes`).
 
-use super::device_seen::DeviceSeen;
+use super::device_seen::{of_vendor, DeviceSeen};
 use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
 use crate::parse::kernel_log::{DriverCause, Event, ProbeDoubt};
 use std::collections::BTreeMap;
@@ -50,12 +50,7 @@ impl Causes {
             } else {
                 self.last_init
             };
-            let of_vendor: Vec<PciAddress> = devs
-                .iter()
-                .filter(|(_, d)| d.vendor == Some(c.vendor()) && !d.is_bridge())
-                .map(|(a, _)| *a)
-                .collect();
-            let to = last.or(match of_vendor.as_slice() {
+            let to = last.or(match of_vendor(devs, c.vendor()).as_slice() {
                 [one] => Some(*one),
                 _ => None,
             });
@@ -64,14 +59,6 @@ impl Causes {
             }
         }
     }
-}
-
-/// The NVIDIA devices the text names that are no bridge.
-fn nvidia_gpus(devs: &BTreeMap<PciAddress, DeviceSeen>) -> Vec<PciAddress> {
-    devs.iter()
-        .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
-        .map(|(a, _)| *a)
-        .collect()
 }
 
 /// NVIDIA counted one failed probe (`Event::NvidiaProbesFailed`) and the
@@ -86,7 +73,7 @@ pub(super) fn counted_failure(
     causes: &Causes,
     named: &BTreeMap<PciAddress, ProbeDoubt>,
 ) -> Option<Event> {
-    let mut gpus = nvidia_gpus(devs);
+    let mut gpus = of_vendor(devs, VENDOR_NVIDIA);
     gpus.extend(named.keys().filter(|a| !devs.contains_key(a)));
     let [one] = gpus.as_slice() else {
         return None;

@@ -109,6 +109,14 @@ impl DeviceSeen {
     }
 }
 
+/// The devices of `vendor` the text names that are no bridge.
+pub(super) fn of_vendor(devs: &BTreeMap<PciAddress, DeviceSeen>, vendor: u16) -> Vec<PciAddress> {
+    devs.iter()
+        .filter(|(_, d)| d.vendor == Some(vendor) && !d.is_bridge())
+        .map(|(a, _)| *a)
+        .collect()
+}
+
 /// A VGA function the text names without its vendor: function 0 of a
 /// card whose other function (its audio) has ids is that vendor's.
 pub(super) fn vga_vendors(devs: &mut BTreeMap<PciAddress, DeviceSeen>) {

@@ -1,6 +1,7 @@
 //! What NVIDIA's driver says of a GPU's regions (`NVRM: BARn is 0M`, a
 //! failed probe), placed on the PCI BARs the text shows.
 
+use super::device_seen::of_vendor;
 use super::replay::{DeviceSeen, Outcome};
 use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
 use crate::parse::kernel_log::Event;
@@ -33,11 +34,7 @@ pub(super) fn name_unnamed(
     nvrm_unnamed: &[(u8, bool)],
     nvrm_invalid: usize,
 ) -> Vec<String> {
-    let nvidia: Vec<PciAddress> = devs
-        .iter()
-        .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
-        .map(|(a, _)| *a)
-        .collect();
+    let nvidia = of_vendor(devs, VENDOR_NVIDIA);
     let mut unnamed = Vec::new();
     for (bar, zero) in nvrm_unnamed {
         match nvidia.as_slice() {
@@ -107,11 +104,7 @@ pub(super) fn place(devs: &mut BTreeMap<PciAddress, DeviceSeen>, nvrm_invalid: u
     // for. When every region has one, the complaint is noted as what
     // stands between the device and `ok`.
     let named_by_nvrm = devs.values().filter(|d| d.nvrm_bar).count();
-    let nvidia: Vec<PciAddress> = devs
-        .iter()
-        .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
-        .map(|(a, _)| *a)
-        .collect();
+    let nvidia = of_vendor(devs, VENDOR_NVIDIA);
     let mut complaints = Vec::new();
     let mut inferred = Vec::new();
     for (addr, d) in devs.iter_mut() {
@@ -210,11 +203,7 @@ pub(super) fn resize(events: &[Event], devs: &mut BTreeMap<PciAddress, DeviceSee
             Event::NvidiaResizeLost if latest.is_none() && just_lost => {}
             Event::NvidiaResizeLost => {
                 just_lost = true;
-                let nvidia: Vec<PciAddress> = devs
-                    .iter()
-                    .filter(|(_, d)| d.vendor == Some(VENDOR_NVIDIA) && !d.is_bridge())
-                    .map(|(a, _)| *a)
-                    .collect();
+                let nvidia = of_vendor(devs, VENDOR_NVIDIA);
                 let one = latest.take().or(match nvidia[..] {
                     [a] => Some(a),
                     _ => None,

@@ -5,14 +5,14 @@
 
 use super::device::device_message;
 use super::driver::{
-    amdgpu_started, amdgpu_unnamed_doubt, driver_note, nouveau_firmware, nvidia_reason,
-    nvidia_resize, nvidia_resize_lost, ProbeDoubt,
+    amdgpu_started, amdgpu_unnamed_doubt, driver_note, nouveau_firmware, nvidia_resize,
+    nvidia_resize_lost, ProbeDoubt,
 };
 use super::early::old_pci_message;
 use super::messages::{
     amdgpu, command_line, e820_entry, empty_mapping, no_video_bios, not_cpu_addressable,
     nvidia_probes_failed, nvidia_running, nvrm, nvrm_cause, nvrm_header, nvrm_named_reason,
-    realloc_messages, record_head, vgaarb_added,
+    realloc_messages, vgaarb_added,
 };
 use super::resource::resource;
 use super::{DriverCause, Event, FailReason, Parsed};
@@ -175,17 +175,7 @@ fn nvrm_through_gpu(line: &str, bdf: PciAddress, msg: &str) -> Option<Parsed> {
             zero,
         }));
     }
-    let record = line
-        .find("NVRM: GPU ")
-        .is_some_and(|at| record_head(&line[..at]));
-    if record && nvidia_reason(msg) {
-        return Some(Parsed::Event(Event::DriverDoubt {
-            bdf,
-            vendor: VENDOR_NVIDIA,
-            doubt: ProbeDoubt::NvidiaReason,
-        }));
-    }
-    None
+    nvrm_named_reason(line).map(Parsed::Event)
 }
 
 fn classify(line: &str) -> Option<Parsed> {

@@ -81,7 +81,7 @@ pub(super) fn nvrm_header(line: &str) -> Option<Event> {
 /// stamp's `]`, syslog's or `dmesg -x`'s `:`, kmsg's `;`, a priority's or a
 /// mail's `>`, journal's `MESSAGE=`, RFC 5424's `-`), or is a bare stamp:
 /// the log's own record, not a command or a sentence that quotes it.
-pub(super) fn record_head(head: &str) -> bool {
+fn record_head(head: &str) -> bool {
     let head = head.trim();
     head.is_empty()
         || head.ends_with([']', ':', ';', '>', '=', '-'])
