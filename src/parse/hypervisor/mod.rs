@@ -903,6 +903,8 @@ mod tests {
             ("kvm: -device vfio-pci,sysfsdev=/sys/bus/pci/devices/0000:06:00.0/00000000-0000-0000-0000-000000000100,id=hostpci0,bus=pci.0,addr=0x10: vfio 00000000-0000-0000-0000-000000000100: failed to read device config space: Bad address", HostMessage::VfioConfigRead { errno: Some(14) }),
             ("Call to virDomainCreateWithFlags failed: unsupported configuration: host doesn't support passthrough of host PCI devices", HostMessage::HostIommuOff { proxmox: false }),
             ("TASK ERROR: cannot prepare PCI pass-through, IOMMU not present", HostMessage::HostIommuOff { proxmox: true }),
+            ("cannot prepare PCI pass-through, IOMMU not present", HostMessage::HostIommuOff { proxmox: true }),
+            ("error: unsupported configuration: host doesn't support passthrough of host PCI devices", HostMessage::HostIommuOff { proxmox: false }),
         ] {
             assert_eq!(one(line), want, "{line}");
         }
@@ -927,6 +929,8 @@ mod tests {
             "a hypervisor feature is missing\n",
             "failed to get region info\n",
             "QEMU said it failed to read device config space\n",
+            "I get \"host doesn't support passthrough of host PCI devices\" from virsh\n",
+            "Proxmox says 'cannot prepare PCI pass-through, IOMMU not present' here\n",
         ] {
             assert!(host_messages(prose).is_empty(), "{prose}");
         }

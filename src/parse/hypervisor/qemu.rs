@@ -264,11 +264,20 @@ fn vfio_config_read(line: &str) -> Option<HostMessage> {
 /// CONFIG_UNSUPPORTED: no VFIO with an IOMMU group; relayed by Nova,
 /// KubeVirt and vagrant-libvirt, the eighth collection's a10), Proxmox VE's
 /// `cannot prepare PCI pass-through, IOMMU not present` (qemu-server).
+/// Each opens the line or follows the error's own `: ` (libvirt's
+/// `unsupported configuration: `, Proxmox VE's `TASK ERROR: `) or a stamp's
+/// `]`: a sentence that quotes the words is not the message.
 pub(super) fn host_iommu_off(line: &str) -> Option<HostMessage> {
-    if line.contains("host doesn't support passthrough of host PCI devices") {
+    let said = |words: &str| {
+        line.find(words).is_some_and(|at| {
+            let head = line[..at].trim_end();
+            head.is_empty() || head.ends_with([':', ']'])
+        })
+    };
+    if said("host doesn't support passthrough of host PCI devices") {
         return Some(HostMessage::HostIommuOff { proxmox: false });
     }
-    line.contains("cannot prepare PCI pass-through, IOMMU not present")
+    said("cannot prepare PCI pass-through, IOMMU not present")
         .then_some(HostMessage::HostIommuOff { proxmox: true })
 }
 

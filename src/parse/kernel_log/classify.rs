@@ -118,8 +118,12 @@ pub(crate) fn probe_of(line: &str) -> Option<(&str, &str, &str)> {
     }
     static PROBE_OF: Needle = Needle::new(": probe of ");
     let at = PROBE_OF.find(line)?;
-    let head = line[..at].trim_end();
-    let word = head.rsplit([' ', ']']).next()?;
+    // The driver's name is the word before the colon, whatever opens it: a
+    // stamp's `]`, a blank, or `/dev/kmsg`'s priority (`<4>nvidia: ...`).
+    let word = line[..at]
+        .trim_end()
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
+        .next()?;
     let rest = &line[at + ": probe of ".len()..];
     let (addr, tail) = rest.split_once(' ')?;
     tail.starts_with("failed with error")

@@ -1353,6 +1353,10 @@ fn corpus_wordings_line_by_line() {
         ),
         ("BAR 1 [mem 0x800000000-0x9ffffffff 64bit pref]", None),
         ("nvidia: probe of 0000:01:00.0 failed with error -1", Some(Event::ProbeFailed { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
+        // A `/dev/kmsg` record's priority before the driver's name.
+        ("<4>nvidia: probe of 0000:01:00.0 failed with error -1", Some(Event::ProbeFailed { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
+        ("<3>[    4.2] amdgpu: probe of 0000:03:00.0 failed with error -12", Some(Event::ProbeFailed { bdf: bdf("0000:03:00.0"), vendor: 0x1002 })),
+        ("<4>e1000e: probe of 0000:03:00.0 failed with error -12", None),
         ("# amdgpu: probe of 0000:83:00.0 failed with error -12", None),
         ("xe 0000:03:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: true })),
         ("[   17.365985] i915 0000:0d:00.0: [drm] BAR2 resized to 16384M", Some(Event::DriverMapped { bdf: bdf("0000:0d:00.0"), fell_back: false })),
