@@ -1047,6 +1047,37 @@ i915: probe of 0000:00:02.0 failed with error -28
 }
 
 #[test]
+fn nvidias_request_of_a_bar_0_at_zero_fails_the_gpu_whose_probe_follows() {
+    use crate::decide::summary::Verdict;
+    // The ninth collection's b02: four T4s, the fourth's BAR 0 without an
+    // address when NVIDIA requested its range.
+    let zero = "\
+[  204.016893] nvidia 0000:12:00.0: enabling device (0140 -> 0142)
+[  204.067287] nvidia 0000:13:00.0: enabling device (0140 -> 0142)
+[  204.163230] nvidia 0000:af:00.0: enabling device (0140 -> 0142)
+[  204.163286] NVRM: request_mem_region failed for 0M @ 0x0. This can
+               NVRM: occur when a driver such as rivatv is loaded and claims
+               NVRM: ownership of the device's registers.
+[  204.163305] nvidia: probe of 0000:af:00.0 failed with error -1
+";
+    assert_eq!(verdict(zero), Verdict::Fail);
+    let ev = gather(zero, &[], None).unwrap();
+    let failing: Vec<String> = ev
+        .gpus
+        .iter()
+        .filter(|g| !g.ok())
+        .map(|g| g.addr.to_string())
+        .collect();
+    assert_eq!(failing, ["0000:af:00.0"]);
+    // The region is that GPU's, not one of a GPU the text does not name.
+    assert!(ev.unnamed_failed.is_empty(), "{:?}", ev.unnamed_failed);
+    // At an address, the range is another driver's: a reason that is no
+    // BAR, so not a failure of them.
+    let taken = zero.replace("0M @ 0x0.", "16M @ 0xf6000000.");
+    assert_ne!(verdict(&taken), Verdict::Fail);
+}
+
+#[test]
 fn nvidias_own_reasons_that_are_no_bar_do_not_fail_it() {
     use crate::decide::summary::Verdict;
     // The IRQ is checked before the BARs (Bumblebee #638, 155).

@@ -16,8 +16,9 @@ use crate::parse::words::Needle;
 pub(crate) enum DriverCause {
     /// `Can't find an IRQ for your NVIDIA card!`: checked before the BARs.
     Irq,
-    /// `request_mem_region failed for ...`: BAR 0 has an address another
-    /// driver holds.
+    /// `request_mem_region failed for 16M @ 0xf6000000`: BAR 0 has an
+    /// address another driver holds. (`... @ 0x0` is BAR 0 without an
+    /// address, an `Event::NvrmBar`: `messages::request_at_zero`.)
     RegionTaken,
     /// `ignoring the legacy GPU`, `installed in this system is not
     /// supported by`: the driver does not take this GPU. The message opens

@@ -261,7 +261,14 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
     let msg = NVRM.after(line)?;
     let cause = if msg.contains("Can't find an IRQ for your NVIDIA card") {
         DriverCause::Irq
-    } else if msg.starts_with("request_mem_region failed") {
+    } else if let Some(rest) = msg.strip_prefix("request_mem_region failed") {
+        if request_at_zero(rest) {
+            return Some(Event::NvrmBar {
+                bdf: None,
+                bar: 0,
+                zero: true,
+            });
+        }
         DriverCause::RegionTaken
     } else if msg.contains("ignoring the legacy GPU")
         || msg.contains("installed in this system is not supported by")
@@ -293,6 +300,22 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
             .ok()
     });
     Some(Event::DriverCause { bdf, cause })
+}
+
+/// NVIDIA's `request_mem_region failed for 0M @ 0x0`: the range it asked
+/// for is BAR 0's resource as it stands (nv-pci.c `nv_pci_probe()` prints
+/// its size and start, checked at 515.43.04 and 595.45.04), and a start of
+/// 0 is a resource without an address: that request fails whatever other
+/// drivers hold (kernel/resource.c `__request_region()` against the root).
+/// So it says BAR 0 had no address when the driver took it, not that
+/// another driver holds it (the ninth collection's b02: four T4s, the
+/// fourth lost). An address cut from the line is not read as 0.
+fn request_at_zero(rest: &str) -> bool {
+    let Some((_, addr)) = rest.split_once(" @ 0x") else {
+        return false;
+    };
+    let digits: &str = &addr[..addr.bytes().take_while(u8::is_ascii_hexdigit).count()];
+    !digits.is_empty() && digits.bytes().all(|b| b == b'0')
 }
 
 /// `The NVIDIA GPU <address> (PCI ID: <ids>)`: the first line of NVIDIA's

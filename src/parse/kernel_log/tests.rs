@@ -1269,6 +1269,12 @@ fn corpus_wordings_line_by_line() {
             Some(Event::DriverCause { bdf: Some(bdf("0000:13:00.0")), cause: DriverCause::InitStep }),
         ),
         ("[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!", Some(Event::DriverCause { bdf: None, cause: DriverCause::Irq })),
+        // BAR 0's range held by another driver; at 0x0, no address at all
+        // (the ninth collection's b02); an address cut off is not 0.
+        ("[  204.1] NVRM: request_mem_region failed for 16M @ 0xf6000000. This can", Some(Event::DriverCause { bdf: None, cause: DriverCause::RegionTaken })),
+        ("[  204.163286] NVRM: request_mem_region failed for 0M @ 0x0. This can", Some(Event::NvrmBar { bdf: None, bar: 0, zero: true })),
+        ("NVRM: request_mem_region failed for 16M @ 0x0000000000000000. This can", Some(Event::NvrmBar { bdf: None, bar: 0, zero: true })),
+        ("NVRM: request_mem_region failed for 0M @ 0x", Some(Event::DriverCause { bdf: None, cause: DriverCause::RegionTaken })),
         ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
         // The unsupported-GPU message's first line alone, and the open
         // module's third; the fallen-off-bus message, its ids on either
