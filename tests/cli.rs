@@ -407,6 +407,23 @@ fn any_pci_evidence_gets_a_report_and_none_is_exit_3() {
     assert_eq!((code, v["diagnosis"].as_str()), (1, Some("unknown")));
     let (code, _) = explain_text("The GPU does not work after the upgrade.\nlspci shows it.\n");
     assert_eq!(code, 3);
+    // The root bus's windows alone name no device (corpus 473, a Hyper-V
+    // guest with no GPU): nothing to explain, and the error says why.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("log.txt");
+    std::fs::write(
+        &path,
+        "pci_bus 0000:00: resource 4 [mem 0xfe0000000-0xfffffffff window]\n\
+         pci_bus 0000:00: root bus resource [mem 0xf8000000-0xfffbffff window]\n",
+    )
+    .unwrap();
+    let o = run(&["explain", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("error: no PCI device in the input"),
+        "{err}"
+    );
 }
 
 #[test]

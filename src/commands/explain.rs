@@ -21,7 +21,7 @@ impl std::fmt::Display for ExplainError {
             ExplainError::Read(p, e) => write!(f, "{}", crate::read::root::cannot_read(p, e)),
             ExplainError::NoEvidence => write!(
                 f,
-                "no PCI resource messages or lspci device entries in the input: nothing to explain"
+                "no PCI device in the input (no device's resource messages, no lspci entries): nothing to explain"
             ),
         }
     }
