@@ -1047,10 +1047,10 @@ i915: probe of 0000:00:02.0 failed with error -28
 }
 
 #[test]
-fn nvidias_request_of_a_bar_0_at_zero_fails_the_gpu_whose_probe_follows() {
+fn nvidias_request_of_bar_0_at_zero_is_a_doubt_for_the_gpu_whose_probe_follows() {
     use crate::decide::summary::Verdict;
-    // The ninth collection's b02: four T4s, the fourth's BAR 0 without an
-    // address when NVIDIA requested its range.
+    // The ninth collection's b02: four T4s, the fourth's BAR 0 read 0x0
+    // when NVIDIA requested it, after its check had found an address.
     let zero = "\
 [  204.016893] nvidia 0000:12:00.0: enabling device (0140 -> 0142)
 [  204.067287] nvidia 0000:13:00.0: enabling device (0140 -> 0142)
@@ -1060,21 +1060,29 @@ fn nvidias_request_of_a_bar_0_at_zero_fails_the_gpu_whose_probe_follows() {
                NVRM: ownership of the device's registers.
 [  204.163305] nvidia: probe of 0000:af:00.0 failed with error -1
 ";
-    assert_eq!(verdict(zero), Verdict::Fail);
+    // Neither a failure nor another driver's claim: unknown, the doubt
+    // on the GPU whose probe failed.
+    assert_eq!(verdict(zero), Verdict::Unknown);
     let ev = gather(zero, &[], None).unwrap();
-    let failing: Vec<String> = ev
-        .gpus
-        .iter()
-        .filter(|g| !g.ok())
-        .map(|g| g.addr.to_string())
-        .collect();
-    assert_eq!(failing, ["0000:af:00.0"]);
-    // The region is that GPU's, not one of a GPU the text does not name.
+    let d = diagnose(&ev);
+    let said = crate::decide::summary::describe(&ev, &d);
+    assert!(
+        said.contains("0000:af:00.0: NVIDIA's driver found its BAR 0 at 0x0"),
+        "{said}"
+    );
     assert!(ev.unnamed_failed.is_empty(), "{:?}", ev.unnamed_failed);
     // At an address, the range is another driver's: a reason that is no
-    // BAR, so not a failure of them.
+    // BAR, so not a failure of them either.
     let taken = zero.replace("0M @ 0x0.", "16M @ 0xf6000000.");
+    assert!(!crate::decide::summary::describe(
+        &gather(&taken, &[], None).unwrap(),
+        &diagnose(&gather(&taken, &[], None).unwrap())
+    )
+    .contains("at 0x0"));
     assert_ne!(verdict(&taken), Verdict::Fail);
+    // Without the probe's line the doubt speaks for no GPU.
+    let cut: String = zero.lines().take(6).map(|l| format!("{l}\n")).collect();
+    assert_ne!(verdict(&cut), Verdict::Fail);
 }
 
 #[test]

@@ -401,6 +401,7 @@ fn unproven(
                 match doubt {
                     ProbeDoubt::AmdgpuStarted => "amdgpu started its IP blocks (the PSP, its rings) before its probe failed, so its register BAR has an address; its doorbell and VRAM BARs are not shown (amdgpu goes on without them and its rings then time out), nor any other BAR of it",
                     ProbeDoubt::NouveauFirmware => "nouveau found no firmware for it before its probe failed, which missing firmware does; a BAR 1 or 3 without an address fails the probe the same way (-ENOMEM), and the text shows none of its BARs",
+                    ProbeDoubt::NvidiaRequestAtZero => "NVIDIA's driver found its BAR 0 at 0x0 when it requested the range (`request_mem_region failed for 0M @ 0x0`), after its own check had found an address there, and its probe failed: the text shows neither a BAR left without an address at boot nor another driver holding it",
                     ProbeDoubt::NvidiaReason => "NVIDIA's driver named it with a reason before its probe failed, in words none of its region messages use (`NVRM: GPU ...`); the probe fails the same way (-1) for a region, and the text shows none of its BARs",
                 }
             } else if d.probe_doubted().is_some() {

@@ -18,8 +18,7 @@ pub(super) struct Replay {
     /// is; the `BARn is 0M` line after it (when kept) says which.
     pub(super) nvrm_invalid: usize,
     /// `NVRM: BARn is ...` lines that name no device the text can read
-    /// (cut, or an old driver's garbled tag), and no NVIDIA probe failure
-    /// after them does: region, and whether empty.
+    /// (cut, or an old driver's garbled tag): region, and whether empty.
     pub(super) nvrm_unnamed: Vec<(u8, bool)>,
     /// PCI core failures whose device the text cut off.
     pub(super) unnamed: Vec<(ResourceRef, Option<LogResource>)>,
@@ -142,19 +141,6 @@ pub(super) fn replay(events: &[Event]) -> Replay {
             Event::NvidiaProbesFailed { count } => nvidia_failed = nvidia_failed.max(*count),
             e if doubts.keep(e) => {}
             e => {
-                // NVIDIA prints a region's message inside its probe, just
-                // before the probe returns -1 (nv-pci.c `nv_pci_probe()`):
-                // the driver core's failure that follows names its GPU.
-                if let Event::ProbeFailed {
-                    bdf,
-                    vendor: VENDOR_NVIDIA,
-                } = e
-                {
-                    for (bar, zero) in nvrm_unnamed.drain(..) {
-                        let bdf = Some(*bdf);
-                        driver_event(&mut devs, &Event::NvrmBar { bdf, bar, zero });
-                    }
-                }
                 doubts.apply(&mut devs, e);
                 causes.follow(&mut devs, e);
                 evidence |= driver_event(&mut devs, e);

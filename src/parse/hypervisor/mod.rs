@@ -904,6 +904,13 @@ mod tests {
             ("Call to virDomainCreateWithFlags failed: unsupported configuration: host doesn't support passthrough of host PCI devices", HostMessage::HostIommuOff { proxmox: false }),
             ("TASK ERROR: cannot prepare PCI pass-through, IOMMU not present", HostMessage::HostIommuOff { proxmox: true }),
             ("cannot prepare PCI pass-through, IOMMU not present", HostMessage::HostIommuOff { proxmox: true }),
+            ("> cannot prepare PCI pass-through, IOMMU not present", HostMessage::HostIommuOff { proxmox: true }),
+            ("{\"data\":{\"exitstatus\":\"cannot prepare PCI pass-through, IOMMU not present\",\"status\":\"stopped\"}}", HostMessage::HostIommuOff { proxmox: true }),
+            ("│ exitstatus │ cannot prepare PCI pass-through, IOMMU not present │", HostMessage::HostIommuOff { proxmox: true }),
+            ("Error: 500 cannot prepare PCI pass-through, IOMMU not present", HostMessage::HostIommuOff { proxmox: true }),
+            ("\"host doesn't support passthrough of host PCI devices\"", HostMessage::HostIommuOff { proxmox: false }),
+            ("错误：不支持的配置：host doesn't support passthrough of host PCI devices", HostMessage::HostIommuOff { proxmox: false }),
+            ("virhe: kokoonpanoa ei tueta host doesn't support passthrough of host PCI devices", HostMessage::HostIommuOff { proxmox: false }),
             ("error: unsupported configuration: host doesn't support passthrough of host PCI devices", HostMessage::HostIommuOff { proxmox: false }),
         ] {
             assert_eq!(one(line), want, "{line}");
@@ -931,6 +938,7 @@ mod tests {
             "QEMU said it failed to read device config space\n",
             "I get \"host doesn't support passthrough of host PCI devices\" from virsh\n",
             "Proxmox says 'cannot prepare PCI pass-through, IOMMU not present' here\n",
+            "It printed “host doesn't support passthrough of host PCI devices” again\n",
         ] {
             assert!(host_messages(prose).is_empty(), "{prose}");
         }

@@ -264,14 +264,21 @@ fn vfio_config_read(line: &str) -> Option<HostMessage> {
 /// CONFIG_UNSUPPORTED: no VFIO with an IOMMU group; relayed by Nova,
 /// KubeVirt and vagrant-libvirt, the eighth collection's a10), Proxmox VE's
 /// `cannot prepare PCI pass-through, IOMMU not present` (qemu-server).
-/// Each opens the line or follows the error's own `: ` (libvirt's
-/// `unsupported configuration: `, Proxmox VE's `TASK ERROR: `) or a stamp's
-/// `]`: a sentence that quotes the words is not the message.
+/// Words in quotes after other words are a sentence that quotes the
+/// message, not the message (a JSON value, `"exitstatus":"cannot prepare
+/// ..."`, and a line that is the quoted message alone are the message).
 pub(super) fn host_iommu_off(line: &str) -> Option<HostMessage> {
+    const QUOTES: [char; 9] = ['"', '\'', '`', '“', '”', '‘', '’', '«', '「'];
     let said = |words: &str| {
         line.find(words).is_some_and(|at| {
             let head = line[..at].trim_end();
-            head.is_empty() || head.ends_with([':', ']'])
+            match head.strip_suffix(QUOTES) {
+                Some(opened) => {
+                    let opened = opened.trim_end();
+                    opened.is_empty() || opened.ends_with(':')
+                }
+                None => true,
+            }
         })
     };
     if said("host doesn't support passthrough of host PCI devices") {

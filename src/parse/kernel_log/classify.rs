@@ -118,12 +118,18 @@ pub(crate) fn probe_of(line: &str) -> Option<(&str, &str, &str)> {
     }
     static PROBE_OF: Needle = Needle::new(": probe of ");
     let at = PROBE_OF.find(line)?;
-    // The driver's name is the word before the colon, whatever opens it: a
-    // stamp's `]`, a blank, or `/dev/kmsg`'s priority (`<4>nvidia: ...`).
-    let word = line[..at]
-        .trim_end()
+    // The driver's name is the word before the colon, opened by the line, a
+    // blank, a stamp's `]`, `/dev/kmsg`'s priority (`<4>nvidia: ...`), a
+    // syslog tag's `:` or journal's `MESSAGE=`; a quote or a backtick
+    // opens prose that quotes the line.
+    let head = line[..at].trim_end();
+    let word = head
         .rsplit(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
         .next()?;
+    let opener = head[..head.len() - word.len()].chars().next_back();
+    if opener.is_some_and(|c| !(c.is_whitespace() || "]>:;=".contains(c))) {
+        return None;
+    }
     let rest = &line[at + ": probe of ".len()..];
     let (addr, tail) = rest.split_once(' ')?;
     tail.starts_with("failed with error")

@@ -17,8 +17,8 @@ pub(crate) enum DriverCause {
     /// `Can't find an IRQ for your NVIDIA card!`: checked before the BARs.
     Irq,
     /// `request_mem_region failed for 16M @ 0xf6000000`: BAR 0 has an
-    /// address another driver holds. (`... @ 0x0` is BAR 0 without an
-    /// address, an `Event::NvrmBar`: `messages::request_at_zero`.)
+    /// address another driver holds. (`... @ 0x0` holds no address at all:
+    /// `ProbeDoubt::NvidiaRequestAtZero`.)
     RegionTaken,
     /// `ignoring the legacy GPU`, `installed in this system is not
     /// supported by`: the driver does not take this GPU. The message opens
@@ -152,6 +152,18 @@ pub(crate) enum ProbeDoubt {
     /// failure of that address: by itself it names no GPU (a suspend's or
     /// a removal's message names one too).
     NvidiaReason,
+    /// NVIDIA's request of BAR 0's range found it at 0x0 (`request_mem_region
+    /// failed for 0M @ 0x0`, `messages::request_at_zero`). The probe checks
+    /// BAR 0 just before (an address and a size, `NV_PCI_RESOURCE_VALID`,
+    /// else `BAR0 is 0M @ 0x0`: nv-pci.c `nv_pci_probe()` at 515.43.04,
+    /// `nv_pci_validate_bars(pci_dev, only_bar0)` at 595.45.04), and the
+    /// driver core enabled the device before the probe (`pci_enable_
+    /// resources()` refuses a BAR without an address). So BAR 0 had an
+    /// address a moment before: the text shows neither a BAR left unplaced
+    /// nor another driver's claim (the ninth collection's b02, four T4s
+    /// and the fourth lost, its thread unresolved). Said without the
+    /// device, for the next NVIDIA probe failure.
+    NvidiaRequestAtZero,
 }
 
 /// A message NVIDIA's driver prints through the GPU (`NVRM: GPU

@@ -263,10 +263,9 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
         DriverCause::Irq
     } else if let Some(rest) = msg.strip_prefix("request_mem_region failed") {
         if request_at_zero(rest) {
-            return Some(Event::NvrmBar {
-                bdf: None,
-                bar: 0,
-                zero: true,
+            return Some(Event::UnnamedDoubt {
+                vendor: VENDOR_NVIDIA,
+                doubt: ProbeDoubt::NvidiaRequestAtZero,
             });
         }
         DriverCause::RegionTaken
@@ -304,12 +303,10 @@ pub(super) fn nvrm_cause(line: &str) -> Option<Event> {
 
 /// NVIDIA's `request_mem_region failed for 0M @ 0x0`: the range it asked
 /// for is BAR 0's resource as it stands (nv-pci.c `nv_pci_probe()` prints
-/// its size and start, checked at 515.43.04 and 595.45.04), and a start of
-/// 0 is a resource without an address: that request fails whatever other
-/// drivers hold (kernel/resource.c `__request_region()` against the root).
-/// So it says BAR 0 had no address when the driver took it, not that
-/// another driver holds it (the ninth collection's b02: four T4s, the
-/// fourth lost). An address cut from the line is not read as 0.
+/// its size and start), and a request at 0 fails whatever other drivers
+/// hold (kernel/resource.c `__request_region()`): no other driver's claim
+/// is shown, and no placement either (`ProbeDoubt::NvidiaRequestAtZero`).
+/// An address cut from the line is not read as 0.
 fn request_at_zero(rest: &str) -> bool {
     let Some((_, addr)) = rest.split_once(" @ 0x") else {
         return false;

@@ -1269,11 +1269,12 @@ fn corpus_wordings_line_by_line() {
             Some(Event::DriverCause { bdf: Some(bdf("0000:13:00.0")), cause: DriverCause::InitStep }),
         ),
         ("[ 1428.836717] NVRM: Can't find an IRQ for your NVIDIA card!", Some(Event::DriverCause { bdf: None, cause: DriverCause::Irq })),
-        // BAR 0's range held by another driver; at 0x0, no address at all
-        // (the ninth collection's b02); an address cut off is not 0.
+        // BAR 0's range held by another driver; at 0x0, a doubt for the
+        // next NVIDIA probe failure (the ninth collection's b02); an
+        // address cut off is not 0.
         ("[  204.1] NVRM: request_mem_region failed for 16M @ 0xf6000000. This can", Some(Event::DriverCause { bdf: None, cause: DriverCause::RegionTaken })),
-        ("[  204.163286] NVRM: request_mem_region failed for 0M @ 0x0. This can", Some(Event::NvrmBar { bdf: None, bar: 0, zero: true })),
-        ("NVRM: request_mem_region failed for 16M @ 0x0000000000000000. This can", Some(Event::NvrmBar { bdf: None, bar: 0, zero: true })),
+        ("[  204.163286] NVRM: request_mem_region failed for 0M @ 0x0. This can", Some(Event::UnnamedDoubt { vendor: 0x10de, doubt: ProbeDoubt::NvidiaRequestAtZero })),
+        ("NVRM: request_mem_region failed for 16M @ 0x0000000000000000. This can", Some(Event::UnnamedDoubt { vendor: 0x10de, doubt: ProbeDoubt::NvidiaRequestAtZero })),
         ("NVRM: request_mem_region failed for 0M @ 0x", Some(Event::DriverCause { bdf: None, cause: DriverCause::RegionTaken })),
         ("NVRM: ignoring the legacy GPU 0000:02:00.0", Some(Event::DriverCause { bdf: Some(bdf("0000:02:00.0")), cause: DriverCause::Unsupported })),
         // The unsupported-GPU message's first line alone, and the open
@@ -1363,6 +1364,10 @@ fn corpus_wordings_line_by_line() {
         ("<4>nvidia: probe of 0000:01:00.0 failed with error -1", Some(Event::ProbeFailed { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
         ("<3>[    4.2] amdgpu: probe of 0000:03:00.0 failed with error -12", Some(Event::ProbeFailed { bdf: bdf("0000:03:00.0"), vendor: 0x1002 })),
         ("<4>e1000e: probe of 0000:03:00.0 failed with error -12", None),
+        ("MESSAGE=nvidia: probe of 0000:01:00.0 failed with error -1", Some(Event::ProbeFailed { bdf: bdf("0000:01:00.0"), vendor: 0x10de })),
+        // Prose that quotes the line.
+        ("Before it I got `nvidia: probe of 0000:01:00.0 failed with error -1` on every boot.", None),
+        ("the log said \"nvidia: probe of 0000:01:00.0 failed with error -1\"", None),
         ("# amdgpu: probe of 0000:83:00.0 failed with error -12", None),
         ("xe 0000:03:00.0: Failed to resize BAR2 to 16384M (-ENOSPC)", Some(Event::DriverMapped { bdf: bdf("0000:03:00.0"), fell_back: true })),
         ("[   17.365985] i915 0000:0d:00.0: [drm] BAR2 resized to 16384M", Some(Event::DriverMapped { bdf: bdf("0000:0d:00.0"), fell_back: false })),
