@@ -76,10 +76,9 @@ pub(crate) fn summary(ev: &Evidence, d: &Diagnosis) -> String {
 
 /// `Case::ClaimPending`'s sentence.
 fn claim_pending(ev: &Evidence) -> String {
-    let who: Vec<String> = ev.claims_pending.iter().map(|a| a.to_string()).collect();
     format!(
         "no BAR failure the text shows, but the firmware's address of a BAR of {} could not be claimed (`Cannot allocate resource region`) and the kernel's new assignment after it is not in the text (where that fails too the kernel says `Failed to allocate mem resource`); the device has no class in the text, so it may be a GPU",
-        who.join(", ")
+        ev.claims_pending_named()
     )
 }
 

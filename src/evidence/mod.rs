@@ -305,6 +305,12 @@ impl Evidence {
         a
     }
 
+    /// `claims_pending` as the report names them, joined.
+    pub(crate) fn claims_pending_named(&self) -> String {
+        let who: Vec<String> = self.claims_pending.iter().map(|a| a.to_string()).collect();
+        who.join(", ")
+    }
+
     /// The one platform judgement: the platform the user named, else what
     /// the signs show (`Firmware::judge`). Told beats seen; the signs the
     /// input shows stay in the list after the user's word.

@@ -64,11 +64,10 @@ pub(crate) fn hints(ev: &Evidence, d: &Diagnosis) -> Vec<Hint> {
     let complaint = complaint || start_failed;
     // The outcome is the question: the kernel's next pass, not shown.
     if d.case == Case::ClaimPending {
-        let who: Vec<String> = ev.claims_pending.iter().map(|a| a.to_string()).collect();
         return vec![collect(format!(
             "The kernel refused the firmware's address for a BAR of {} and then gave it one the text does not show: `lspci -vv -s {}` shows the address it has now, and the boot log says \"Failed to allocate mem resource\" for it where the kernel found none.",
-            who.join(", "),
-            who[0]
+            ev.claims_pending_named(),
+            ev.claims_pending[0]
         ))];
     }
     // What the host side refused is fixed there, whatever else the input

@@ -105,6 +105,11 @@ fn opens_message(line: &str, word: &str) -> bool {
     head.is_empty() || head.ends_with(']') || head.ends_with("kernel:") || head.ends_with(';')
 }
 
+/// A character of a driver's name (`nvidia`, `vfio-pci`, `snd_hda_intel`).
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_-.".contains(c)
+}
+
 /// The driver core's word that a driver's probe of a device failed, as it
 /// prints it under the driver's name (drivers/base/dd.c): `nvidia: probe
 /// of 0000:01:00.0 failed with error -1`. The driver's name, the device's
@@ -123,9 +128,7 @@ pub(crate) fn probe_of(line: &str) -> Option<(&str, &str, &str)> {
     // syslog tag's `:` or journal's `MESSAGE=`; a quote or a backtick
     // opens prose that quotes the line.
     let head = line[..at].trim_end();
-    let word = head
-        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
-        .next()?;
+    let word = head.rsplit(|c| !name_char(c)).next()?;
     let opener = head[..head.len() - word.len()].chars().next_back();
     if opener.is_some_and(|c| !(c.is_whitespace() || "]>:;=".contains(c))) {
         return None;
@@ -416,7 +419,7 @@ pub(crate) fn device_anchor(line: &str) -> Option<(&str, PciAddress, &str)> {
         let word_start = head[..space]
             .char_indices()
             .rev()
-            .find(|(_, c)| !(c.is_ascii_alphanumeric() || "_-.".contains(*c)))
+            .find(|(_, c)| !name_char(*c))
             .map_or(0, |(i, c)| i + c.len_utf8());
         let word = &head[word_start..space];
         if is_driver_name(word) && starts_word(line, word_start) {

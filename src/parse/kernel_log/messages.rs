@@ -7,7 +7,7 @@ use super::resource::{decimal, hex_range, split_bdf};
 use super::{DriverCause, Event, ProbeDoubt};
 use crate::model::pci::{PciAddress, VENDOR_NVIDIA};
 use crate::model::range::Range;
-use crate::parse::hex::{decimal_after, hex_u64};
+use crate::parse::hex::{decimal_after, hex_digits, hex_u64};
 use crate::parse::words::Needle;
 
 /// `Command line: ...` (x86 early boot) and `Kernel command line: ...`.
@@ -311,8 +311,8 @@ fn request_at_zero(rest: &str) -> bool {
     let Some((_, addr)) = rest.split_once(" @ 0x") else {
         return false;
     };
-    let digits: &str = &addr[..addr.bytes().take_while(u8::is_ascii_hexdigit).count()];
-    !digits.is_empty() && digits.bytes().all(|b| b == b'0')
+    let digits = &addr[..addr.bytes().take_while(u8::is_ascii_hexdigit).count()];
+    hex_digits(digits) == Some(0)
 }
 
 /// `The NVIDIA GPU <address> (PCI ID: <ids>)`: the first line of NVIDIA's
